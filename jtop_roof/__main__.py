@@ -1,0 +1,5 @@
+"""``python -m jtop_roof`` is the same as ``jroof-tui``."""
+
+from jtop_roof.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,293 @@
+"""The one sample model every source produces and every pane, report and detector reads.
+
+Honest gaps: a field a board does not report is ``None`` (not 0). Units are in the names.
+Times: ``t_wall`` is unix seconds (wall clock, may step under NTP) and ``t_mono`` is seconds on a
+monotonic timeline of the stream; durations and energy always use ``t_mono``.
+
+The JSON form (``sample_to_json`` / ``sample_from_json``) is what ``jroof-tui parse`` prints and
+what a recording stores per sample; it is documented in the README.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+# Rails that measure the whole board/module input, best first. AGX Orin's VIN_SYS_5V0 is not one
+# of them: it feeds only the 5 V system rail (research/tegrastats_fields.md section 5).
+INPUT_RAILS = ("VIN", "VDD_IN", "POM_5V_IN")
+# Channels wired to nothing on AGX Orin; never part of a sum.
+UNCONNECTED_RAILS = ("NC",)
+
+
+@dataclass(slots=True)
+class CpuCore:
+    """One online core. An offline (``off``) core is ``None`` in ``Sample.cpus``."""
+
+    load_pct: float | None
+    mhz: int | None
+
+
+@dataclass(slots=True)
+class Memory:
+    """RAM or SWAP in MB. ``lfb_*`` is tegrastats' largest free block (count x size)."""
+
+    used_mb: float
+    total_mb: float
+    cached_mb: float | None = None
+    lfb_count: int | None = None
+    lfb_size_kb: float | None = None
+
+
+@dataclass(slots=True)
+class Iram:
+    """IRAM of the audio/video hardware (TX1, Nano), in kB."""
+
+    used_kb: float
+    total_kb: float
+    lfb_kb: float | None = None
+
+
+@dataclass(slots=True)
+class Gpu:
+    """GPU load and per-GPC clocks. Thor prints clocks with no load (``load_pct`` None)."""
+
+    load_pct: float | None
+    gpc_mhz: tuple[int, ...] = ()
+
+    @property
+    def mhz(self) -> int | None:
+        """The effective GPU clock: the highest GPC clock (a gated GPC reads 0)."""
+        return max(self.gpc_mhz) if self.gpc_mhz else None
+
+
+@dataclass(slots=True)
+class Clocked:
+    """A load-and-clock pair such as EMC: load % of the bandwidth at the current clock."""
+
+    load_pct: float | None
+    mhz: int | None
+
+
+@dataclass(slots=True)
+class Engine:
+    """A hardware engine (NVENC, VIC, APE, MTS_FG...). ``off`` means printed as ``off``."""
+
+    load_pct: float | None = None
+    mhz: int | None = None
+    off: bool = False
+
+
+@dataclass(slots=True)
+class Rail:
+    """A power rail in mW: instantaneous, tegrastats' running average, and JetPack 7's third value."""
+
+    now_mw: float
+    avg_mw: float | None = None
+    peak_mw: float | None = None
+
+
+@dataclass(slots=True)
+class PowerTotal:
+    """Total input power and where it comes from (a rail name, or ``sum(A+B+...)``)."""
+
+    mw: float
+    source: str
+
+
+@dataclass(slots=True)
+class Sample:
+    """One observation of the board. Every field a source cannot know is ``None``."""
+
+    t_wall: float | None = None
+    t_mono: float | None = None
+    raw: str | None = None
+    is_sample: bool = True  # False for a line that is not a tegrastats sample (e.g. `date` output)
+    ram: Memory | None = None
+    swap: Memory | None = None
+    iram: Iram | None = None
+    cpus: list[CpuCore | None] | None = None
+    gpu: Gpu | None = None
+    emc: Clocked | None = None
+    engines: dict[str, Engine] = field(default_factory=dict)
+    temps_c: dict[str, float | None] = field(default_factory=dict)
+    temps_max_c: dict[str, float] = field(default_factory=dict)
+    rails: dict[str, Rail] = field(default_factory=dict)
+    # Clock-event (throttle) reasons reported by the device itself (NVML); None where nobody says.
+    throttle_reasons: list[str] | None = None
+    # The stamp printed by tegrastats ("MM-DD-YYYY HH:MM:SS"), kept for timeline assignment.
+    stamp: str | None = None
+    unknown: list[str] = field(default_factory=list)
+
+    @property
+    def power_total(self) -> PowerTotal | None:
+        """The one definition of total input power used by every pane, report and detector."""
+        return total_power(self.rails)
+
+
+def total_power(rails: dict[str, Rail]) -> PowerTotal | None:
+    """Board input rail where there is one, else the sum of the module rails, labelled as a sum."""
+    if not rails:
+        return None
+    for name in INPUT_RAILS:
+        rail = rails.get(name)
+        if rail is not None:
+            return PowerTotal(rail.now_mw, name)
+    summed = [name for name in rails if _base_rail_name(name) not in UNCONNECTED_RAILS]
+    if not summed:
+        return None
+    return PowerTotal(sum(rails[n].now_mw for n in summed), "sum(" + "+".join(summed) + ")")
+
+
+def _base_rail_name(name: str) -> str:
+    """``NC_2`` -> ``NC``: repeated names get a numeric suffix when parsed."""
+    base, sep, suffix = name.rpartition("_")
+    return base if sep and suffix.isdigit() and base else name
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON form (jroof-tui parse, recordings)
+
+
+def _num(value: float | None) -> float | int | None:
+    """Integral floats print as ints so that `parse` output reads like the tegrastats line."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def sample_to_json(sample: Sample) -> dict[str, Any]:
+    """The documented JSON object for one sample (keys as in the README)."""
+    out: dict[str, Any] = {"t": sample.t_wall}
+    if not sample.is_sample:
+        out["non_sample"] = True
+    if sample.ram is not None:
+        out["ram_mb"] = {
+            "used": _num(sample.ram.used_mb),
+            "total": _num(sample.ram.total_mb),
+            "lfb_count": sample.ram.lfb_count,
+            "lfb_size_kb": _num(sample.ram.lfb_size_kb),
+        }
+    else:
+        out["ram_mb"] = None
+    if sample.swap is not None:
+        out["swap_mb"] = {
+            "used": _num(sample.swap.used_mb),
+            "total": _num(sample.swap.total_mb),
+            "cached": _num(sample.swap.cached_mb),
+        }
+    else:
+        out["swap_mb"] = None
+    if sample.iram is not None:
+        out["iram_kb"] = {
+            "used": _num(sample.iram.used_kb),
+            "total": _num(sample.iram.total_kb),
+            "lfb": _num(sample.iram.lfb_kb),
+        }
+    out["cpu"] = (
+        None
+        if sample.cpus is None
+        else [None if c is None else {"load_pct": _num(c.load_pct), "mhz": c.mhz} for c in sample.cpus]
+    )
+    out["gpu"] = (
+        None
+        if sample.gpu is None
+        else {
+            "load_pct": _num(sample.gpu.load_pct),
+            "mhz": sample.gpu.mhz,
+            "gpc_mhz": list(sample.gpu.gpc_mhz),
+        }
+    )
+    out["emc"] = (
+        None if sample.emc is None else {"load_pct": _num(sample.emc.load_pct), "mhz": sample.emc.mhz}
+    )
+    out["engines"] = {
+        name: "off" if e.off else {"load_pct": _num(e.load_pct), "mhz": e.mhz}
+        for name, e in sample.engines.items()
+    }
+    out["temps_c"] = {name: _num(v) for name, v in sample.temps_c.items()}
+    if sample.temps_max_c:
+        out["temps_max_c"] = {name: _num(v) for name, v in sample.temps_max_c.items()}
+    rails: dict[str, Any] = {}
+    for name, rail in sample.rails.items():
+        entry: dict[str, Any] = {"now": _num(rail.now_mw), "avg": _num(rail.avg_mw)}
+        if rail.peak_mw is not None:
+            entry["peak"] = _num(rail.peak_mw)
+        rails[name] = entry
+    out["rails_mw"] = rails
+    total = sample.power_total
+    out["power_total_mw"] = None if total is None else {"value": _num(total.mw), "source": total.source}
+    if sample.throttle_reasons is not None:
+        out["throttle_reasons"] = list(sample.throttle_reasons)
+    out["unknown"] = list(sample.unknown)
+    return out
+
+
+def sample_from_json(obj: dict[str, Any]) -> Sample:
+    """Inverse of ``sample_to_json`` (``power_total_mw`` is derived, so it is not read back)."""
+    ram = obj.get("ram_mb")
+    swap = obj.get("swap_mb")
+    iram = obj.get("iram_kb")
+    gpu = obj.get("gpu")
+    emc = obj.get("emc")
+    cpus = obj.get("cpu")
+    return Sample(
+        t_wall=obj.get("t"),
+        t_mono=obj.get("mono"),
+        raw=obj.get("raw"),
+        is_sample=not obj.get("non_sample", False),
+        ram=None
+        if ram is None
+        else Memory(ram["used"], ram["total"], None, ram.get("lfb_count"), ram.get("lfb_size_kb")),
+        swap=None if swap is None else Memory(swap["used"], swap["total"], swap.get("cached")),
+        iram=None if iram is None else Iram(iram["used"], iram["total"], iram.get("lfb")),
+        cpus=None
+        if cpus is None
+        else [None if c is None else CpuCore(c.get("load_pct"), c.get("mhz")) for c in cpus],
+        gpu=None if gpu is None else Gpu(gpu.get("load_pct"), tuple(gpu.get("gpc_mhz") or ())),
+        emc=None if emc is None else Clocked(emc.get("load_pct"), emc.get("mhz")),
+        engines={
+            name: Engine(off=True) if e == "off" else Engine(e.get("load_pct"), e.get("mhz"))
+            for name, e in (obj.get("engines") or {}).items()
+        },
+        temps_c=dict(obj.get("temps_c") or {}),
+        temps_max_c=dict(obj.get("temps_max_c") or {}),
+        rails={
+            name: Rail(r["now"], r.get("avg"), r.get("peak"))
+            for name, r in (obj.get("rails_mw") or {}).items()
+        },
+        throttle_reasons=obj.get("throttle_reasons"),
+        unknown=list(obj.get("unknown") or []),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Records that are not samples: phase markers and stream events. They share the sample's clocks.
+
+
+@dataclass(slots=True)
+class Marker:
+    """A phase boundary. ``kind`` is ``phase_start`` (with a name) or ``phase_end``."""
+
+    kind: str
+    name: str | None
+    t_wall: float | None
+    t_mono: float | None
+    origin: str = "key"  # "key" (a keybinding), "script" (a benchmark script), ...
+
+
+@dataclass(slots=True)
+class Event:
+    """Something about the stream itself: ``gap`` (no data from t_mono for gap_s), ``source_restart``,
+    ``source_error``, ``note``. A gap is recorded, never papered over."""
+
+    kind: str
+    detail: str
+    t_wall: float | None
+    t_mono: float | None
+    gap_s: float | None = None
+
+
+Record = Sample | Marker | Event
