@@ -291,3 +291,46 @@ class Event:
 
 
 Record = Sample | Marker | Event
+
+
+def record_to_json(record: Record) -> dict[str, Any]:
+    """One recording line (without the trailing newline) for a sample, marker or event."""
+    if isinstance(record, Sample):
+        obj: dict[str, Any] = {"type": "sample", "t": record.t_wall, "mono": record.t_mono}
+        if record.raw is not None:
+            obj["raw"] = record.raw
+        body = sample_to_json(record)
+        del body["t"]
+        obj.update(body)
+        return obj
+    if isinstance(record, Marker):
+        return {
+            "type": "marker",
+            "kind": record.kind,
+            "name": record.name,
+            "t": record.t_wall,
+            "mono": record.t_mono,
+            "origin": record.origin,
+        }
+    return {
+        "type": "event",
+        "kind": record.kind,
+        "detail": record.detail,
+        "t": record.t_wall,
+        "mono": record.t_mono,
+        "gap_s": record.gap_s,
+    }
+
+
+def record_from_json(obj: dict[str, Any]) -> Record | None:
+    """Inverse of ``record_to_json``; ``None`` for the header or an unknown line type."""
+    kind = obj.get("type")
+    if kind == "sample":
+        return sample_from_json(obj)
+    if kind == "marker":
+        return Marker(obj.get("kind", "phase_start"), obj.get("name"), obj.get("t"), obj.get("mono"),
+                      obj.get("origin", "key"))
+    if kind == "event":
+        return Event(obj.get("kind", "note"), obj.get("detail", ""), obj.get("t"), obj.get("mono"),
+                     obj.get("gap_s"))
+    return None
