@@ -1,0 +1,119 @@
+"""What a monitoring session is made of: the source chosen from the config, and the recording header.
+
+Shared by the TUI and the headless ``record`` command so both pick sources and write headers the
+same way. Nothing here imports Textual.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from jtop_roof import __version__
+from jtop_roof.config import Config
+from jtop_roof.model import SCHEMA_VERSION
+from jtop_roof.sources.base import Source
+
+HOST_HINT = (
+    "no tegrastats on PATH: showing this host (psutil/NVML); "
+    "`jroof-tui --source demo` shows a real Jetson recording"
+)
+
+
+class SessionError(ValueError):
+    """A user-facing problem with the requested source (one line, exit code 2)."""
+
+
+def tegrastats_available(command: tuple[str, ...]) -> bool:
+    """True when the command (and tegrastats itself, if behind sudo or env) is on PATH."""
+    program = next((part for part in command if Path(part).name == "tegrastats"), command[0])
+    return shutil.which(command[0]) is not None and shutil.which(program) is not None
+
+
+def resolve_source_kind(config: Config, replay: str | None) -> tuple[str, str | None]:
+    """Return (kind, hint). ``auto`` picks tegrastats when it is on PATH, else host with a hint."""
+    if replay is not None:
+        return "replay", None
+    if config.source != "auto":
+        return config.source, None
+    if tegrastats_available(config.tegrastats_command):
+        return "tegrastats", None
+    return "host", HOST_HINT
+
+
+def make_source(config: Config, kind: str, replay: str | None) -> Source:
+    """Build the source; raises SessionError for a file that cannot be read or a bad zone."""
+    from jtop_roof.timeline import parse_tz
+
+    try:
+        tz = parse_tz(config.tz)
+    except ValueError as exc:
+        raise SessionError(str(exc)) from None
+    if kind == "replay":
+        assert replay is not None
+        path = Path(replay)
+        if not path.is_file():
+            raise SessionError(f"cannot replay {replay}: no such file")
+        try:
+            with path.open("rb"):
+                pass
+        except OSError as exc:
+            raise SessionError(f"cannot replay {replay}: {exc.strerror or exc}") from None
+        from jtop_roof.sources.replay import ReplaySource
+
+        return ReplaySource(
+            str(path), speed=config.speed, interval_ms=config.interval_ms, tz=tz, follow=config.follow
+        )
+    if kind == "demo":
+        from jtop_roof.sources.demo import DemoSource
+
+        return DemoSource(speed=config.speed)
+    if kind == "tegrastats":
+        from jtop_roof.sources.tegrastats import TegrastatsSource
+
+        return TegrastatsSource(
+            list(config.tegrastats_command), config.interval_ms, backoff=config.restart_backoff_s
+        )
+    from jtop_roof.sources.host import HostSource
+
+    return HostSource(config.interval_ms)
+
+
+def build_header(source: Source, config: Config) -> dict[str, Any]:
+    """The recording header: schema, identity, clocks and everything replay needs to judge data."""
+    from jtop_roof.timeline import local_tz_name
+
+    header: dict[str, Any] = {
+        "type": "header",
+        "schema": SCHEMA_VERSION,
+        "app": "jroof-tui",
+        "version": __version__,
+        "start_wall": time.time(),
+        "start_mono": time.monotonic(),
+        "tz": config.tz or local_tz_name(),
+        "interval_ms": config.interval_ms,
+        "host": socket.gethostname(),
+        "command": list(sys.argv),
+    }
+    if source.kind == "tegrastats":
+        header["tegrastats_command"] = list(config.tegrastats_command)
+    for key, value in source.describe().items():
+        header.setdefault(key, value)
+    return header
+
+
+def open_recording(path: str, source: Source, config: Config):
+    """Open an append-only recording with this session's header."""
+    from jtop_roof.recorder import Recorder
+
+    return Recorder(path, build_header(source, config))
+
+
+def auto_record_path(config: Config) -> str:
+    """Where the record key writes when no --record FILE was given."""
+    name = time.strftime("jroof-%Y%m%d-%H%M%S.jsonl")
+    return str(Path(config.record_dir).expanduser() / name)
