@@ -1,0 +1,348 @@
+"""The flight recorder: an append-only JSON Lines file that survives crashes, SSH drops and kill -9.
+
+Format: a header line ``{"type":"header",...}`` then one ``model.record_to_json`` object per line.
+Durability rules, and why:
+
+* Each line goes out with one unbuffered ``os.write`` on an ``O_APPEND`` descriptor, so a line is
+  never interleaved with another writer's, and everything written before a crash is in the file;
+  only the line being written at that instant can be torn.
+* A torn line is always followed by a newline before the next line (after a failed write, or when
+  appending to a file that ends mid-line), so it damages only itself: readers skip a line that is
+  not valid JSON, wherever it is.
+* ``os.fsync`` runs at least every ``fsync_every_s`` seconds while there is unsynced data (on the
+  next write, or from a small background thread when the stream stalls) and on ``close()``, which
+  bounds what a power cut can take.
+* An existing non-empty recording is appended to, never truncated: the new session starts with its
+  own header line, so a header can appear mid-file and starts a new session (new clocks). A
+  non-empty file that is not a jroof recording is refused rather than mixed with our lines.
+* A new file is created with mode 0600 (recordings name the host and the command line); an
+  existing file keeps its mode.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+import jtop_roof
+from jtop_roof.model import SCHEMA_VERSION, Event, Marker, Record, record_to_json
+from jtop_roof.sources.base import Source
+
+MARKER_KINDS = ("phase_start", "phase_end")
+# The first line of an existing file is read at most this far to recognise our header.
+_HEADER_PROBE_BYTES = 1 << 16
+
+
+class Recorder:
+    """Writes one recording session. ``write`` may be called from any thread, at any time."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        header: dict[str, Any],
+        *,
+        fsync_every_s: float = 2.0,
+        mono: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        if not fsync_every_s >= 0:
+            raise ValueError("fsync_every_s must be >= 0")
+        self.path = os.fspath(path)
+        self._mono = mono
+        self._wall = wall
+        self._fsync_every_s = fsync_every_s
+        self._lock = threading.Lock()
+        self._torn = False  # the file does not end with a newline: start the next line on a fresh one
+        self._dirty = False
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            size = os.fstat(fd).st_size
+            if size and not _starts_with_our_header(fd):
+                raise FileExistsError(
+                    17, "exists and is not a jroof recording; refusing to append to it", self.path
+                )
+            #: True when this session was appended after earlier content of the same file.
+            self.appended = size > 0
+            self._torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+            self.header = {
+                "type": "header",
+                "schema": SCHEMA_VERSION,
+                "app": "jroof-tui",
+                "version": jtop_roof.__version__,
+                "start_wall": wall(),
+                "start_mono": mono(),
+                **header,
+            }
+            self.header["type"] = "header"
+            self._fd: int | None = fd
+            self._append(_encode(self.header))
+            os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            self._fd = None
+            raise
+        if not self.appended:
+            _fsync_directory_of(self.path)
+        self._last_sync = mono()
+        self._closing = threading.Event()
+        self._syncer: threading.Thread | None = None
+        if fsync_every_s > 0:
+            self._syncer = threading.Thread(target=self._sync_while_idle, name="jroof-recorder-fsync",
+                                            daemon=True)
+            self._syncer.start()
+
+    @property
+    def closed(self) -> bool:
+        return self._fd is None
+
+    def write(self, record: Record) -> bool:
+        """Append one record as one line. False (nothing written) once the recording is closed.
+
+        Raises ``OSError`` when the file cannot be written (disk full, I/O error); a later write
+        may succeed and starts on a fresh line."""
+        data = _encode(record_to_json(record))
+        with self._lock:
+            if self._fd is None:
+                return False
+            self._append(data)
+            self._dirty = True
+            if self._mono() - self._last_sync >= self._fsync_every_s:
+                self._sync_locked()
+        return True
+
+    def write_marker(
+        self,
+        kind: str,
+        name: str | None = None,
+        origin: str = "key",
+        *,
+        t_wall: float | None = None,
+        t_mono: float | None = None,
+    ) -> Marker:
+        """Record a phase boundary stamped now (or at the given times, e.g. a replayed stream's)."""
+        if kind not in MARKER_KINDS:
+            raise ValueError(f"marker kind must be one of {', '.join(MARKER_KINDS)}, not {kind!r}")
+        marker = Marker(kind, name, self._wall() if t_wall is None else t_wall,
+                        self._mono() if t_mono is None else t_mono, origin)
+        self.write(marker)
+        return marker
+
+    def write_event(self, kind: str, detail: str) -> Event:
+        """Record something about the stream itself (``note``, ``source_error``...) stamped now."""
+        event = Event(kind, detail, self._wall(), self._mono())
+        self.write(event)
+        return event
+
+    def close(self) -> None:
+        """fsync and close; idempotent, and safe to call from any thread."""
+        self._closing.set()
+        if self._syncer is not None and self._syncer is not threading.current_thread():
+            self._syncer.join()
+        with self._lock:
+            if self._fd is None:
+                return
+            fd, self._fd = self._fd, None
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def __enter__(self) -> Recorder:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _append(self, data: bytes) -> None:
+        """Write a whole line; after a torn line, begin with a newline so the tear stays on its own."""
+        assert self._fd is not None
+        if self._torn:
+            data = b"\n" + data
+        view = memoryview(data)
+        done = 0
+        try:
+            while done < len(data):
+                done += os.write(self._fd, view[done:])
+        finally:
+            if done:
+                self._torn = done < len(data)
+
+    def _sync_locked(self) -> None:
+        assert self._fd is not None
+        os.fsync(self._fd)
+        self._dirty = False
+        self._last_sync = self._mono()
+
+    def _sync_while_idle(self) -> None:
+        """Bound the unsynced window when the stream stalls and no write comes to do it."""
+        while not self._closing.wait(self._fsync_every_s):
+            with self._lock:
+                if self._fd is None:
+                    return
+                if self._dirty and self._mono() - self._last_sync >= self._fsync_every_s:
+                    try:
+                        self._sync_locked()
+                    except OSError:
+                        # The next write or close() meets the same error and reports it.
+                        pass
+
+
+def _encode(obj: dict[str, Any]) -> bytes:
+    """One compact JSON line. NaN and infinities become null (JSON has neither); characters that
+    cannot be UTF-8 (lone surrogates from undecodable bytes) become JSON escapes, still valid."""
+    try:
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        text = json.dumps(_finite(obj), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return (text + "\n").encode("utf-8", "backslashreplace")
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
+
+
+def _starts_with_our_header(fd: int) -> bool:
+    first = os.pread(fd, _HEADER_PROBE_BYTES, 0).split(b"\n", 1)[0]
+    try:
+        obj = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(obj, dict) and obj.get("type") == "header" and obj.get("app") == "jroof-tui"
+
+
+def _fsync_directory_of(path: str) -> None:
+    """Make a new file's directory entry durable too; some filesystems cannot, which is fine."""
+    try:
+        dir_fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+# ---------------------------------------------------------------------------------------------
+# Headless recording (`jroof-tui record FILE`)
+
+#: Signals that end a headless recording cleanly: Ctrl-C, kill/systemd, and an SSH session dropping.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def run_headless(
+    source: Source,
+    recorder: Recorder,
+    duration_s: float | None,
+    *,
+    install_signal_handlers: bool = True,
+) -> int:
+    """Record ``source`` until it ends, ``duration_s`` passes, or a stop signal comes; then close.
+
+    Returns 0 for every normal stop, signals included (a script that stops the recorder with
+    SIGTERM or Ctrl-C has not failed); 1 when the source fails or the file cannot be written;
+    130 when a second Ctrl-C forces the stop. SIGINT/SIGTERM/SIGHUP stop the source, write a
+    closing ``note`` event and fsync. A signal that was ignored when we started (``nohup``, ``&``
+    in a script) stays ignored. A second SIGINT acts as Ctrl-C normally does; repeated SIGTERM or
+    SIGHUP (a hangup often comes twice) only repeat the stop. Must run in the main thread when it
+    installs signal handlers.
+    """
+    stop_requested = threading.Event()
+    stopped_by: list[int] = []
+    previous: dict[int, Any] = {}
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        if not stopped_by:
+            stopped_by.append(signum)
+        if signum == signal.SIGINT:
+            signal.signal(signum, previous[signum])
+        # The source is stopped from another thread: this handler may interrupt the source's own
+        # code in the main thread, and its stop() may need a lock that code holds.
+        stop_requested.set()
+
+    def stop_source_when_asked() -> None:
+        stop_requested.wait(duration_s)
+        source.stop()
+
+    if install_signal_handlers:
+        for signum in STOP_SIGNALS:
+            current = signal.getsignal(signum)
+            if current is not signal.SIG_IGN:
+                previous[signum] = current
+                signal.signal(signum, on_signal)
+    stopper = threading.Thread(target=stop_source_when_asked, name="jroof-record-stop", daemon=True)
+    deadline = None if duration_s is None else time.monotonic() + duration_s
+    status = 0
+    try:
+        stopper.start()
+        records = None
+        try:
+            records = source.records()
+            for record in records:
+                try:
+                    recorder.write(record)
+                except OSError as exc:
+                    _say(f"jroof-tui: cannot write {recorder.path}: {exc.strerror or exc}; recording stopped")
+                    status = 1
+                    break
+                if deadline is not None and time.monotonic() >= deadline:
+                    break
+        except KeyboardInterrupt:
+            status = 130
+        except Exception as exc:  # a failing source must still leave a closed, valid recording
+            _say(f"jroof-tui: source failed: {type(exc).__name__}: {exc}")
+            _try_event(recorder, "source_error", f"{type(exc).__name__}: {exc}")
+            status = 1
+        stop_requested.set()
+        stopper.join()
+        close_records = getattr(records, "close", None)
+        if close_records is not None:
+            close_records()  # runs the source generator's cleanup (its child process, files)
+        if status == 130:
+            _try_event(recorder, "note", "forced stop by SIGINT")
+        elif stopped_by:
+            _try_event(recorder, "note", f"stopped by {signal.Signals(stopped_by[0]).name}")
+        elif status == 0 and deadline is not None and time.monotonic() >= deadline:
+            _try_event(recorder, "note", f"stopped after --duration {duration_s:g} s")
+        elif status == 0:
+            _try_event(recorder, "note", "source ended")
+    finally:
+        stop_requested.set()
+        try:
+            recorder.close()
+        except OSError as exc:
+            _say(f"jroof-tui: cannot finish {recorder.path}: {exc.strerror or exc}")
+            status = 1
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    return status
+
+
+def _try_event(recorder: Recorder, kind: str, detail: str) -> None:
+    try:
+        recorder.write_event(kind, detail)
+    except OSError:
+        pass
+
+
+def _say(message: str) -> None:
+    """Report on stderr, which may be gone after an SSH hangup."""
+    try:
+        print(message, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
