@@ -61,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--record", metavar="FILE", default=argparse.SUPPRESS,
                         help="record every sample to FILE (JSON Lines) while monitoring")
     parser.add_argument("--theme", metavar="NAME", default=argparse.SUPPRESS, help="colour theme")
-    sub = parser.add_subparsers(dest="command", metavar="{record,parse}", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="{record,parse,mark}", parser_class=_Parser)
     record = sub.add_parser("record", parents=[common], help="record without the TUI (scripts, SSH)",
                             description="Record samples to FILE without a screen, until --duration "
                             "elapses or SIGINT/SIGTERM/SIGHUP.")
@@ -73,6 +73,11 @@ def build_parser() -> argparse.ArgumentParser:
     parse.add_argument("--interval", type=int, metavar="MS", dest="interval_ms", default=None,
                        help="spacing of lines without timestamps (default 1000)")
     parse.add_argument("--tz", metavar="ZONE", default=None, help="zone of tegrastats stamps")
+    mark = sub.add_parser("mark", help="start (or --end) a phase in every running jroof-tui of this user",
+                          description="For benchmark scripts: mark a phase boundary in the running "
+                          "monitors (TUI or record) of this user, through a per-user Unix socket.")
+    mark.add_argument("name", metavar="NAME", nargs="?", help="phase name (default: phase N)")
+    mark.add_argument("--end", action="store_true", help="end the current phase")
     return parser
 
 
@@ -115,6 +120,36 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_mark(args: argparse.Namespace) -> int:
+    from jtop_roof.control import ControlError, send_marker
+
+    if args.end and args.name:
+        return _fail("give a NAME to start a phase, or --end alone")
+    try:
+        delivered = send_marker("phase_end" if args.end else "phase_start", args.name)
+    except (ValueError, ControlError) as exc:
+        return _fail(str(exc))
+    if delivered == 0:
+        print("jroof-tui: no running jroof-tui of this user took the marker", file=sys.stderr)
+        return 1
+    return 0
+
+
+class _AutoNamedMarkers:
+    """Writes script markers into a headless recording; an unnamed phase is named by its number
+    among all phases of the session (phase 1, phase 2...), as the TUI does."""
+
+    def __init__(self, recorder: Any) -> None:
+        self._recorder = recorder
+        self._count = 0
+
+    def __call__(self, kind: str, name: str | None) -> None:
+        if kind == "phase_start":
+            self._count += 1
+            name = name or f"phase {self._count}"
+        self._recorder.write_marker(kind, name, origin="script")
+
+
 def _cmd_record(args: argparse.Namespace, config: Config) -> int:
     from jtop_roof.recorder import run_headless
     from jtop_roof.session import make_source, open_recording, resolve_source_kind
@@ -130,7 +165,25 @@ def _cmd_record(args: argparse.Namespace, config: Config) -> int:
         recorder = open_recording(args.file, source, config)
     except OSError as exc:
         return _fail(f"cannot write {args.file}: {exc.strerror or exc}")
-    return run_headless(source, recorder, duration)
+    listener = _start_marker_listener(_AutoNamedMarkers(recorder))
+    try:
+        return run_headless(source, recorder, duration)
+    finally:
+        if listener is not None:
+            listener.close()
+
+
+def _start_marker_listener(on_marker: Any) -> Any:
+    """Listen for `jroof-tui mark`; a monitor without the channel still runs (with a warning)."""
+    from jtop_roof.control import ControlError, MarkerListener
+
+    listener = MarkerListener(on_marker)
+    try:
+        listener.start()
+    except (ControlError, OSError) as exc:
+        print(f"jroof-tui: markers from scripts are off: {exc}", file=sys.stderr)
+        return None
+    return listener
 
 
 def _cmd_monitor(args: argparse.Namespace, config: Config) -> int:
@@ -158,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "parse":
             return _cmd_parse(args)
+        if args.command == "mark":
+            return _cmd_mark(args)
         config = _load(args)
         if args.command == "record":
             return _cmd_record(args, config)
