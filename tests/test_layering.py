@@ -42,7 +42,8 @@ def test_data_layer_does_not_import_textual():
         "import importlib, sys\n"
         f"for name in {DATA_LAYER!r}:\n"
         "    importlib.import_module(name)\n"
-        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'textual_plotext', 'plotext'))\n"
+        "ui = ('textual', 'textual_plotext', 'plotext')\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ui)\n"
         "print(','.join(bad))\n"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
