@@ -1,0 +1,303 @@
+"""Samples of this machine (no tegrastats): psutil for CPU, memory and sensors, NVML for NVIDIA GPUs.
+
+Lets the monitor run on a workstation or a dGPU server (and on a Jetson from JetPack 7, which ships
+NVML). GPU 0 fills ``sample.gpu`` (load %, SM clock), ``sample.emc`` (memory clock and NVML's memory
+utilisation, the nearest thing to EMC load), ``rails["GPU"]`` (``nvmlDeviceGetPowerUsage``: the GPU
+board's power, averaged over about 1 s on Ampere and newer; not the machine's input power),
+``temps_c["gpu"]`` and ``throttle_reasons`` (NVML clock-event reasons, research/roofline.md 3.4).
+GPU ``i`` > 0 appears as engine ``GPU<i>``, rail ``GPU<i>``, temperature ``gpu<i>`` and reasons
+prefixed ``GPU<i>:``. Anything a machine does not report is ``None``; an NVML that is missing or
+fails to start leaves every GPU field ``None``.
+"""
+
+from __future__ import annotations
+
+import platform
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil as psutil_module
+
+from jtop_roof.model import Clocked, CpuCore, Engine, Gpu, Memory, Rail, Record, Sample
+from jtop_roof.sources.base import Source
+from jtop_roof.sources.sysfs import unique_name
+
+_MIB = 1024 * 1024
+
+# nvmlClocksEventReason* bits (nvidia-ml-py 13.615.71; research/roofline.md section 3.4).
+CLOCK_EVENT_REASONS = (
+    (0x1, "GpuIdle"),
+    (0x2, "ApplicationsClocksSetting"),
+    (0x4, "SwPowerCap"),
+    (0x8, "HwSlowdown"),
+    (0x10, "SyncBoost"),
+    (0x20, "SwThermalSlowdown"),
+    (0x40, "HwThermalSlowdown"),
+    (0x80, "HwPowerBrakeSlowdown"),
+    (0x100, "DisplayClockSetting"),
+    (0x200, "BoardLimit"),
+    (0x400, "Reliability"),
+)
+# The current name first; the deprecated one ("removed in CUDA 14.0") for older drivers/bindings.
+_REASON_CALLS = ("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons")
+
+
+def decode_clock_event_reasons(mask: int) -> list[str]:
+    """Names of the set bits, lowest first; bits NVML may add later are kept as hex."""
+    names = [name for bit, name in CLOCK_EVENT_REASONS if mask & bit]
+    unknown = mask & ~sum(bit for bit, _ in CLOCK_EVENT_REASONS)
+    bit = 1
+    while unknown >= bit:
+        if unknown & bit:
+            names.append(hex(bit))
+        bit <<= 1
+    return names
+
+
+def _call(fn: Callable[..., Any] | None, *args: Any, **kwargs: Any) -> Any:
+    """One query; ``None`` when the function is missing or fails (NVMLError, not supported, a
+    psutil call this platform lacks)."""
+    if fn is None:
+        return None
+    try:
+        return fn(*args, **kwargs)
+    except Exception:  # NVML raises its own NVMLError subclasses per status; any failure is "unknown"
+        return None
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
+    """The CPU's marketing name (x86 ``model name``; ARM ``Model``/``Hardware``), else the platform."""
+    try:
+        text = cpuinfo.read_text(errors="replace")
+    except OSError:
+        text = ""
+    for key in ("model name", "Model", "Hardware"):
+        for line in text.splitlines():
+            name, sep, value = line.partition(":")
+            if sep and name.strip() == key and value.strip():
+                return value.strip()
+    return platform.processor() or platform.machine() or None
+
+
+class HostSource(Source):
+    """Polls psutil (and NVML when it starts) every ``interval_ms`` until ``stop()``."""
+
+    kind = "host"
+
+    def __init__(
+        self,
+        interval_ms: int,
+        *,
+        nvml: Any = None,
+        psutil: Any = psutil_module,
+        clock: Callable[[], float] = time.time,
+        mono: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], object] | None = None,
+    ) -> None:
+        """``nvml``: a pynvml-like module; ``None`` imports nvidia-ml-py if installed, ``False``
+        turns NVML off. ``sleep`` defaults to a wait that ``stop()`` interrupts."""
+        self.interval_ms = int(interval_ms)
+        self._psutil = psutil
+        self._clock = clock
+        self._mono = mono
+        self._stop = threading.Event()
+        self._sleep = sleep if sleep is not None else self._stop.wait
+        self._nvml_lock = threading.Lock()
+        self._nvml_problem: str | None = None
+        self._handles: list[Any] | None = None  # None: not started yet
+        if nvml is None:
+            try:
+                import pynvml as nvml
+            except ImportError:
+                nvml = False
+                self._nvml_problem = "nvidia-ml-py is not installed (pip install 'jroof-tui[nvml]')"
+        elif nvml is False:
+            self._nvml_problem = "NVML turned off"
+        self._nvml = nvml or None
+
+    # -- control -------------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Thread-safe, no waiting; safe from a signal handler. ``records()`` ends at its next wake."""
+        self._stop.set()
+
+    # -- NVML lifecycle ------------------------------------------------------------------------
+
+    def _gpu_handles(self) -> list[Any]:
+        """Device handles, starting NVML on first use; empty when there is no usable NVML."""
+        with self._nvml_lock:
+            if self._handles is None:
+                self._handles = []
+                if self._nvml is not None:
+                    try:
+                        self._nvml.nvmlInit()
+                        count = self._nvml.nvmlDeviceGetCount()
+                        self._handles = [self._nvml.nvmlDeviceGetHandleByIndex(i) for i in range(count)]
+                    except Exception as exc:  # NVMLError_LibraryNotFound, DriverNotLoaded, ...
+                        self._nvml_problem = f"NVML did not start: {exc or type(exc).__name__}"
+                        self._handles = []
+            return self._handles
+
+    def _release_nvml(self) -> None:
+        with self._nvml_lock:
+            if self._handles and self._nvml is not None:
+                _call(getattr(self._nvml, "nvmlShutdown", None))
+                self._handles = None
+
+    def _fn(self, name: str) -> Callable[..., Any] | None:
+        return getattr(self._nvml, name, None)
+
+    def _const(self, name: str, default: int) -> int:
+        return getattr(self._nvml, name, default)
+
+    # -- the stream ----------------------------------------------------------------------------
+
+    def records(self) -> Iterator[Record]:
+        # psutil's first per-core figures cover the time since boot (or nothing): discard them.
+        _call(self._psutil.cpu_percent, percpu=True)
+        try:
+            while not self._stop.is_set():
+                self._sleep(self.interval_ms / 1000)
+                if self._stop.is_set():
+                    return
+                yield self.sample()
+        finally:
+            self._release_nvml()
+
+    def sample(self) -> Sample:
+        """One reading of the machine now."""
+        sample = Sample(t_wall=self._clock(), t_mono=self._mono())
+        sample.cpus = self._cpus()
+        vm = _call(self._psutil.virtual_memory)
+        if vm is not None:
+            sample.ram = Memory(round((vm.total - vm.available) / _MIB, 1), round(vm.total / _MIB, 1))
+        swap = _call(self._psutil.swap_memory)
+        if swap is not None:
+            sample.swap = Memory(round(swap.used / _MIB, 1), round(swap.total / _MIB, 1))
+        seen: set[str] = set()
+        self._add_gpus(sample, seen)
+        for name, entry in self._sensors(seen):
+            sample.temps_c[name] = None if entry.current is None else float(entry.current)
+        return sample
+
+    def _cpus(self) -> list[CpuCore | None] | None:
+        loads = _call(self._psutil.cpu_percent, percpu=True)
+        if not loads:
+            return None
+        freqs = _call(self._psutil.cpu_freq, percpu=True)
+        if freqs and len(freqs) == len(loads):
+            mhz = [round(f.current) if f.current and f.current > 0 else None for f in freqs]
+        else:  # no cpufreq, or one aggregate figure that belongs to no core in particular
+            mhz = [None] * len(loads)
+        return [CpuCore(float(load), clock) for load, clock in zip(loads, mhz, strict=True)]
+
+    def _sensors(self, seen: set[str]) -> list[tuple[str, Any]]:
+        """psutil sensors as (lower-case unique name, entry): ``chip`` or ``chip_label``."""
+        readings = _call(getattr(self._psutil, "sensors_temperatures", None)) or {}
+        out = []
+        for chip, entries in readings.items():
+            for entry in entries:
+                label = f"{chip}_{entry.label}" if entry.label else chip
+                out.append((unique_name("_".join(label.lower().split()), seen), entry))
+        return out
+
+    def _add_gpus(self, sample: Sample, seen: set[str]) -> None:
+        for index, handle in enumerate(self._gpu_handles()):
+            util = _call(self._fn("nvmlDeviceGetUtilizationRates"), handle)
+            load = None if util is None else float(util.gpu)
+            sm_mhz = _call(self._fn("nvmlDeviceGetClockInfo"), handle, self._const("NVML_CLOCK_SM", 1))
+            power_mw = _call(self._fn("nvmlDeviceGetPowerUsage"), handle)
+            temp = _call(self._fn("nvmlDeviceGetTemperature"), handle, self._const("NVML_TEMPERATURE_GPU", 0))
+            reasons = self._reasons(handle)
+            suffix = "" if index == 0 else str(index)
+            if index == 0:
+                sample.gpu = Gpu(load, (int(sm_mhz),) if sm_mhz else ())
+                mem_mhz = _call(self._fn("nvmlDeviceGetClockInfo"), handle, self._const("NVML_CLOCK_MEM", 2))
+                mem_load = None if util is None else float(util.memory)
+                if mem_mhz is not None or mem_load is not None:
+                    sample.emc = Clocked(mem_load, None if mem_mhz is None else int(mem_mhz))
+                sample.throttle_reasons = reasons
+            else:
+                sample.engines[f"GPU{index}"] = Engine(load, None if sm_mhz is None else int(sm_mhz))
+                if reasons is not None:
+                    sample.throttle_reasons = (sample.throttle_reasons or []) + [
+                        f"GPU{index}:{name}" for name in reasons
+                    ]
+            if power_mw is not None:
+                sample.rails[f"GPU{suffix}"] = Rail(float(power_mw))
+            sample.temps_c[unique_name(f"gpu{suffix}", seen)] = None if temp is None else float(temp)
+
+    def _reasons(self, handle: Any) -> list[str] | None:
+        for name in _REASON_CALLS:
+            mask = _call(self._fn(name), handle)
+            if mask is not None:
+                return decode_clock_event_reasons(int(mask))
+        return None
+
+    # -- identity ------------------------------------------------------------------------------
+
+    def describe(self) -> dict[str, Any]:
+        """Host and GPU identity; every listed key is present, ``None`` when unknown."""
+        handles = self._gpu_handles()
+        first = handles[0] if handles else None
+        names = [_text(_call(self._fn("nvmlDeviceGetName"), h)) for h in handles]
+        cpu = cpu_model()
+        freq = _call(self._psutil.cpu_freq)
+        max_clocks: dict[str, Any] = {
+            "gpu_mhz": None,
+            "emc_mhz": None,
+            "cpu_mhz": round(freq.max) if freq is not None and freq.max else None,
+        }
+        limit_mw = None
+        if first is not None:
+            max_info = self._fn("nvmlDeviceGetMaxClockInfo")
+            max_clocks["gpu_mhz"] = _call(max_info, first, self._const("NVML_CLOCK_SM", 1))
+            max_clocks["emc_mhz"] = _call(max_info, first, self._const("NVML_CLOCK_MEM", 2))
+            limit_mw = _call(self._fn("nvmlDeviceGetEnforcedPowerLimit"), first)
+        sensors = self._sensors(set())
+        trips: dict[str, list[dict[str, Any]]] = {}
+        for name, entry in sensors:
+            points = [
+                {"type": kind, "temp_c": float(value)}
+                for kind, value in (("high", entry.high), ("critical", entry.critical))
+                if value is not None and value > 0
+            ]
+            if points:
+                trips[name] = points
+        return {
+            "source": self.kind,
+            "interval_ms": self.interval_ms,
+            "host": socket.gethostname() or None,
+            "model": (names[0] if names else None) or cpu,
+            "cpu_model": cpu,
+            "gpu": names[0] if names else None,
+            "gpus": names,
+            "max_clocks": max_clocks,
+            "power_limit_w": None if limit_mw is None else limit_mw / 1000,
+            "driver_version": _text(_call(self._fn("nvmlSystemGetDriverVersion"))) if handles else None,
+            "thermal_trips": trips,
+            "hints": self._hints(bool(handles), bool(sensors)),
+        }
+
+    def _hints(self, has_gpu: bool, has_sensors: bool) -> list[str]:
+        hints = []
+        if not has_gpu:
+            why = self._nvml_problem or "NVML reports no GPU"
+            hints.append(f"No GPU readings: {why}.")
+        else:
+            hints.append(
+                "GPU power is NVML's board power for the GPU alone, not the machine's input power."
+            )
+        if not has_sensors:
+            hints.append("No temperature sensors are visible to psutil on this machine.")
+        return hints

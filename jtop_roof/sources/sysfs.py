@@ -1,0 +1,341 @@
+"""What world-readable sysfs tells about a Jetson board, for the live tegrastats source.
+
+Without root, tegrastats prints no GPU or EMC clock on most boards (research/tegrastats_fields.md
+section 1): its own readers are debugfs files (section 7). Devfreq and cpufreq are readable by
+anyone, so ``BoardFiles.fill`` puts their clocks into a sample where tegrastats left ``None``, and
+``BoardFiles.describe`` gives the board's identity for the recording header and the UI header.
+
+Every path is read relative to an injectable root, so tests use a fake tree (tests/data/sysfs).
+Paths (research/jetson_specs.md section 3.3 and the nvpmodel confs cited there):
+
+* GPU devfreq ``/sys/class/devfreq/<node>/{cur_freq,max_freq}`` in Hz: ``17000000.gpu`` (Orin, JP6),
+  ``17000000.ga10b`` (Orin, JP5), ``17000000.gp10b`` (TX2), ``57000000.gpu`` (Nano),
+  ``gpu-gpc-0`` (Thor). ``cur_freq`` is the DVFS governor's set point, not the measured clock root
+  tegrastats prints, and it does not show millisecond over-current dips (jetson_specs.md 3.2).
+* EMC: ``/sys/class/devfreq/bwmgr/{cur,max}_freq`` (Thor, jetson_stats PR #825); the debugfs
+  ``/sys/kernel/debug/bpmp/debug/clk/emc/{rate,max_rate}`` (root only); nvpmodel's EMC cap
+  ``/sys/kernel/nvpmodel_clk_cap/emc`` (JP6) or ``/sys/kernel/nvpmodel_emc_cap/emc_iso_cap`` (JP5), Hz.
+* CPU ``/sys/devices/system/cpu/cpuN/cpufreq/{scaling_cur_freq,cpuinfo_max_freq}`` in kHz.
+* Thermal ``/sys/class/thermal/thermal_zone*/{type,temp,trip_point_N_temp,trip_point_N_type}``, m°C.
+* Model ``/proc/device-tree/model`` (NUL-terminated).
+* Power mode: ``nvpmodel -q`` (``NV Power Mode: NAME`` then the id), else ``/var/lib/nvpmodel/status``
+  (``pmode:0002``) with the names from ``/etc/nvpmodel.conf`` (``< POWER_MODEL ID=2 NAME=MAXN_SUPER >``).
+* TPC gating: ``/sys/devices/gpu.0/tpc_pg_mask`` or ``/sys/devices/platform/gpu.0/tpc_pg_mask`` (paths
+  from the nvpmodel conf), else the ``TPC_POWER_GATING TPC_PG_MASK n`` line of the current mode.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jtop_roof.model import Clocked, CpuCore, Gpu, Sample
+
+# Devfreq node names of Jetson GPUs; a "gpc" node (Thor's gpu-gpc-0) is the graphics clock.
+_GPU_DEVFREQ = re.compile(r"gpu|ga10b|gv11b|gp10b|gm20b")
+_EMC_DEVFREQ = ("bwmgr",)
+_EMC_DEBUGFS = "sys/kernel/debug/bpmp/debug/clk/emc"
+_EMC_CAPS = ("sys/kernel/nvpmodel_clk_cap/emc", "sys/kernel/nvpmodel_emc_cap/emc_iso_cap")
+_TPC_PG_MASKS = ("sys/devices/gpu.0/tpc_pg_mask", "sys/devices/platform/gpu.0/tpc_pg_mask")
+# nvpmodel writes INT_MAX-like values for "no cap"; no Jetson clock is anywhere near this.
+_PLAUSIBLE_MAX_HZ = 20e9
+
+Runner = Callable[[list[str]], "str | None"]
+
+
+def read_text(path: Path) -> str | None:
+    """File contents stripped of whitespace and NULs; ``None`` when unreadable (permission, EINVAL
+    from a disabled thermal sensor, absent file)."""
+    try:
+        return path.read_bytes().decode("utf-8", "replace").strip().strip("\x00").strip()
+    except (OSError, ValueError):
+        return None
+
+
+def read_int(path: Path) -> int | None:
+    """An integer file (decimal, or hex with 0x); ``None`` when unreadable or not a number."""
+    text = read_text(path)
+    if not text:
+        return None
+    try:
+        return int(text, 0)
+    except ValueError:
+        try:
+            return int(text, 10)
+        except ValueError:
+            return None
+
+
+def _hz_to_mhz(hz: int | None) -> float | None:
+    if hz is None or hz <= 0 or hz > _PLAUSIBLE_MAX_HZ:
+        return None
+    return round(hz / 1e6, 1)
+
+
+def _number(value: float) -> float | int:
+    """921.6 stays 921.6; 1020.0 becomes 1020 (as tegrastats prints it)."""
+    return int(value) if float(value).is_integer() else value
+
+
+def run_quietly(command: list[str]) -> str | None:
+    """Stdout of a short command, or ``None`` when it is missing, fails or takes over 3 s."""
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=3, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+@dataclass(frozen=True)
+class ThermalZone:
+    name: str  # type without "-thermal", lower-case: matches tegrastats' "cpu@", "gpu@", "tj@"
+    path: Path
+
+
+class BoardFiles:
+    """The board's readable files under ``root``; devfreq and thermal nodes are found once."""
+
+    def __init__(self, root: str | Path = "/", *, run: Runner | None = None) -> None:
+        self.root = Path(root)
+        # Running the real nvpmodel only makes sense for the real filesystem.
+        self._run = run if run is not None else (run_quietly if self.root == Path("/") else lambda _c: None)
+        self.gpu_devfreq = self._find_gpu_devfreq()
+        self.emc_devfreq = self._find_emc_devfreq()
+        self.zones = self._find_thermal_zones()
+
+    # -- discovery -----------------------------------------------------------------------------
+
+    def _devfreq_nodes(self) -> list[Path]:
+        base = self.root / "sys/class/devfreq"
+        try:
+            return sorted(p for p in base.iterdir() if (p / "cur_freq").exists())
+        except OSError:
+            return []
+
+    def _find_gpu_devfreq(self) -> Path | None:
+        nodes = [p for p in self._devfreq_nodes() if _GPU_DEVFREQ.search(p.name)]
+        nodes.sort(key=lambda p: ("gpc" not in p.name, p.name))
+        return nodes[0] if nodes else None
+
+    def _find_emc_devfreq(self) -> Path | None:
+        return next((p for p in self._devfreq_nodes() if p.name in _EMC_DEVFREQ), None)
+
+    def _find_thermal_zones(self) -> list[ThermalZone]:
+        base = self.root / "sys/class/thermal"
+        try:
+            paths = sorted(base.glob("thermal_zone*"), key=lambda p: _trailing_int(p.name))
+        except OSError:
+            return []
+        zones: list[ThermalZone] = []
+        seen: set[str] = set()
+        for path in paths:
+            kind = read_text(path / "type")
+            if not kind:
+                continue
+            name = unique_name(zone_name(kind), seen)
+            zones.append(ThermalZone(name, path))
+        return zones
+
+    # -- live readings -------------------------------------------------------------------------
+
+    def gpu_mhz(self) -> int | None:
+        """GPU devfreq set point in MHz (see the module docstring for what it is not)."""
+        if self.gpu_devfreq is None:
+            return None
+        mhz = _hz_to_mhz(read_int(self.gpu_devfreq / "cur_freq"))
+        return None if mhz is None else round(mhz)
+
+    def emc_mhz(self) -> int | None:
+        """EMC clock in MHz from the EMC devfreq node (Thor) or, as root, BPMP debugfs."""
+        hz = read_int(self.emc_devfreq / "cur_freq") if self.emc_devfreq is not None else None
+        if hz is None:
+            hz = read_int(self.root / _EMC_DEBUGFS / "rate")
+        mhz = _hz_to_mhz(hz)
+        return None if mhz is None else round(mhz)
+
+    def cpu_mhz(self, index: int) -> int | None:
+        khz = read_int(self.root / f"sys/devices/system/cpu/cpu{index}/cpufreq/scaling_cur_freq")
+        return None if khz is None or khz <= 0 else round(khz / 1000)
+
+    def fill(self, sample: Sample) -> None:
+        """Put sysfs clocks where tegrastats printed none (non-root runs). Never overwrites a value
+        tegrastats printed: the measured root clock is better than the governor's set point."""
+        if not sample.is_sample:
+            return
+        if sample.gpu is None or not sample.gpu.gpc_mhz:
+            mhz = self.gpu_mhz()
+            if mhz is not None:
+                load = sample.gpu.load_pct if sample.gpu is not None else None
+                sample.gpu = Gpu(load, (mhz,))
+        if sample.emc is None or sample.emc.mhz is None:
+            mhz = self.emc_mhz()
+            if mhz is not None:
+                load = sample.emc.load_pct if sample.emc is not None else None
+                sample.emc = Clocked(load, mhz)
+        if sample.cpus:
+            for index, core in enumerate(sample.cpus):
+                if core is not None and core.mhz is None:
+                    sample.cpus[index] = CpuCore(core.load_pct, self.cpu_mhz(index))
+
+    # -- identity for the header ---------------------------------------------------------------
+
+    def model(self) -> str | None:
+        return read_text(self.root / "proc/device-tree/model") or None
+
+    def max_clocks(self) -> dict[str, float | int]:
+        """``gpu_mhz``: devfreq max_freq, i.e. the cap of the current power mode; ``emc_mhz``: EMC
+        maximum where readable; ``emc_cap_mhz``: nvpmodel's EMC cap; ``cpu_mhz``: highest
+        cpuinfo_max_freq. Absent keys are unknown."""
+        out: dict[str, float | int] = {}
+        if self.gpu_devfreq is not None:
+            gpu = _hz_to_mhz(read_int(self.gpu_devfreq / "max_freq"))
+            if gpu is not None:
+                out["gpu_mhz"] = _number(gpu)
+        emc_hz = read_int(self.emc_devfreq / "max_freq") if self.emc_devfreq is not None else None
+        if emc_hz is None:
+            emc_hz = read_int(self.root / _EMC_DEBUGFS / "max_rate")
+        emc = _hz_to_mhz(emc_hz)
+        if emc is not None:
+            out["emc_mhz"] = _number(emc)
+        for cap_path in _EMC_CAPS:
+            cap = _hz_to_mhz(read_int(self.root / cap_path))
+            if cap is not None:
+                out["emc_cap_mhz"] = _number(cap)
+                break
+        cpu_khz = [
+            khz
+            for path in (self.root / "sys/devices/system/cpu").glob("cpu[0-9]*/cpufreq/cpuinfo_max_freq")
+            if (khz := read_int(path)) is not None and khz > 0
+        ]
+        if cpu_khz:
+            out["cpu_mhz"] = _number(round(max(cpu_khz) / 1000, 1))
+        return out
+
+    def thermal_trips(self) -> dict[str, list[dict[str, Any]]]:
+        """``{zone: [{"type": "passive", "temp_c": 99.0}, ...]}`` sorted by temperature; zones
+        without readable trip points are left out."""
+        trips: dict[str, list[dict[str, Any]]] = {}
+        for zone in self.zones:
+            points = []
+            for temp_path in zone.path.glob("trip_point_*_temp"):
+                milli = read_int(temp_path)
+                if milli is None:
+                    continue
+                kind = read_text(temp_path.with_name(temp_path.name.replace("_temp", "_type"))) or "unknown"
+                points.append({"type": kind, "temp_c": _number(milli / 1000)})
+            if points:
+                trips[zone.name] = sorted(points, key=lambda p: p["temp_c"])
+        return trips
+
+    def power_mode(self) -> tuple[int | None, str | None]:
+        """(id, name) of the nvpmodel mode: ``nvpmodel -q`` first, then nvpmodel's status file."""
+        output = self._run(["nvpmodel", "-q"])
+        if output:
+            mode_id, name = parse_nvpmodel_query(output)
+            if name is not None:
+                return mode_id, name
+        status = read_text(self.root / "var/lib/nvpmodel/status") or ""
+        match = re.search(r"pmode:(\d+)", status)
+        if not match:
+            return None, None
+        mode_id = int(match.group(1))
+        return mode_id, self._conf_modes().get(mode_id, {}).get("name")
+
+    def _conf_modes(self) -> dict[int, dict[str, Any]]:
+        text = read_text(self.root / "etc/nvpmodel.conf")
+        return parse_nvpmodel_conf(text) if text else {}
+
+    def gpu_tpcs(self, mode_id: int | None) -> dict[str, Any] | None:
+        """TPC power-gating mask (bit set = TPC gated) and how many TPCs it gates. The active count
+        needs the module's TPC total, which no readable file gives (jetson_specs.md section 2)."""
+        for rel in _TPC_PG_MASKS:
+            mask = read_int(self.root / rel)
+            if mask is not None:
+                return {"tpc_pg_mask": mask, "gated_tpcs": bin(mask).count("1"), "from": "/" + rel}
+        if mode_id is not None:
+            mask = self._conf_modes().get(mode_id, {}).get("tpc_pg_mask")
+            if mask is not None:
+                return {"tpc_pg_mask": mask, "gated_tpcs": bin(mask).count("1"), "from": "/etc/nvpmodel.conf"}
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        """Header keys: model, power_mode (name), power_mode_id, max_clocks, gpu_tpcs, thermal_trips.
+        Unknown keys are left out."""
+        out: dict[str, Any] = {}
+        model = self.model()
+        if model:
+            out["model"] = model
+        mode_id, mode_name = self.power_mode()
+        if mode_name is not None:
+            out["power_mode"] = mode_name
+        if mode_id is not None:
+            out["power_mode_id"] = mode_id
+        clocks = self.max_clocks()
+        if clocks:
+            out["max_clocks"] = clocks
+        tpcs = self.gpu_tpcs(mode_id)
+        if tpcs is not None:
+            out["gpu_tpcs"] = tpcs
+        trips = self.thermal_trips()
+        if trips:
+            out["thermal_trips"] = trips
+        return out
+
+
+def zone_name(kind: str) -> str:
+    """``cpu-thermal`` -> ``cpu``: the name tegrastats prints for the same sensor."""
+    name = kind.strip().lower()
+    return name[: -len("-thermal")] if name.endswith("-thermal") and len(name) > len("-thermal") else name
+
+
+def unique_name(name: str, seen: set[str]) -> str:
+    """``name``, or ``name_2``, ``name_3``... when taken; records the result in ``seen``."""
+    candidate, n = name, 1
+    while candidate in seen:
+        n += 1
+        candidate = f"{name}_{n}"
+    seen.add(candidate)
+    return candidate
+
+
+def _trailing_int(text: str) -> int:
+    match = re.search(r"(\d+)$", text)
+    return int(match.group(1)) if match else -1
+
+
+def parse_nvpmodel_query(text: str) -> tuple[int | None, str | None]:
+    """``nvpmodel -q`` prints ``NV Power Mode: MAXN_SUPER`` and the id on the next line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for i, line in enumerate(lines):
+        if line.startswith("NV Power Mode:"):
+            name = line.split(":", 1)[1].strip() or None
+            mode_id = int(lines[i + 1]) if i + 1 < len(lines) and lines[i + 1].isdigit() else None
+            return mode_id, name
+    return None, None
+
+
+_POWER_MODEL = re.compile(r"<\s*POWER_MODEL\s+ID=(\d+)\s+NAME=(\S+?)\s*>")
+_TPC_LINE = re.compile(r"^TPC_POWER_GATING\s+TPC_PG_MASK\s+(-?\d+)\s*$")
+
+
+def parse_nvpmodel_conf(text: str) -> dict[int, dict[str, Any]]:
+    """``{id: {"name": ..., "tpc_pg_mask": ...}}`` from an nvpmodel conf's POWER_MODEL sections."""
+    modes: dict[int, dict[str, Any]] = {}
+    current: dict[str, Any] | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("<"):
+            match = _POWER_MODEL.match(line)
+            current = modes.setdefault(int(match.group(1)), {"name": match.group(2)}) if match else None
+            continue
+        if current is not None:
+            tpc = _TPC_LINE.match(line)
+            if tpc:
+                current["tpc_pg_mask"] = int(tpc.group(1))
+    return modes

@@ -1,0 +1,365 @@
+"""Live samples from a tegrastats child process.
+
+The child runs as ``<command> --interval N`` in its own session and process group, so one
+``killpg`` reaches it and anything it started. Behind ``sudo`` the real tegrastats runs as root and
+may sit in another group (sudo's ``use_pty``): a non-root monitor cannot signal it, but sudo relays
+SIGTERM to it, so stopping sends SIGTERM first and SIGKILL only after ``kill_grace_s``. Closing our
+end of the stdout pipe is the last backstop: a tegrastats whose reader is gone dies of SIGPIPE at its
+next line, even if the monitor itself was killed with SIGKILL.
+
+A child that exits, or prints nothing for ``hang_timeout_s``, is killed and restarted after the next
+delay in ``backoff`` (the last delay repeats; a run that produced a sample resets the sequence).
+The stream says so: an ``Event("source_restart")`` when it happens and an ``Event("gap")`` spanning
+the last sample before and the first sample after. A command that cannot be started at all (not
+found, not executable) yields one ``Event("source_error")`` and ends the stream: retrying cannot fix
+it, and a recorder must not spin silently. ``sudo -n`` failing (no sudoers rule) is an exit, so it
+is retried with back-off and each restart event carries sudo's message.
+
+Each line is parsed with ``parser.parse_line``, stamped with the host clocks (``t_wall=clock()``,
+``t_mono=mono()``; the tegrastats stamp stays in ``sample.stamp``) and keeps ``sample.raw``. Clocks a
+non-root tegrastats leaves out are filled from sysfs (``sysfs.BoardFiles.fill``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import select
+import selectors
+import shlex
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from jtop_roof.model import Event, Record, Sample
+from jtop_roof.parser import parse_line
+from jtop_roof.sources.base import Source
+from jtop_roof.sources.sysfs import BoardFiles
+
+# Process groups started by any TegrastatsSource and not yet reaped; the atexit hook ends them.
+_LIVE_GROUPS: dict[int, subprocess.Popen] = {}
+_POLL_S = 0.2  # longest wait between checks of the stop flag
+_STDERR_KEEP = 2000  # bytes of the child's stderr kept for the restart message
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    """Signal a process group, ignoring one that is gone or (behind sudo) not ours to signal."""
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _wait_unreaped(proc: subprocess.Popen, timeout_s: float) -> int | None:
+    """Wait up to ``timeout_s`` for the child to exit, without reaping it: a zombie keeps its pid,
+    so the group id cannot be reused while we still signal it. Returns the Popen-style status
+    (negative: killed by that signal), or ``None`` while it still runs."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            info = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG)
+        except ChildProcessError:  # already reaped (close() in another thread)
+            return proc.returncode
+        if info is not None:
+            killed = info.si_code in (os.CLD_KILLED, os.CLD_DUMPED)
+            return -info.si_status if killed else info.si_status
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.02)
+
+
+def _drain(fd: int, tail: bytes) -> bytes:
+    """Add what the pipe holds right now to ``tail``, without waiting for more."""
+    try:
+        while select.select([fd], [], [], 0)[0]:
+            data = os.read(fd, 65536)
+            if not data:
+                break
+            tail = (tail + data)[-_STDERR_KEEP:]
+    except OSError:
+        pass
+    return tail
+
+
+def _end_all_groups() -> None:
+    """atexit: no child outlives the monitor, even if nobody called stop()."""
+    procs = list(_LIVE_GROUPS.values())
+    for proc in procs:
+        _signal_group(proc.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 1.0
+    for proc in procs:
+        _wait_unreaped(proc, max(0.0, deadline - time.monotonic()))
+        _signal_group(proc.pid, signal.SIGKILL)
+
+
+atexit.register(_end_all_groups)
+
+
+class TegrastatsSource(Source):
+    """Runs tegrastats and yields its samples, restart events and gaps until ``stop()``."""
+
+    kind = "tegrastats"
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        interval_ms: int,
+        *,
+        clock: Callable[[], float] = time.time,
+        mono: Callable[[], float] = time.monotonic,
+        backoff: Sequence[float] = (1.0, 2.0, 5.0, 10.0, 30.0),
+        hang_timeout_s: float | None = None,
+        kill_grace_s: float = 1.0,
+        sysfs_root: str = "/",
+        is_root: bool | None = None,
+    ) -> None:
+        """``hang_timeout_s``: silence after which the child counts as hung (default: three
+        intervals, at least 5 s). ``kill_grace_s``: SIGTERM-to-SIGKILL wait. ``is_root``: whether
+        tegrastats will run as root (default: effective uid 0 or a ``sudo`` command), for hints."""
+        self.command = list(command)
+        self.interval_ms = int(interval_ms)
+        self._clock = clock
+        self._mono = mono
+        self._backoff = tuple(backoff) or (1.0,)
+        self._hang_timeout_s = (
+            hang_timeout_s if hang_timeout_s is not None else max(3 * self.interval_ms / 1000, 5.0)
+        )
+        self._kill_grace_s = kill_grace_s
+        self._board = BoardFiles(sysfs_root)
+        if is_root is None:
+            via_sudo = bool(self.command) and os.path.basename(self.command[0]) == "sudo"
+            is_root = os.geteuid() == 0 or via_sudo
+        self._is_root = is_root
+        self._stop = threading.Event()
+        self._proc: subprocess.Popen | None = None
+
+    # -- control -------------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """End the stream soon. Safe from a signal handler: it takes no lock and does not wait; it
+        sets a flag and sends SIGTERM to the child's group. The worker running ``records()`` then
+        reaps the child (SIGKILL after ``kill_grace_s``)."""
+        self._stop.set()
+        proc = self._proc
+        if proc is not None:
+            _signal_group(proc.pid, signal.SIGTERM)
+
+    def close(self) -> None:
+        """``stop()`` and wait until the child is gone (up to ``kill_grace_s`` plus a moment).
+        Not for signal handlers, since it waits."""
+        self.stop()
+        proc = self._proc
+        if proc is not None:
+            self._end(proc)
+
+    # -- identity ------------------------------------------------------------------------------
+
+    def describe(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"source": self.kind, "interval_ms": self.interval_ms, "command": self.command}
+        board = self._board.describe()
+        info.update(board)
+        info["hints"] = self.hints(power_mode_known="power_mode" in board or "power_mode_id" in board)
+        return info
+
+    def hints(self, *, power_mode_known: bool) -> list[str]:
+        """Plain sentences on fields this setup cannot show and how to get them."""
+        hints: list[str] = []
+        if not self._is_root:
+            hints.append(
+                "GPU and EMC clocks need root: run with --tegrastats-command 'sudo -n tegrastats' after "
+                "adding a sudoers rule, see README."
+            )
+            if self._board.gpu_devfreq is not None:
+                hints.append(
+                    "Without root the GPU clock comes from devfreq cur_freq: the governor's set point, "
+                    "not the measured clock, and it does not show short over-current dips."
+                )
+            if self._board.emc_devfreq is None:
+                hints.append(
+                    "The EMC (memory) clock is not readable without root on this board, so the memory "
+                    "roof cannot follow it."
+                )
+        if not power_mode_known:
+            hints.append("Power mode unknown: nvpmodel -q and /var/lib/nvpmodel/status gave nothing.")
+        return hints
+
+    # -- the stream ----------------------------------------------------------------------------
+
+    def records(self) -> Iterator[Record]:
+        """Samples (lines that are not samples too, flagged ``is_sample=False``, so a recording keeps
+        them), ``source_restart`` and ``gap`` events, or one ``source_error`` for a command that
+        cannot start. Closing the generator ends the child as ``stop()`` does."""
+        failures = 0
+        last_wall: float | None = None
+        last_mono: float | None = None
+        restarted = False
+        try:
+            while not self._stop.is_set():
+                try:
+                    proc = self._start()
+                except OSError as exc:
+                    yield self._event("source_error", self._start_error(exc))
+                    return
+                got_sample = False
+                reason: str | None = None
+                for item in self._read(proc):
+                    if isinstance(item, str):
+                        reason = item
+                        break
+                    if item.is_sample:
+                        if restarted and last_mono is not None and item.t_mono is not None:
+                            yield Event(
+                                "gap",
+                                f"no samples for {item.t_mono - last_mono:.1f} s while tegrastats restarted",
+                                last_wall,
+                                last_mono,
+                                gap_s=item.t_mono - last_mono,
+                            )
+                        restarted = False
+                        got_sample = True
+                        last_wall, last_mono = item.t_wall, item.t_mono
+                    yield item
+                self._end(proc)
+                if self._stop.is_set() or reason is None:
+                    return
+                if got_sample:
+                    failures = 0
+                delay = self._backoff[min(failures, len(self._backoff) - 1)]
+                failures += 1
+                restarted = True
+                yield self._event("source_restart", f"{reason}; restarting in {delay:g} s")
+                if self._stop.wait(delay):
+                    return
+        finally:
+            proc = self._proc
+            if proc is not None:
+                self._end(proc)
+
+    def _event(self, kind: str, detail: str) -> Event:
+        return Event(kind, detail, self._clock(), self._mono())
+
+    def _start(self) -> subprocess.Popen:
+        proc = subprocess.Popen(
+            [*self.command, "--interval", str(self.interval_ms)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        _LIVE_GROUPS[proc.pid] = proc
+        self._proc = proc
+        if self._stop.is_set():  # stop() raced with the start: it may have seen no child
+            _signal_group(proc.pid, signal.SIGTERM)
+        return proc
+
+    def _start_error(self, exc: OSError) -> str:
+        program = self.command[0] if self.command else "(empty command)"
+        if isinstance(exc, FileNotFoundError):
+            why = (
+                f"{program} not found on PATH (tegrastats exists on Jetson boards; "
+                "elsewhere use --source host)"
+            )
+        elif isinstance(exc, PermissionError):
+            why = f"{program} is not executable"
+        else:
+            why = exc.strerror or str(exc)
+        return f"cannot run {shlex.join(self.command) or '(empty command)'}: {why}"
+
+    def _read(self, proc: subprocess.Popen) -> Iterator[Any]:
+        """Yield stamped samples; finally yield a string saying why the child stopped serving
+        (exited or hung). Returns without a reason when ``stop()`` was called."""
+        assert proc.stdout is not None and proc.stderr is not None
+        out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+        pending = b""
+        stderr_tail = b""
+        selector = selectors.DefaultSelector()
+        selector.register(out_fd, selectors.EVENT_READ)
+        selector.register(err_fd, selectors.EVENT_READ)
+        deadline = time.monotonic() + self._hang_timeout_s
+        try:
+            while not self._stop.is_set():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    yield f"no line from tegrastats for {self._hang_timeout_s:g} s (hung); killed it"
+                    return
+                try:
+                    events = selector.select(min(remaining, _POLL_S))
+                    ready = [(key.fd, os.read(key.fd, 65536)) for key, _ in events]
+                except (OSError, ValueError) as exc:  # pipe closed under us by close()
+                    if not self._stop.is_set():
+                        yield f"lost the tegrastats pipe ({exc})"
+                    return
+                for fd, data in ready:
+                    if fd == err_fd:
+                        if data:
+                            stderr_tail = (stderr_tail + data)[-_STDERR_KEEP:]
+                        else:
+                            selector.unregister(err_fd)
+                        continue
+                    if not data:
+                        yield self._exit_reason(proc, stderr_tail, err_fd, selector)
+                        return
+                    pending += data
+                    *lines, pending = pending.split(b"\n")
+                    for raw in lines:
+                        line = raw.decode("utf-8", "replace").rstrip("\r")
+                        if not line.strip():
+                            continue
+                        deadline = time.monotonic() + self._hang_timeout_s
+                        yield self._sample(line)
+                        if self._stop.is_set():
+                            return
+        finally:
+            selector.close()
+
+    def _sample(self, line: str) -> Sample:
+        sample = parse_line(line)
+        sample.t_wall = self._clock()
+        sample.t_mono = self._mono()
+        if sample.raw is None:
+            sample.raw = line
+        self._board.fill(sample)
+        return sample
+
+    def _exit_reason(
+        self, proc: subprocess.Popen, stderr_tail: bytes, err_fd: int, selector: selectors.BaseSelector
+    ) -> str:
+        """Why stdout ended: the exit status and the last words on stderr."""
+        code = _wait_unreaped(proc, self._kill_grace_s)
+        if code is None:
+            return "tegrastats closed its output; killed it"
+        if err_fd in selector.get_map():
+            stderr_tail = _drain(err_fd, stderr_tail)
+        if code < 0:
+            try:
+                status = f"was killed by {signal.Signals(-code).name}"
+            except ValueError:
+                status = f"was killed by signal {-code}"
+        else:
+            status = f"exited with status {code}"
+        message = " ".join(stderr_tail.decode("utf-8", "replace").split())
+        return f"tegrastats {status}" + (f": {message[-300:]}" if message else "")
+
+    def _end(self, proc: subprocess.Popen) -> None:
+        """SIGTERM the group, close our pipe ends, SIGKILL the group after the grace period."""
+        if self._proc is proc:
+            self._proc = None  # before reaping: stop() must never signal a reused pid
+        _signal_group(proc.pid, signal.SIGTERM)
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
+        _wait_unreaped(proc, self._kill_grace_s)
+        # The leader is not reaped yet, so its pid (the group id) cannot have been reused: this
+        # SIGKILL reaches only our group, including members that outlive the leader (a shell's child).
+        _signal_group(proc.pid, signal.SIGKILL)
+        try:
+            proc.wait(timeout=self._kill_grace_s)
+        except subprocess.TimeoutExpired:
+            pass
+        _LIVE_GROUPS.pop(proc.pid, None)
