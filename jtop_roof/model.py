@@ -6,6 +6,10 @@ monotonic timeline of the stream; durations and energy always use ``t_mono``.
 
 The JSON form (``sample_to_json`` / ``sample_from_json``) is what ``jroof-tui parse`` prints and
 what a recording stores per sample; it is documented in the README.
+
+The leaf values (CpuCore, Memory, Iram, Gpu, Clocked, Engine, Rail) are frozen because the parser
+shares cached ones between samples: to change one, put a new one in its place. The lists and dicts
+of a Sample are its own, so a source may fill them in place.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ INPUT_RAILS = ("VIN", "VDD_IN", "POM_5V_IN")
 UNCONNECTED_RAILS = ("NC",)
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class CpuCore:
     """One online core. An offline (``off``) core is ``None`` in ``Sample.cpus``."""
 
@@ -30,7 +34,7 @@ class CpuCore:
     mhz: int | None
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Memory:
     """RAM or SWAP in MB. ``lfb_*`` is tegrastats' largest free block (count x size)."""
 
@@ -41,7 +45,7 @@ class Memory:
     lfb_size_kb: float | None = None
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Iram:
     """IRAM of the audio/video hardware (TX1, Nano), in kB."""
 
@@ -50,7 +54,7 @@ class Iram:
     lfb_kb: float | None = None
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Gpu:
     """GPU load and per-GPC clocks. Thor prints clocks with no load (``load_pct`` None)."""
 
@@ -63,7 +67,7 @@ class Gpu:
         return max(self.gpc_mhz) if self.gpc_mhz else None
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Clocked:
     """A load-and-clock pair such as EMC: load % of the bandwidth at the current clock."""
 
@@ -71,7 +75,7 @@ class Clocked:
     mhz: int | None
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Engine:
     """A hardware engine (NVENC, VIC, APE, MTS_FG...). ``off`` means printed as ``off``."""
 
@@ -80,7 +84,7 @@ class Engine:
     off: bool = False
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Rail:
     """A power rail in mW: instantaneous, tegrastats' running average, and JetPack 7's third value."""
 

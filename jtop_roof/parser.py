@@ -14,14 +14,16 @@ Speed matters (a 24 h log at 1 Hz is 86,400 lines; sub-second intervals give mor
   from the same field patterns; only other lines take the token walk (``_TOKEN``). Both read
   each field with the same functions, so they agree (the tests check this on every real line);
 * runs of like tokens (all temperatures, all rails, all engines) are one match, split in C;
-* values that repeat from line to line (CPU entries, temperature readings, engine runs,
-  RAM/SWAP/EMC/GPU fields) are cached as plain tuples; every sample still gets its own objects.
+* text that repeats from line to line (CPU entries, temperature and rail readings, engine runs,
+  RAM/SWAP/EMC/GPU fields) is read once: its frozen model objects are cached and shared between
+  samples, and a hit builds the sample's own list or dict in C (``dict(zip(...))``, ``list(map(...))``).
+  Every sample still gets its own lists and dicts, which sources fill in place.
 """
 
 from __future__ import annotations
 
 import re
-from itertools import starmap
+from typing import Any
 
 from jtop_roof.model import Clocked, CpuCore, Engine, Gpu, Iram, Memory, Rail, Sample
 
@@ -112,16 +114,17 @@ _ENGINE_ITEM = re.compile(
 )
 
 _SENSOR_OFF = -256.0  # tegrastats prints -256C for a zone whose sensor is unavailable
-_OFF = (None, -1)  # an ``off`` CPU entry (compared by identity)
-_UNREAD = (None, None)  # a CPU entry not understood (never cached)
+_UNREAD = CpuCore(None, None)  # a CPU entry not understood (never cached: it goes to unknown)
 
-# Parsed values of text that repeats from line to line, as plain tuples (never model objects).
-# Each cache is cleared when full, so a live stream stays bounded.
+# What text that repeats from line to line reads as, keyed on the exact text. Model objects here
+# are frozen, so samples share them. Each cache is cleared when full, so a live stream stays bounded.
 _CACHE_LIMIT = 16384
-_cpu_values: dict[str, tuple] = {}
-_temp_values: dict[str, tuple] = {}
-_engine_runs: dict[str, tuple] = {}
-_field_values: dict[str, tuple] = {}
+_cpu_cores: dict[str, CpuCore | None] = {}  # "5%@729" -> CpuCore; "off" -> None
+_temp_pairs: dict[str, tuple] = {}  # "cpu@47.6C" -> ("cpu", 47.6), for dict() of a run
+_temp_values: dict[str, tuple] = {}  # "cpu@52.9C/53.1C" -> ("cpu", 52.9, 53.1)
+_rail_readings: dict[str, Rail] = {}  # "2801mW/2801mW" -> Rail
+_engine_runs: dict[str, tuple] = {}  # "NVENC off ... APE 174" -> ((name, Engine), ...), repeats?
+_fields: dict[str, object] = {}  # "RAM 6879/62841MB (lfb 3x4MB)" -> Memory, etc.
 
 
 def stamp_of(line: str) -> str | None:
@@ -155,7 +158,7 @@ def _parse(line: str, *, walk: bool = False) -> Sample:
         return _walk(raw, text, pos, stamp)
 
     ram, swap, iram, cpu, emc, gpu, gpu2, engines, mts, temps, rails = m.group(*_LINE_GROUPS)
-    get = _field_values.get
+    get = _fields.get
     unknown: list[str] = []
     temps_c, temps_max_c = _read_temps(temps) if temps is not None else ({}, {})
     engine_map = _read_engines(engines) if engines is not None else {}
@@ -163,17 +166,17 @@ def _parse(line: str, *, walk: bool = False) -> Sample:
         _add_mts(engine_map, mts)
     gpu_value = None
     if gpu is not None:
-        gpu_value = _merge_gpu(None, get(gpu) or _field_value("gpu", gpu))
+        gpu_value = get(gpu) or _field_value("gpu", gpu)
         if gpu2 is not None:
-            gpu_value = _merge_gpu(gpu_value, get(gpu2) or _field_value("gpu", gpu2))
+            gpu_value = _merge_gpu(gpu_value, gpu2)
     return Sample(
         raw=raw,
-        ram=Memory(*(get(ram) or _field_value("ram", ram))),
-        swap=None if swap is None else Memory(*(get(swap) or _field_value("swap", swap))),
-        iram=None if iram is None else Iram(*(get(iram) or _field_value("iram", iram))),
+        ram=get(ram) or _field_value("ram", ram),
+        swap=None if swap is None else (get(swap) or _field_value("swap", swap)),
+        iram=None if iram is None else (get(iram) or _field_value("iram", iram)),
         cpus=_read_cpus(cpu, None, unknown),
         gpu=gpu_value,
-        emc=None if emc is None else Clocked(*(get(emc) or _field_value("emc", emc))),
+        emc=None if emc is None else (get(emc) or _field_value("emc", emc)),
         engines=engine_map,
         temps_c=temps_c,
         temps_max_c=temps_max_c,
@@ -194,7 +197,7 @@ def _walk(raw: str, text: str, pos: int, stamp: str | None) -> Sample:
     temp_counts: dict[str, int] = {}  # suffixes given to repeated names
     rail_counts: dict[str, int] = {}
     engine_counts: dict[str, int] = {}
-    get = _field_values.get
+    get = _fields.get
     for m in _TOKEN.finditer(text, pos):
         kind = m.lastgroup
         field = m.group()
@@ -215,15 +218,15 @@ def _walk(raw: str, text: str, pos: int, stamp: str | None) -> Sample:
         elif kind == "cpu":
             cpus = _read_cpus(field[field.index("[") + 1 : -1], None, unknown)
         elif kind == "ram":
-            ram = Memory(*(get(field) or _field_value(kind, field)))
+            ram = get(field) or _field_value(kind, field)
         elif kind == "swap":
-            swap = Memory(*(get(field) or _field_value(kind, field)))
+            swap = get(field) or _field_value(kind, field)
         elif kind == "iram":
-            iram = Iram(*(get(field) or _field_value(kind, field)))
+            iram = get(field) or _field_value(kind, field)
         elif kind == "emc":
-            emc = Clocked(*(get(field) or _field_value(kind, field)))
+            emc = get(field) or _field_value(kind, field)
         elif kind == "gpu":
-            gpu = _merge_gpu(gpu, get(field) or _field_value(kind, field))
+            gpu = _merge_gpu(gpu, field)
         elif kind == "mts":
             _add_mts(engines, field)
         elif kind == "tk1cpu":
@@ -254,7 +257,7 @@ def _walk(raw: str, text: str, pos: int, stamp: str | None) -> Sample:
 # --- field readers (shared by both paths) ------------------------------------------------------
 
 
-def _remember(cache: dict[str, tuple], key: str, value: tuple) -> tuple:
+def _remember(cache: dict[str, Any], key: str, value: Any) -> Any:
     if len(cache) >= _CACHE_LIMIT:
         cache.clear()
     cache[key] = value
@@ -278,13 +281,12 @@ def _put(target: dict, counts: dict[str, int], name: str, value: object) -> str:
     return name
 
 
-def _field_value(kind: str, text: str) -> tuple:
-    """Constructor arguments of a RAM/SWAP/IRAM/EMC field, or (second GPC?, load, clocks) of a
-    GPU field; cached by the field's text."""
+def _field_value(kind: str, text: str) -> Memory | Iram | Clocked | Gpu:
+    """The model object of a RAM/SWAP/IRAM/EMC/GPU field, cached by the field's text."""
     groups = _FIELD_RE[kind].fullmatch(text).groups()
     if kind == "ram":
         used, total, count, size, unit = groups
-        value: tuple = (
+        value: Memory | Iram | Clocked | Gpu = Memory(
             float(used),
             float(total),
             None,
@@ -293,28 +295,29 @@ def _field_value(kind: str, text: str) -> tuple:
         )
     elif kind == "swap":
         used, total, cached = groups
-        value = (float(used), float(total), None if cached is None else float(cached))
+        value = Memory(float(used), float(total), None if cached is None else float(cached))
     elif kind == "iram":
         used, total, lfb = groups
-        value = (float(used), float(total), None if lfb is None else float(lfb))
+        value = Iram(float(used), float(total), None if lfb is None else float(lfb))
     elif kind == "emc":
         load, mhz = groups
-        value = (float(load), None if mhz is None else int(mhz))
-    else:  # gpu
-        second, load, clocks, mhz, thor_clocks = groups
+        value = Clocked(float(load), None if mhz is None else int(mhz))
+    else:  # gpu; the GR3D2 group is told apart by _merge_gpu
+        _second, load, clocks, mhz, thor_clocks = groups
         clocks = clocks or thor_clocks
         gpc = tuple(map(int, clocks.split(","))) if clocks else (int(mhz),) if mhz else ()
-        value = (bool(second), None if load is None else float(load), gpc)
-    return _remember(_field_values, text, value)
+        value = Gpu(None if load is None else float(load), gpc)
+    return _remember(_fields, text, value)
 
 
-def _merge_gpu(gpu: Gpu | None, value: tuple) -> Gpu:
+def _merge_gpu(gpu: Gpu | None, text: str) -> Gpu:
     """Early JetPack 5 prints the second GPC as its own field (GR3D2_FREQ): one more GPC clock;
-    the load stays the first field's when it has one."""
-    second, load, gpc = value
-    if second and gpu is not None:
-        return Gpu(gpu.load_pct if gpu.load_pct is not None else load, gpu.gpc_mhz + gpc)
-    return Gpu(load, gpc)
+    the load stays the first field's when it has one. Any other GPU field replaces ``gpu``."""
+    value = _fields.get(text) or _field_value("gpu", text)
+    if gpu is not None and text.startswith("GR3D2"):
+        load = gpu.load_pct if gpu.load_pct is not None else value.load_pct
+        return Gpu(load, gpu.gpc_mhz + value.gpc_mhz)
+    return value
 
 
 def _add_mts(engines: dict[str, Engine], text: str) -> None:
@@ -329,39 +332,46 @@ def _read_cpus(text: str, shared_mhz: int | None, unknown: list[str]) -> list[Cp
     if not text:
         return []
     entries = text.split(",")
-    values = list(map(_cpu_values.get, entries))
-    if shared_mhz is None and "off" not in text and None not in values:
-        return list(starmap(CpuCore, values))
-    values = [_cpu_value(e, unknown) if v is None else v for e, v in zip(entries, values, strict=True)]
-    return [
-        None if v is _OFF else CpuCore(v[0], v[1] if shared_mhz is None else shared_mhz) for v in values
-    ]
+    if shared_mhz is None:
+        try:  # every entry seen before: the usual case, one C-level pass
+            return list(map(_cpu_cores.__getitem__, entries))
+        except KeyError:
+            pass
+    cores = [_cpu_core(entry, unknown) for entry in entries]
+    if shared_mhz is None:
+        return cores
+    return [None if core is None else CpuCore(core.load_pct, shared_mhz) for core in cores]
 
 
-def _cpu_value(entry: str, unknown: list[str]) -> tuple:
-    """``5%@729`` -> (5.0, 729); an entry not understood goes to ``unknown`` and its core is kept
-    with no values, so that the cores after it keep their index."""
+def _cpu_core(entry: str, unknown: list[str]) -> CpuCore | None:
+    """``5%@729`` -> CpuCore(5.0, 729), ``off`` -> None; an entry not understood goes to
+    ``unknown`` and its core is kept with no values, so that the cores after it keep their index."""
+    if entry in _cpu_cores:
+        return _cpu_cores[entry]
     if entry == "off":
-        return _remember(_cpu_values, entry, _OFF)
+        return _remember(_cpu_cores, entry, None)
     m = _CPU_ENTRY.fullmatch(entry)
     if m is None:
         if entry:  # an empty entry ("[5%@729,]") has nothing to keep
             unknown.append(entry)
         return _UNREAD
     load, mhz = m.groups()
-    return _remember(_cpu_values, entry, (float(load), None if mhz is None else int(mhz)))
+    return _remember(_cpu_cores, entry, CpuCore(float(load), None if mhz is None else int(mhz)))
 
 
 def _read_temps(run: str) -> tuple[dict[str, float | None], dict[str, float]]:
     """A run of ``name@valueC`` -> ({name: celsius or None}, {name: max}); names lower-cased."""
     tokens = run.split()
-    values = list(map(_temp_values.get, tokens))
-    if None in values:
-        values = [_temp_value(t) if v is None else v for t, v in zip(tokens, values, strict=True)]
+    if "/" not in run:  # no max readings (all but JetPack 7): build the dict in C
+        try:
+            temps = dict(map(_temp_pairs.__getitem__, tokens))
+        except KeyError:
+            temps = dict(map(_temp_pair, tokens))
+        if len(temps) == len(tokens):
+            return temps, {}
+    values = [_temp_values.get(t) or _remember(_temp_values, t, _temp_value(t)) for t in tokens]
     temps = {name: celsius for name, celsius, _ in values}
     if len(temps) == len(values):
-        if "/" not in run:
-            return temps, {}
         return temps, {name: top for name, _, top in values if top is not None}
     temps = {}
     temps_max = {}
@@ -373,54 +383,69 @@ def _read_temps(run: str) -> tuple[dict[str, float | None], dict[str, float]]:
     return temps, temps_max
 
 
+def _temp_pair(token: str) -> tuple:
+    return _temp_pairs.get(token) or _remember(_temp_pairs, token, _temp_value(token)[:2])
+
+
 def _temp_value(token: str) -> tuple:
     """``CPU@44.5C`` -> ("cpu", 44.5, None); ``cpu@52.9C/53.1C`` -> ("cpu", 52.9, 53.1);
     ``-256C`` (sensor off) -> None. The regex has checked the form."""
     name, _, reading = token.partition("@")
     now, _, top = reading.partition("/")
     celsius = float(now[:-1])
-    value = (name.lower(), None if celsius == _SENSOR_OFF else celsius, float(top[:-1]) if top else None)
-    return _remember(_temp_values, token, value)
+    return (name.lower(), None if celsius == _SENSOR_OFF else celsius, float(top[:-1]) if top else None)
 
 
 def _read_rails(run: str) -> dict[str, Rail]:
-    """A run of ``NAME now/avg[/peak]`` (mW, with or without the unit) -> {name: Rail}. Readings
-    vary too much from line to line for a cache to pay."""
+    """A run of ``NAME now/avg[/peak]`` (mW, with or without the unit) -> {name: Rail}. Idle
+    boards repeat most readings, so they are cached like the other fields."""
     tokens = run.split()
-    rails: dict[str, Rail] = {}
+    names = tokens[0::2]
+    readings = tokens[1::2]
+    try:  # every reading seen before: build the dict in C
+        rails = dict(zip(names, map(_rail_readings.__getitem__, readings), strict=True))
+    except KeyError:
+        rails = dict(zip(names, map(_rail_reading, readings), strict=True))
+    if len(rails) == len(names):
+        return rails
+    rails = {}  # a name printed again (AGX Orin's two NC rails)
     counts: dict[str, int] = {}
-    for name, reading in zip(tokens[0::2], tokens[1::2], strict=True):
-        now, _, rest = reading.replace("mW", "").partition("/")
-        avg, _, peak = rest.partition("/")
-        rail = Rail(float(now), float(avg), float(peak) if peak else None)
-        if name in rails:
-            _put(rails, counts, name, rail)
-        else:
-            rails[name] = rail
+    for name, reading in zip(names, readings, strict=True):
+        _put(rails, counts, name, _rail_reading(reading))
     return rails
 
 
+def _rail_reading(reading: str) -> Rail:
+    rail = _rail_readings.get(reading)
+    if rail is None:
+        now, _, rest = reading.replace("mW", "").partition("/")
+        avg, _, peak = rest.partition("/")
+        rail = Rail(float(now), float(avg), float(peak) if peak else None)
+        _remember(_rail_readings, reading, rail)
+    return rail
+
+
 def _read_engines(run: str) -> dict[str, Engine]:
-    names, args, repeats = _engine_runs.get(run) or _engine_run(run)
+    items, repeats = _engine_runs.get(run) or _engine_run(run)
     if not repeats:
-        return dict(zip(names, starmap(Engine, args), strict=True))
+        return dict(items)
     engines: dict[str, Engine] = {}
     counts: dict[str, int] = {}
-    for name, arg in zip(names, args, strict=True):
-        _put(engines, counts, name, Engine(*arg))
+    for name, engine in items:
+        _put(engines, counts, name, engine)
     return engines
 
 
 def _engine_run(run: str) -> tuple:
-    """(names, (load, MHz, off) per engine, whether a name repeats) of a run of engine tokens."""
-    names = []
-    args = []
+    """((name, Engine) per engine, whether a name repeats) of a run of engine tokens."""
+    items = []
     for name, index, off, load, mhz, at, clock in _ENGINE_ITEM.findall(run):
-        names.append(name + index)
         if off:
-            args.append((None, None, True))
+            engine = Engine(None, None, True)
         elif load:
-            args.append((float(load), int(mhz), False))
+            engine = Engine(float(load), int(mhz), False)
         else:
-            args.append((None, int(at or clock), False))
-    return _remember(_engine_runs, run, (tuple(names), tuple(args), len(set(names)) != len(names)))
+            engine = Engine(None, int(at or clock), False)
+        items.append((name + index, engine))
+    repeats = len({name for name, _ in items}) != len(items)
+    return _remember(_engine_runs, run, (tuple(items), repeats))
