@@ -1,0 +1,161 @@
+"""How much the monitor costs: CPU per wall second at 1 Hz, and memory with a day of history.
+
+    .venv/bin/python benchmarks/overhead.py            # 60 s run + the 24 h history check
+    .venv/bin/python benchmarks/overhead.py --seconds 20 --size 200x60
+
+Part 1 runs the real app headless (Textual's test driver: layout, rendering and plots all run;
+only the terminal write is skipped) on a replay of a long 1 Hz recording played at 1x, after a
+seek that fills the plots, and reports process CPU seconds per wall second (all threads: source
+worker, recorder, event loop) and peak RSS. Targets: <= 2 % of one core at 1 Hz.
+
+Part 2, in a fresh process, ingests 24 h of 1 Hz samples into the app's history, draws every pane
+zoomed to "all", and reports the ingest cost per sample, the time of that redraw, and the RSS.
+Target: <= 150 MB.
+
+Samples are the shipped demo log (a real Orin Nano Super run) re-timed to 1 s apart and looped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from jtop_roof.config import Config  # noqa: E402
+from jtop_roof.logfile import iter_records  # noqa: E402
+from jtop_roof.model import Sample, record_to_json  # noqa: E402
+from jtop_roof.timeline import parse_tz  # noqa: E402
+
+DEMO_LOG = REPO / "jtop_roof" / "data" / "demo_orinnano_super.log"
+
+
+def demo_samples() -> list[Sample]:
+    with DEMO_LOG.open(encoding="utf-8") as stream:
+        return [r for r in iter_records(stream, tz=parse_tz("UTC"), interval_s=None)
+                if isinstance(r, Sample) and r.is_sample]
+
+
+def looped(samples: list[Sample], count: int, start_wall: float = 1_776_000_000.0):
+    """``count`` samples 1 s apart, cycling through the demo run."""
+    for i in range(count):
+        sample = samples[i % len(samples)]
+        sample.t_mono = float(i)
+        sample.t_wall = start_wall + i
+        sample.raw = None
+        yield sample
+
+
+def write_recording(path: Path, seconds: int) -> None:
+    header = {"type": "header", "schema": 1, "app": "jroof-tui", "version": "bench", "source": "tegrastats",
+              "start_wall": 1_776_000_000.0, "start_mono": 0.0, "tz": "UTC", "interval_ms": 1000,
+              "model": "benchmark (demo log re-timed to 1 Hz)"}
+    with path.open("w", encoding="utf-8") as out:
+        out.write(json.dumps(header) + "\n")
+        for sample in looped(demo_samples(), seconds):
+            out.write(json.dumps(record_to_json(sample), separators=(",", ":")) + "\n")
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kB
+
+
+def current_rss_mb() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+async def live_run(seconds: float, size: tuple[int, int]) -> None:
+    from jtop_roof.app import JroofApp
+    from jtop_roof.sources.replay import ReplaySource
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "long.jsonl"
+        write_recording(path, 4 * 3600)
+        source = ReplaySource(path, speed=1.0, tz="UTC", hold_at_end=True)
+        app = JroofApp(source, Config(tz="UTC"), user_themes=Path(tmp) / "themes")
+        async with app.run_test(size=size) as pilot:
+            source.seek(3600.0, relative=False)  # 120 s of backfill fills the 2 min plots
+            while app.history.last_t_mono is None or app.history.last_t_mono < 3599:
+                await pilot.pause(0.1)
+            await pilot.pause(3.0)  # settle: first full draws, caches
+            samples_before = len(app.history)
+            cpu0, wall0 = time.process_time(), time.monotonic()
+            await pilot.pause(seconds)
+            cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
+            ingested = len(app.history) - samples_before
+    print(f"live replay at 1 Hz, {size[0]}x{size[1]}, {wall:.1f} s: {ingested} samples, "
+          f"CPU {cpu:.2f} s = {100 * cpu / wall:.2f} % of one core; peak RSS {peak_rss_mb():.0f} MB")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=60.0, help="length of the measured live run")
+    parser.add_argument("--size", default="120x40", help="terminal size, e.g. 120x40")
+    parser.add_argument("--part", choices=("all", "live", "day"), default="all")
+    args = parser.parse_args()
+    width, height = (int(v) for v in args.size.lower().split("x"))
+    if args.part in ("all", "live"):
+        asyncio.run(live_run(args.seconds, (width, height)))
+    if args.part in ("all", "day"):
+        if args.part == "all":
+            # A fresh process, so the RSS is that of a day of history and not of part 1 as well.
+            return subprocess.call([sys.executable, __file__, "--part", "day", "--size", args.size])
+        asyncio.run(day_run((width, height)))
+    return 0
+
+
+async def day_run(size: tuple[int, int]) -> None:
+    import threading
+
+    from jtop_roof.app import JroofApp
+    from jtop_roof.sources.base import Source
+
+    class IdleSource(Source):
+        """Says nothing: history is filled directly."""
+
+        kind = "tegrastats"
+
+        def __init__(self) -> None:
+            self._stop = threading.Event()
+
+        def records(self):
+            self._stop.wait()
+            return iter(())
+
+        def stop(self) -> None:
+            self._stop.set()
+
+    samples = demo_samples()
+    with tempfile.TemporaryDirectory() as tmp:
+        app = JroofApp(IdleSource(), Config(tz="UTC"), user_themes=Path(tmp))
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause(0.5)
+            base_rss = current_rss_mb()
+            started = time.perf_counter()
+            for sample in looped(samples, 86400):
+                app.history.append(sample)
+            ingest_s = time.perf_counter() - started
+            app._window_s = None  # zoom: all
+            started = time.perf_counter()
+            app.redraw_now()
+            await pilot.pause()
+            redraw_s = time.perf_counter() - started
+            rss = current_rss_mb()
+            history_mb = app.history.memory_bytes() / 2**20
+    print(f"24 h of 1 Hz history: ingest {1e6 * ingest_s / 86400:.1f} µs/sample; ring buffers "
+          f"{history_mb:.1f} MB; full redraw zoomed to all {1000 * redraw_s:.0f} ms; RSS {rss:.0f} MB "
+          f"(app running with empty history: {base_rss:.0f} MB; peak {peak_rss_mb():.0f} MB)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

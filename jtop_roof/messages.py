@@ -1,0 +1,48 @@
+"""Messages from the source worker thread to the app (``post_message`` is thread-safe; handlers run
+on the event loop, so only they touch history and widgets)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from jtop_roof.model import Record
+
+
+@dataclass
+class RecordReceived(Message, bubble=False):
+    """One record (sample, marker or event) from the source, already written to the recording."""
+
+    record: Record
+
+
+@dataclass
+class SourceEnded(Message, bubble=False):
+    """``records()`` returned (``error`` None) or raised (``error`` says what)."""
+
+    error: str | None = None
+
+
+@dataclass
+class RecordingFailed(Message, bubble=False):
+    """Writing the recording failed in the worker (disk full, I/O error); recording stopped."""
+
+    error: str
+
+
+@dataclass
+class SourceDescribed(Message, bubble=False):
+    """``source.describe()`` (board, power mode, trip points, hints), fetched in the worker because
+    it may run commands such as ``nvpmodel -q``."""
+
+    info: dict
+
+
+@dataclass
+class MarkerRequested(Message, bubble=False):
+    """A phase boundary asked for from outside the UI (``jroof-tui mark`` from a benchmark script)."""
+
+    kind: str
+    name: str | None
+    origin: str = "script"

@@ -1,0 +1,563 @@
+"""The monitor's panes. Each turns the newest sample and the history into readout lines (wide or
+one-line compact) and, where it has one, a time plot.
+
+Text from the board (rail, zone and engine names) and from users (phase names) goes through
+``printable`` and into plain chunks: it is never parsed as markup.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+
+from jtop_roof.config import Thresholds
+from jtop_roof.history import History
+from jtop_roof.metrics import (
+    bar_parts,
+    classify_temp,
+    fmt_energy,
+    fmt_memory,
+    fmt_power,
+    load_level,
+    printable,
+    sparkline,
+)
+from jtop_roof.model import Sample
+from jtop_roof.widgets.readout import Line, Readout
+from jtop_roof.widgets.timeplot import Axis, Series, TimePlot
+
+PLOT_COLOURS = ("plot-1", "plot-2", "plot-3", "plot-4", "plot-5", "plot-6")
+#: Width of a compact line's label column ("CPU ", "TEMP ").
+LABEL_WIDTH = 5
+NAME_CHARS = 16  # rail/zone/engine names are cut to this many characters
+
+
+@dataclass
+class View:
+    """Everything a pane needs to draw, rebuilt by the app on each redraw."""
+
+    history: History
+    thresholds: Thresholds
+    tz: tzinfo
+    window_s: float | None
+    compact: bool = False
+    wall_axis: bool = False
+    trips: dict[str, float] = field(default_factory=dict)
+    max_clocks: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def sample(self) -> Sample | None:
+        return self.history.latest
+
+
+def window_label(window_s: float | None) -> str:
+    if window_s is None:
+        return "all"
+    if window_s < 120:
+        return f"{window_s:g} s"
+    if window_s < 3600:
+        return f"{window_s / 60:g} min"
+    return f"{window_s / 3600:g} h"
+
+
+def _flow(items: list[Line], width: int, gap: str = "  ", indent: Line | None = None) -> list[Line]:
+    """Lay chunks of items out left to right, wrapping at ``width``."""
+    lines: list[Line] = []
+    current: Line = list(indent or [])
+    used = sum(len(t) for t, _ in current)
+    start = used
+    for item in items:
+        size = sum(len(t) for t, _ in item)
+        if used > start and used + len(gap) + size > width:
+            lines.append(current)
+            current = [(" " * start, None)] if start else []
+            used = start
+        if used > start:
+            current.append((gap, None))
+            used += len(gap)
+        current.extend(item)
+        used += size
+    if used > start or not lines:
+        lines.append(current)
+    return lines
+
+
+def _legend(left: str, right: str) -> Line:
+    """Swatches in the plot's line colours: the first series on the left axis, the second right."""
+    return [("━ ", "plot-1"), (f"{left}  ", "muted"), ("━ ", "plot-2"), (right, "muted")]
+
+
+def _spark(history: History, key: str, width: int, window_s: float | None, low=None, high=None) -> str:
+    t_to = history.last_t_mono
+    if t_to is None or width <= 0:
+        return ""
+    t_from = None if window_s is None else t_to - window_s
+    _, values = history.series(key, t_from, t_to, width)
+    return sparkline(values.tolist(), width, low, high)
+
+
+class Pane(Vertical):
+    """A bordered pane with a readout and (optionally) a plot below it."""
+
+    HAS_PLOT = True
+    SHORT = ""
+
+    def __init__(self, *, id: str) -> None:
+        super().__init__(id=id, classes="pane")
+        self._titles: tuple[str, str | None] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Readout(classes="readout")
+        if self.HAS_PLOT:
+            yield TimePlot(classes="plot")
+
+    @property
+    def readout(self) -> Readout:
+        return self.query_one(Readout)
+
+    @property
+    def plot(self) -> TimePlot | None:
+        return self.query_one(TimePlot) if self.HAS_PLOT else None
+
+    @property
+    def compact(self) -> bool:
+        return self.screen.has_class("-compact") and not self.has_class("-focused")
+
+    def update_readout(self, view: View) -> None:
+        width = self.readout.size.width or max(20, self.size.width - 2)
+        if self.compact:
+            lines = self.compact_lines(view, width)
+        else:
+            lines = self.lines(view, width)
+        self.readout.set_lines(lines)
+        # Setting a border title repaints the whole pane: only when the text changes.
+        title, subtitle = self.title(view), self.subtitle(view)
+        if (title, subtitle) != self._titles:
+            self._titles = (title, subtitle)
+            self.border_title = Content(title)
+            self.border_subtitle = None if subtitle is None else Content(subtitle)
+
+    def title(self, view: View) -> str:
+        return self.SHORT
+
+    def subtitle(self, view: View) -> str | None:
+        return window_label(view.window_s) if self.HAS_PLOT else None
+
+    def lines(self, view: View, width: int) -> list[Line]:
+        raise NotImplementedError
+
+    def compact_lines(self, view: View, width: int) -> list[Line]:
+        return self.lines(view, width)[:1]
+
+    def series(self, view: View) -> tuple[list[Series], Axis, Axis]:
+        return [], Axis(), Axis()
+
+    def update_plot(self, view: View) -> None:
+        plot = self.plot
+        if plot is None:
+            return
+        lines, left, right = self.series(view)
+        plot.draw(view.history, lines, window_s=view.window_s, tz=view.tz, wall_axis=view.wall_axis,
+                  left=left, right=right)
+
+
+def _pct_chunk(pct: float | None, view: View) -> tuple[str, str]:
+    if pct is None:
+        return "  —", "muted"
+    return f"{pct:3.0f}%", load_level(pct, view.thresholds)
+
+
+class CpuPane(Pane):
+    SHORT = "CPU"
+
+    def title(self, view: View) -> str:
+        cpus = view.sample.cpus if view.sample else None
+        if not cpus:
+            return "CPU"
+        off = sum(1 for c in cpus if c is None)
+        return f"CPU · {len(cpus)} cores" + (f" · {off} off" if off else "")
+
+    def lines(self, view: View, width: int) -> list[Line]:
+        cpus = view.sample.cpus if view.sample else None
+        if not cpus:
+            return [[("no CPU data", "muted")]]
+        count = len(cpus)
+        columns = 2 if count > 8 and width >= 2 * 20 + 2 else 1
+        col_width = (width - 2 * (columns - 1)) // columns
+        rows = math.ceil(count / columns)
+        with_unit = col_width >= 30
+        tail = 10 + (4 if with_unit else 0)
+        bar_width = max(3, col_width - 3 - tail)
+        out: list[Line] = [[] for _ in range(rows)]
+        for index, core in enumerate(cpus):
+            line = out[index % rows]
+            if line:
+                line.append(("  ", None))
+            label = f"{index:>2} "
+            if core is None:
+                line.extend([(label, "label"), ("off".ljust(col_width - 3), "off")])
+                continue
+            filled, empty = bar_parts(core.load_pct, bar_width)
+            pct, level = _pct_chunk(core.load_pct, view)
+            mhz = "    —" if core.mhz is None else f"{core.mhz:>5}"
+            line.extend([(label, "label"), (filled, level if level != "ok" else "bar"),
+                         (empty, "bar-empty"), (f" {pct}", level), (mhz, None)])
+            if with_unit:
+                line.append((" MHz", "muted"))
+        return out
+
+    def compact_lines(self, view: View, width: int) -> list[Line]:
+        cpus = view.sample.cpus if view.sample else None
+        head: Line = [("CPU".ljust(LABEL_WIDTH), "title")]
+        if not cpus:
+            return [head + [("no CPU data", "muted")]]
+        online = [c for c in cpus if c is not None]
+        loads = [c.load_pct for c in online if c.load_pct is not None]
+        avg = sum(loads) / len(loads) if loads else None
+        filled, empty = bar_parts(avg, 8)
+        pct, level = _pct_chunk(avg, view)
+        line = head + [(filled, "bar"), (empty, "bar-empty"), (f" {pct} ", level)]
+        clocks = [c.mhz for c in online if c.mhz is not None]
+        for core in cpus:
+            if core is None:
+                line.append((" off", "off"))
+            else:
+                value = "—" if core.load_pct is None else f"{core.load_pct:.0f}"
+                line.append((f" {value}", load_level(core.load_pct, view.thresholds)))
+        if clocks:
+            line.append((f"  @{max(clocks)} MHz", "muted"))
+        return [line]
+
+    def series(self, view: View) -> tuple[list[Series], Axis, Axis]:
+        return [Series("cpu_avg_load", "plot-1")], Axis(0, 100), Axis()
+
+    def subtitle(self, view: View) -> str | None:
+        return f"avg load % · {window_label(view.window_s)}"
+
+
+class GpuPane(Pane):
+    SHORT = "GPU"
+
+    def lines(self, view: View, width: int) -> list[Line]:
+        gpu = view.sample.gpu if view.sample else None
+        if gpu is None:
+            return [[("GPU not reported", "muted")]]
+        pct, level = _pct_chunk(gpu.load_pct, view)
+        line: Line = [("load ", "label"), (pct, level), ("   clock ", "label")]
+        max_mhz = view.max_clocks.get("gpu_mhz")
+        if gpu.mhz is None:
+            line.append(("—", "muted"))
+        else:
+            line.append((f"{gpu.mhz}" + (f"/{max_mhz:g}" if isinstance(max_mhz, (int, float)) else ""), None))
+            line.append((" MHz", "muted"))
+        out = [line]
+        if len(gpu.gpc_mhz) > 1:
+            clocks = " · ".join(str(m) for m in gpu.gpc_mhz)
+            out.append([("GPC  ", "label"), (clocks, None), (" MHz", "muted")])
+        out.append(_legend("load %", "clock MHz (right)"))
+        return out
+
+    def compact_lines(self, view: View, width: int) -> list[Line]:
+        gpu = view.sample.gpu if view.sample else None
+        head: Line = [("GPU".ljust(LABEL_WIDTH), "title")]
+        if gpu is None:
+            return [head + [("not reported", "muted")]]
+        pct, level = _pct_chunk(gpu.load_pct, view)
+        clock = "—" if gpu.mhz is None else f"{gpu.mhz}"
+        line = head + [(pct, level), (f" {clock:>5} MHz ", None)]
+        used = sum(len(t) for t, _ in line)
+        spark = _spark(view.history, "gpu_load", min(30, width - used), view.window_s, 0, 100)
+        line.append((spark, "plot-1"))
+        return [line]
+
+    def series(self, view: View) -> tuple[list[Series], Axis, Axis]:
+        max_mhz = view.max_clocks.get("gpu_mhz")
+        top = float(max_mhz) if isinstance(max_mhz, (int, float)) else None
+        return ([Series("gpu_load", "plot-1"), Series("gpu_mhz", "plot-2", right=True)],
+                Axis(0, 100), Axis(0, top))
+
+
+class MemoryPane(Pane):
+    SHORT = "Memory"
+
+    def lines(self, view: View, width: int) -> list[Line]:
+        sample = view.sample
+        if sample is None:
+            return [[("no data", "muted")]]
+        out: list[Line] = []
+        emc = sample.emc
+        if emc is None:
+            out.append([("EMC ", "label"), ("not reported", "muted")])
+        else:
+            pct, level = _pct_chunk(emc.load_pct, view)
+            line: Line = [("EMC ", "label"), (pct, level)]
+            if emc.mhz is not None:
+                line += [(" @ ", "muted"), (f"{emc.mhz}", None), (" MHz", "muted")]
+            out.append(line)
+        out.append(self._memory_line(sample))
+        if sample.iram is not None:
+            out.append([("IRAM ", "label"), (f"{sample.iram.used_kb:g}/{sample.iram.total_kb:g}", None),
+                        (" kB", "muted")])
+        if emc is not None:
+            out.append(_legend("EMC load %", "clock MHz (right)"))
+        return out
+
+    @staticmethod
+    def _memory_line(sample: Sample) -> Line:
+        line: Line = [("RAM ", "label")]
+        if sample.ram is None:
+            line.append(("—", "muted"))
+        else:
+            line.append((fmt_memory(sample.ram.used_mb, sample.ram.total_mb), None))
+        line.append(("   SWAP ", "label"))
+        if sample.swap is None:
+            line.append(("—", "muted"))
+        else:
+            line.append((fmt_memory(sample.swap.used_mb, sample.swap.total_mb), None))
+        return line
+
+    def compact_lines(self, view: View, width: int) -> list[Line]:
+        sample = view.sample
+        head: Line = [("MEM".ljust(LABEL_WIDTH), "title")]
+        if sample is None:
+            return [head + [("no data", "muted")]]
+        line = list(head)
+        emc = sample.emc
+        if emc is not None:
+            pct, level = _pct_chunk(emc.load_pct, view)
+            line += [("EMC ", "label"), (pct, level)]
+            if emc.mhz is not None:
+                line.append((f" {emc.mhz} MHz", None))
+            line.append(("  ", None))
+        return [line + self._memory_line(sample)]
+
+    def series(self, view: View) -> tuple[list[Series], Axis, Axis]:
+        return ([Series("emc_load", "plot-1"), Series("emc_mhz", "plot-2", right=True)],
+                Axis(0, 100), Axis(0, None))
+
+
+class PowerPane(Pane):
+    SHORT = "Power"
+
+    def _plotted_rails(self, view: View) -> list[str]:
+        """Rails drawn besides the total: not the rail that is the total, at most five."""
+        history = view.history
+        return [r for r in history.rails if r != history.power_source][: len(PLOT_COLOURS) - 1]
+
+    def lines(self, view: View, width: int) -> list[Line]:
+        sample = view.sample
+        if sample is None or not sample.rails:
+            return [[("no power rails reported", "muted")]]
+        plotted = self._plotted_rails(view)
+        total = sample.power_total
+        names = [printable(n, NAME_CHARS) for n in sample.rails]
+        pad = max(len(n) for n in names + ["total"])
+        out: list[Line] = []
+        for raw_name, name in zip(sample.rails, names, strict=True):
+            rail = sample.rails[raw_name]
+            colour = f"plot-{plotted.index(raw_name) + 2}" if raw_name in plotted else "label"
+            line: Line = [(name.ljust(pad), colour), (fmt_power(rail.now_mw).rjust(9), None)]
+            if total is not None and total.source == raw_name:
+                line.append(("  total", "plot-1"))
+            out.append(line)
+        if total is not None and total.source not in sample.rails:
+            out.append([("total".ljust(pad), "plot-1"), (fmt_power(total.mw).rjust(9), None),
+                        (f"  {printable(total.source, max(8, width - pad - 12))}", "muted")])
+        energy = view.history.energy
+        out.append([("energy ", "label"), (fmt_energy(energy.total_j), None), (" · phase ", "label"),
+                    (fmt_energy(energy.phase_j), None if energy.phase_j is not None else "muted")])
+        return out
+
+    def compact_lines(self, view: View, width: int) -> list[Line]:
+        sample = view.sample
+        head: Line = [("PWR".ljust(LABEL_WIDTH), "title")]
+        total = sample.power_total if sample else None
+        if total is None:
+            return [head + [("no power rails reported", "muted")]]
+        energy = view.history.energy
+        tail: Line = [("  E ", "label"), (fmt_energy(energy.total_j), None)]
+        if energy.phase_j is not None:
+            tail += [(" · phase ", "label"), (fmt_energy(energy.phase_j), None)]
+        line = head + [(fmt_power(total.mw), None), (f" {printable(total.source, 24)} ", "muted")]
+        used = sum(len(t) for t, _ in line + tail)
+        line.append((_spark(view.history, "power_mw", min(20, width - used), view.window_s, 0), "plot-1"))
+        return [line + tail]
+
+    def series(self, view: View) -> tuple[list[Series], Axis, Axis]:
+        lines = [Series("power_mw", "plot-1", scale=1e-3)]
+        for index, rail in enumerate(self._plotted_rails(view)):
+            lines.append(Series(f"rail:{rail}", PLOT_COLOURS[index + 1], scale=1e-3))
+        return lines, Axis(0, None), Axis()
+
+    def subtitle(self, view: View) -> str | None:
+        source = view.history.power_source
+        label = f"W · total = {printable(source, 28)}" if source else "W"
+        return f"{label} · {window_label(view.window_s)}"
+
+
+class TempPane(Pane):
+    SHORT = "Temperatures"
+
+    def _readings(self, view: View):
+        sample = view.sample
+        if sample is None:
+            return []
+        return [classify_temp(zone, value, view.trips, view.thresholds)
+                for zone, value in sample.temps_c.items()]
+
+    def _plotted(self, view: View) -> list[str]:
+        """Measured zones, junction temperature first, at most six."""
+        readings = [r for r in self._readings(view) if r.state not in ("off", "fixed")]
+        zones = [r.zone for r in readings]
+        zones.sort(key=lambda z: z.lower() != "tj")
+        return zones[: len(PLOT_COLOURS)]
+
+    def _items(self, view: View, plotted: list[str]) -> list[Line]:
+        items: list[Line] = []
+        for reading in self._readings(view):
+            name = printable(reading.zone, NAME_CHARS)
+            colour = f"plot-{plotted.index(reading.zone) + 1}" if reading.zone in plotted else "label"
+            if reading.state == "off":
+                items.append([(f"{name} ", "label"), ("off", "off")])
+            elif reading.state == "fixed":
+                items.append([(f"{name} ", "label"), (f"{reading.value_c:g} fixed", "fixed")])
+            else:
+                items.append([(f"{name} ", colour), (f"{reading.value_c:.1f}", reading.state)])
+        return items
+
+    def _hottest_line(self, view: View) -> Line | None:
+        measured = [r for r in self._readings(view) if r.state not in ("off", "fixed")]
+        if not measured:
+            return None
+        with_trip = [r for r in measured if r.headroom_c is not None]
+        if with_trip:
+            worst = min(with_trip, key=lambda r: r.headroom_c)
+            return [(f"{printable(worst.zone, NAME_CHARS)} ", "label"),
+                    (f"{worst.value_c:.1f}°C", worst.state),
+                    ("  headroom ", "label"), (f"{worst.headroom_c:.1f}", worst.state),
+                    (f" to trip {worst.trip_c:g}°C", "muted")]
+        hottest = max(measured, key=lambda r: r.value_c)
+        return [("max ", "label"), (f"{hottest.value_c:.1f}°C", hottest.state),
+                (f" {printable(hottest.zone, NAME_CHARS)}", "muted"),
+                (f"  levels {view.thresholds.temp_warn_c:g}/{view.thresholds.temp_crit_c:g}°C", "muted")]
+
+    def lines(self, view: View, width: int) -> list[Line]:
+        items = self._items(view, self._plotted(view))
+        if not items:
+            return [[("no temperatures reported", "muted")]]
+        head = self._hottest_line(view)
+        return ([head] if head else []) + _flow(items, width)
+
+    def compact_lines(self, view: View, width: int) -> list[Line]:
+        items = self._items(view, [])
+        head: Line = [("TEMP".ljust(LABEL_WIDTH), "title")]
+        if not items:
+            return [head + [("no temperatures reported", "muted")]]
+        return _flow(items, width, indent=head)[:2]
+
+    def series(self, view: View) -> tuple[list[Series], Axis, Axis]:
+        zones = self._plotted(view)
+        return [Series(f"zone:{z}", PLOT_COLOURS[i]) for i, z in enumerate(zones)], Axis(), Axis()
+
+    def subtitle(self, view: View) -> str | None:
+        return f"°C · {window_label(view.window_s)}"
+
+
+class EnginesPane(Pane):
+    SHORT = "Engines"
+    HAS_PLOT = False
+
+    def _items(self, view: View) -> list[Line]:
+        sample = view.sample
+        if sample is None:
+            return []
+        items: list[Line] = []
+        for name, engine in sample.engines.items():
+            label = (f"{printable(name, NAME_CHARS)} ", "label")
+            if engine.off:
+                items.append([label, ("off", "off")])
+            elif engine.load_pct is not None:
+                clock = "" if engine.mhz is None else f"@{engine.mhz}"
+                level = load_level(engine.load_pct, view.thresholds)
+                items.append([label, (f"{engine.load_pct:.0f}%", level),
+                              (clock, None)])
+            elif engine.mhz is not None:
+                items.append([label, (f"{engine.mhz} MHz", None)])
+            else:
+                items.append([label, ("on", None)])
+        return items
+
+    def lines(self, view: View, width: int) -> list[Line]:
+        items = self._items(view)
+        if not items:
+            return [[("no engines reported", "muted")]]
+        return _flow(items, width)
+
+    def compact_lines(self, view: View, width: int) -> list[Line]:
+        head: Line = [("ENG".ljust(LABEL_WIDTH), "title")]
+        items = self._items(view)
+        if not items:
+            return [head + [("no engines reported", "muted")]]
+        return _flow(items, width, indent=head)[:1]
+
+
+class RooflinePane(Pane):
+    """Reserved for the roofline (another issue fills it)."""
+
+    SHORT = "Roofline"
+    HAS_PLOT = False
+
+    def lines(self, view: View, width: int) -> list[Line]:
+        return [[("roofline: not available yet", "muted")]]
+
+
+class EventsPane(Pane):
+    """Stream events (gaps, restarts, seeks, source errors), phase boundaries and session notes."""
+
+    SHORT = "Events"
+    HAS_PLOT = False
+
+    def lines(self, view: View, width: int) -> list[Line]:
+        entries: list[tuple[float, Line]] = []
+        history = view.history
+        for event in history.events:
+            when = self._when(event.t_wall, event.t_mono, view)
+            detail = printable(event.detail, max(10, width - 18))
+            if event.kind == "gap" and event.gap_s is not None:
+                detail = f"no data for {event.gap_s:.1f} s"
+            style = "crit" if event.kind in ("source_error", "gap") else None
+            kind = "" if detail.startswith(event.kind) else f"{event.kind} "
+            entries.append((event.t_mono or 0.0, [(when, "muted"), (kind, "label"), (detail, style)]))
+        for mark in history.markers:
+            when = self._when(view.history.wall_at(mark.t_mono), mark.t_mono, view)
+            text = "phase end" if mark.kind == "phase_end" else f"phase {printable(mark.name or '', 40)}"
+            entries.append((mark.t_mono, [(when, "muted"), (text, "phase")]))
+        entries.sort(key=lambda item: item[0])
+        notes: list[Line] = []
+        for note in view.notes:
+            for index, part in enumerate(textwrap.wrap(printable(note), max(10, width - 5)) or [""]):
+                notes.append([("note " if index == 0 else "     ", "label"), (part, "muted")])
+        lines = notes + [line for _, line in entries]
+        visible = max(1, self.size.height - 2) if self.size.height else 8
+        if not lines:
+            return [[("no events", "muted")]]
+        return lines[-visible:]
+
+    @staticmethod
+    def _when(t_wall: float | None, t_mono: float | None, view: View) -> str:
+        if t_wall is not None:
+            return datetime.fromtimestamp(t_wall, view.tz).strftime("%H:%M:%S ")
+        if t_mono is not None and view.history.first_t_mono is not None:
+            return f"+{t_mono - view.history.first_t_mono:7.1f}s "
+        return "         "
+
+    def compact_lines(self, view: View, width: int) -> list[Line]:
+        return self.lines(view, width)

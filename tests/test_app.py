@@ -1,0 +1,498 @@
+"""The monitor driven headless with Pilot: every key, modes, layout sizes, recording, safety."""
+
+from __future__ import annotations
+
+import json
+from datetime import timezone
+from pathlib import Path
+
+import pytest
+from tui_support import (
+    POSITION_S,
+    ScriptedSource,
+    fixture_sample_times,
+    last_sample_before,
+    make_config,
+    park_replay,
+    paused_replay,
+    replay_app,
+    wait_until,
+)
+
+from jtop_roof.app import JroofApp
+from jtop_roof.config import Thresholds
+from jtop_roof.history import History
+from jtop_roof.model import CpuCore, Event, Gpu, Memory, Rail, Sample
+from jtop_roof.recorder import Recorder
+from jtop_roof.widgets import CpuPane, EventsPane, HelpScreen, PhaseNameScreen, PowerPane, TempPane, View
+
+
+def live_samples(count: int = 5, **extra) -> list[Sample]:
+    out = []
+    for i in range(count):
+        out.append(Sample(
+            t_wall=1_700_000_000.0 + i, t_mono=float(i), ram=Memory(1000, 7600),
+            cpus=[CpuCore(10.0 * i, 1200), None], gpu=Gpu(50.0, (900,)),
+            temps_c={"tj": 50.0}, rails={"VDD_IN": Rail(5000.0, 5000.0)}, **extra,
+        ))
+    return out
+
+
+def live_app(tmp_path: Path, records=None, **kwargs) -> JroofApp:
+    source = ScriptedSource(live_samples() if records is None else records, info=kwargs.pop("info", None),
+                            fail=kwargs.pop("fail", None))
+    config = make_config(record_dir=str(tmp_path), **kwargs.pop("config", {}))
+    return JroofApp(source, config, user_themes=tmp_path / "themes", **kwargs)
+
+
+def markers_in(path: Path) -> list[dict]:
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    return [obj for obj in lines if obj["type"] == "marker"]
+
+
+# ------------------------------------------------------------------------------------ replay
+
+
+async def test_replay_fills_every_pane(tmp_path):
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await park_replay(pilot, app)
+        header = app.query_one("#header").plain
+        assert "Jetson Orin Nano 8GB Super" in header
+        assert "REPLAY ×1 PAUSED" in header
+        assert "00:01:00/00:01:12" in header
+        assert "▶ resnet50-fp16" in header
+        cpu = app.query_one("#cpu", CpuPane)
+        assert cpu.readout.plain.count("MHz") == 6
+        assert "VDD_IN" in app.query_one("#power").readout.plain
+        assert "total" in app.query_one("#power").readout.plain
+        assert "tj" in app.query_one("#temps").readout.plain
+        assert "APE 200 MHz" in app.query_one("#engines").readout.plain
+        events = app.query_one("#events").readout.plain
+        assert "gap" in events and "no data for 2.0 s" in events
+        assert "phase resnet50-int8" in events and "phase end" in events
+        assert app.history.energy.phase_j is not None and app.history.energy.phase_j > 0
+
+
+async def test_pause_and_resume(tmp_path):
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await park_replay(pilot, app)
+        assert app.source.paused
+        await pilot.press("space")
+        assert not app.source.paused
+        await pilot.press("space")
+        assert app.source.paused
+        app.redraw_now()
+        assert "PAUSED" in app.query_one("#header").plain
+
+
+async def test_step_plays_exactly_one_sample(tmp_path):
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await park_replay(pilot, app)
+        times = fixture_sample_times()
+        before = app.history.last_t_mono
+        expected = times[times.index(before) + 1]
+        await pilot.press("full_stop")
+        await wait_until(pilot, lambda: app.history.last_t_mono == expected, "one more sample")
+        await pilot.pause(0.1)
+        assert app.history.last_t_mono == expected
+        assert app.source.paused
+
+
+async def test_speed_keys_step_and_clamp(tmp_path):
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("plus")
+        assert app.source.speed == 2.0
+        await pilot.press("minus", "minus", "minus", "minus")
+        assert app.source.speed == 0.25
+        for _ in range(10):
+            await pilot.press("plus")
+        assert app.source.speed == 64.0
+        app.redraw_now()
+        assert "REPLAY ×64" in app.query_one("#header").plain
+
+
+async def test_seek_keys_move_the_playhead_and_refill_history(tmp_path):
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await park_replay(pilot, app, 30.0)
+        await pilot.press("right")
+        assert app.source.position_s == pytest.approx(40.0)
+        await pilot.press("left", "left")
+        assert app.source.position_s == pytest.approx(20.0)
+        await pilot.press("shift+right")
+        assert app.source.position_s == pytest.approx(app.source.duration_s)  # clamped at the end
+        await pilot.press("shift+left")
+        assert app.source.position_s == pytest.approx(app.source.duration_s - 60.0)
+        await pilot.press("home")
+        assert app.source.position_s == 0.0
+        await wait_until(pilot, lambda: app.history.events and app.history.events[-1].kind == "seek"
+                         and len(app.history) == 0, "history cleared by the seek to the start")
+        await pilot.press("end")
+        expected = last_sample_before(app.source.duration_s)
+        await wait_until(pilot, lambda: app.history.last_t_mono == expected, "history refilled to the end")
+
+
+async def test_follow_jumps_to_the_end_and_plays(tmp_path):
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await park_replay(pilot, app, 10.0)
+        await pilot.press("F")
+        assert not app.source.paused
+        assert app.source.position_s == pytest.approx(app.source.duration_s)
+
+
+async def test_replay_keys_are_hidden_live_and_record_hidden_in_replay(tmp_path):
+    replay = replay_app(tmp_path)
+    async with replay.run_test(size=(120, 40)):
+        assert replay.check_action("toggle_pause", ()) is True
+        assert replay.check_action("seek", (10,)) is True
+        assert replay.check_action("toggle_record", ()) is False
+        shown = {b.binding.id for b in replay.screen.active_bindings.values()}
+        assert "pause" in shown
+    live = live_app(tmp_path)
+    async with live.run_test(size=(120, 40)) as pilot:
+        for action in ("toggle_pause", "step", "speed_up", "speed_down", "seek", "seek_to", "follow"):
+            assert live.check_action(action, ()) is False
+        assert live.check_action("toggle_record", ()) is True
+        await pilot.press("space", "right", "plus")  # no replay controls on a live source: nothing happens
+        assert live.is_running
+
+
+# ------------------------------------------------------------------------------------ phases
+
+
+async def test_phase_keys_mark_name_and_end_into_the_recording(tmp_path):
+    path = tmp_path / "rec.jsonl"
+    recorder = Recorder(path, {"source": "replay"})
+    app = JroofApp(paused_replay(), make_config(), recorder=recorder, user_themes=tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await park_replay(pilot, app)
+        await pilot.press("m")
+        assert app.history.current_phase == "phase 1"
+        assert "▶ phase 1" in app.query_one("#header").plain
+        await pilot.press("M")
+        assert isinstance(app.screen, PhaseNameScreen)
+        await pilot.press(*"warm [b]up", "enter")
+        assert app.history.current_phase == "warm [b]up"
+        assert "▶ warm [b]up" in app.query_one("#header").plain  # shown literally, not as markup
+        await pilot.press("M", "escape")  # cancelled: no new phase
+        assert app.history.current_phase == "warm [b]up"
+        await pilot.press("M", "enter")  # empty name: the automatic one
+        assert app.history.current_phase == "phase 3"
+        await pilot.press("e")
+        assert app.history.current_phase is None
+        assert app.check_action("end_phase", ()) is None  # nothing to end: dimmed
+    markers = [m for m in markers_in(path) if m["origin"] == "key"]  # the replayed file's own are copied too
+    assert [(m["kind"], m["name"]) for m in markers] == [
+        ("phase_start", "phase 1"), ("phase_start", "warm [b]up"), ("phase_start", "phase 3"),
+        ("phase_end", None)]
+    expected = last_sample_before(POSITION_S)
+    assert all(m["mono"] == expected and m["origin"] == "key" for m in markers)
+
+
+async def test_markers_drawn_on_plots_survive_a_seek(tmp_path):
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await park_replay(pilot, app)
+        await pilot.press("m")
+        mark = app.history.markers[-1]
+        await pilot.press("left")
+        await wait_until(pilot, lambda: app.history.last_t_mono == last_sample_before(POSITION_S - 10),
+                         "backfill after the seek")
+        assert mark not in app.history.markers  # the replay has not reached it again
+        await pilot.press("right")
+        await wait_until(pilot, lambda: app.history.last_t_mono == last_sample_before(POSITION_S),
+                         "backfill after the second seek")
+        await pilot.press("full_stop")
+        await wait_until(pilot, lambda: mark in app.history.markers, "our marker back on the timeline")
+
+
+async def test_live_marker_lands_in_a_toggled_recording(tmp_path):
+    app = live_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: len(app.history) == 5, "five live samples")
+        await pilot.press("r")
+        path = Path(app.sink.path)
+        assert path.parent == tmp_path
+        app.redraw_now()
+        assert "● REC " + path.name in app.query_one("#header").plain
+        await pilot.press("m")
+        await pilot.press("r")
+        assert app.sink.path is None
+    header = json.loads(path.read_text().splitlines()[0])
+    assert header["type"] == "header" and header["source"] == "tegrastats"
+    assert [m["name"] for m in markers_in(path)] == ["phase 1"]
+
+
+async def test_quit_stops_the_source_and_closes_the_recording(tmp_path):
+    path = tmp_path / "rec.jsonl"
+    app = live_app(tmp_path, recorder=Recorder(path, {"source": "tegrastats"}))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: len(app.history) == 5, "five live samples")
+        await pilot.press("m", "q")
+    assert app.source.stop_calls >= 1
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert sum(1 for obj in lines if obj["type"] == "sample") == 5
+    assert lines[-1]["type"] == "marker"
+
+
+# ------------------------------------------------------------------------ view: theme, zoom, focus
+
+
+async def test_theme_key_cycles_the_built_in_themes(tmp_path):
+    app = live_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        seen = [app.theme]
+        for _ in range(4):
+            await pilot.press("t")
+            seen.append(app.theme)
+    assert seen == ["jroof-dark", "jroof-light", "jroof-high-contrast", "jroof-mono", "jroof-dark"]
+
+
+async def test_zoom_key_cycles_windows(tmp_path):
+    app = live_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        seen = [app.window_s]
+        for _ in range(5):
+            await pilot.press("z")
+            seen.append(app.window_s)
+        assert app.query_one("#cpu").border_subtitle == "avg load % · 2 min"
+    assert seen == [120.0, 600.0, 3600.0, None, 30.0, 120.0]
+
+
+async def test_focus_key_shows_one_pane_at_a_time(tmp_path):
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await park_replay(pilot, app)
+        await pilot.press("f")
+        await pilot.pause()
+        assert app.focused_pane == "cpu"
+        assert app.query_one("#cpu").region.height > 30
+        assert app.query_one("#gpu").region.area == 0
+        for expected in ("gpu", "memory", "power", "temps", "engines", "roofline", "events", None):
+            await pilot.press("f")
+            assert app.focused_pane == expected
+        await pilot.pause()
+        assert app.query_one("#gpu").region.area > 0
+
+
+async def test_help_lists_every_binding_with_its_id(tmp_path):
+    app = live_app(tmp_path, config={"keymap": {"mark-phase": "x"}})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        text = str(app.screen.query_one("#help-text").render())
+        ids = ("mark-phase", "name-phase", "end-phase", "pause", "seek-back", "record", "zoom", "quit")
+        for binding_id in ids:
+            assert binding_id in text
+        assert "  x  " in text  # the remapped key is what help shows
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_keymap_remaps_a_binding(tmp_path):
+    app = live_app(tmp_path, config={"keymap": {"mark-phase": "x"}})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: len(app.history) == 5, "samples")
+        await pilot.press("m")
+        assert app.history.current_phase is None
+        await pilot.press("x")
+        assert app.history.current_phase == "phase 1"
+
+
+async def test_resize_from_large_to_80x24_collapses_and_back(tmp_path):
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await park_replay(pilot, app)
+        main = app.screen
+        assert not main.has_class("-compact")
+        assert app.query_one("#cpu").plot.size.area > 0
+        for size in ((160, 50), (120, 40), (100, 30), (90, 28), (80, 24)):
+            await pilot.resize_terminal(*size)
+            await pilot.pause()
+        app.redraw_now()
+        await pilot.pause()
+        assert main.has_class("-compact")
+        assert app.query_one("#roofline").region.area == 0
+        cpu = app.query_one("#cpu", CpuPane)
+        assert cpu.readout.plain.startswith("CPU")
+        assert len(cpu.readout.lines) == 1
+        for pane in ("#cpu", "#memory", "#temps", "#gpu", "#power", "#engines"):
+            assert app.query_one(pane).region.height >= 1, pane
+            assert app.query_one(pane).region.bottom <= 23, pane  # above the footer
+        header = app.query_one("#header").plain
+        assert len(header) <= 78 and "00:01:00/00:01:12" in header
+        await pilot.resize_terminal(200, 60)
+        await pilot.pause()
+        app.redraw_now()
+        assert not main.has_class("-compact")
+        assert len(cpu.readout.lines) == 6
+
+
+# -------------------------------------------------------------------------------------- safety
+
+
+async def test_hints_and_board_text_are_shown_literally(tmp_path):
+    samples = live_samples(2)
+    samples[-1].rails = {"[b]VDD_X": Rail(1000.0)}
+    app = live_app(tmp_path, records=samples, info={"hints": ["run as [bold]root[/] \x1b[31m"],
+                                                    "model": "[i]board"})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: len(app.history) == 2, "samples")
+        app.redraw_now()
+        assert "[i]board" in app.query_one("#header").plain
+        assert "[b]VDD_X" in app.query_one("#power").readout.plain
+        events = app.query_one("#events").readout.plain
+        assert "run as [bold]root[/] \ufffd[31m" in events
+        assert any("[bold]root" in str(n.message) for n in app._notifications)
+
+
+async def test_source_failure_is_reported_and_the_data_stays(tmp_path):
+    app = live_app(tmp_path, fail="tegrastats exited")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: "ENDED" in app._source_state()[0][0], "the source ended")
+        assert len(app.history) == 5
+        assert any("tegrastats exited" in str(n.message) for n in app._notifications)
+
+
+async def test_broken_user_themes_give_a_notice_and_a_fallback(tmp_path):
+    themes = tmp_path / "themes"
+    themes.mkdir()
+    (themes / "broken.yaml").write_text("name: [unclosed\n")
+    (themes / "badcolour.yaml").write_text("name: badcolour\nprimary: notacolour\n")
+    (themes / "mine.yaml").write_text("name: mine\nprimary: '#ff8800'\nvariables:\n  plot-1: '#00ff00'\n")
+    app = JroofApp(ScriptedSource(live_samples()), make_config(theme="badcolour"), user_themes=themes)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert app.theme == "jroof-dark"
+        messages = " ".join(str(n.message) for n in app._notifications)
+        assert "broken.yaml" in messages and "badcolour.yaml" in messages
+        assert "mine" in app._theme_cycle
+        app.theme = "mine"
+        await pilot.pause()
+        assert app.theme_variables["plot-1"] == "#00ff00"
+        assert app.theme_variables["level-crit"]  # our variables are defaulted for a partial theme
+
+
+# ------------------------------------------------------------------------------ panes, directly
+
+
+def _view(sample: Sample, **kwargs) -> View:
+    history = History(10)
+    history.append(sample)
+    return View(history=history, thresholds=Thresholds(), tz=timezone.utc, window_s=120.0, **kwargs)
+
+
+def test_temperatures_show_off_and_fixed_placeholders():
+    sample = Sample(t_mono=0.0, temps_c={"PMIC": 100.0, "GPU": None, "CPU": 88.0, "tj": 60.0})
+    view = _view(sample, trips={"tj": 99.0})
+    text = "\n".join("".join(t for t, _ in line) for line in TempPane(id="t").lines(view, 60))
+    assert "PMIC 100 fixed" in text
+    assert "GPU off" in text
+    assert "tj 60.0°C  headroom 39.0 to trip 99°C" in text
+    styles = {t.strip(): s for line in TempPane(id="t").lines(view, 60) for t, s in line}
+    assert styles["100 fixed"] == "fixed"
+    assert styles["88.0"] == "crit"  # no trip for CPU: the configured 85 °C level
+    assert styles["60.0"] == "ok"
+
+
+def test_cpu_pane_copes_with_fourteen_cores_and_offline_ones():
+    cores = [CpuCore(float(i * 7), 972) for i in range(14)]
+    cores[2] = None
+    view = _view(Sample(t_mono=0.0, cpus=cores))
+    pane = CpuPane(id="c")
+    lines = pane.lines(view, 60)
+    assert len(lines) == 7  # two columns
+    text = "\n".join("".join(t for t, _ in line) for line in lines)
+    assert " 2 off" in text and "13 " in text
+    assert pane.title(view) == "CPU · 14 cores · 1 off"
+    compact = "".join(t for t, _ in pane.compact_lines(view, 80)[0])
+    assert compact.count("off") == 1
+
+
+def test_power_pane_labels_the_total_and_its_source():
+    rails = {"VDD_GPU_SOC": Rail(3000.0), "VDD_CPU_CV": Rail(1000.0), "NC": Rail(0.0)}
+    view = _view(Sample(t_mono=0.0, rails=rails))
+    text = "\n".join("".join(t for t, _ in line) for line in PowerPane(id="p").lines(view, 60))
+    assert "total" in text and "4.00 W" in text and "sum(VDD_GPU_SOC+VDD_CPU_CV)" in text
+    assert "energy 0.0 J · phase —" in text
+
+
+def test_events_pane_lists_gaps_and_errors():
+    history = History(10)
+    history.append(Sample(t_mono=0.0, t_wall=0.0))
+    history.add_event(Event("gap", "", 5.0, 5.0, gap_s=3.0))
+    history.add_event(Event("source_error", "tegrastats: exit 1", 9.0, 9.0))
+    view = View(history=history, thresholds=Thresholds(), tz=timezone.utc, window_s=60)
+    text = "\n".join("".join(t for t, _ in line) for line in EventsPane(id="e").lines(view, 60))
+    assert "00:00:05 gap no data for 3.0 s" in text
+    assert "00:00:09 source_error tegrastats: exit 1" in text
+
+
+def test_plot_lines_break_at_missing_readings_and_holes_in_time():
+    import numpy as np
+
+    from jtop_roof.widgets.timeplot import _segments
+
+    xs = np.array([0.0, 1.0, 2.0, 3.0, 4.0, 10.0, 11.0, 12.0])
+    ys = np.array([1.0, 1.0, np.nan, 1.0, 1.0, 1.0, 1.0, 1.0])
+    assert [seg[0] for seg in _segments(xs, ys)] == [[0.0, 1.0], [3.0, 4.0], [10.0, 11.0, 12.0]]
+
+
+def test_phase_labels_are_cut_to_the_room_before_the_next_boundary():
+    from jtop_roof.history import PhaseMark
+    from jtop_roof.widgets.timeplot import _phase_labels
+
+    marks = [PhaseMark(0.0, "phase_start", "warmup-long-name"), PhaseMark(5.0, "phase_start", "b"),
+             PhaseMark(5.5, "phase_start", "crowded"), PhaseMark(9.0, "phase_end", None)]
+    labels = _phase_labels(marks, t_to=20.0, columns_per_s=1.0)
+    assert labels == [(-20.0, "war…"), (-14.5, "c…")]  # "b" has no room; ends are not labelled
+
+
+async def test_recording_a_replay_keeps_time_order_across_seeks(tmp_path):
+    path = tmp_path / "rec.jsonl"
+    app = JroofApp(paused_replay(), make_config(), recorder=Recorder(path, {"source": "replay"}),
+                   user_themes=tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await park_replay(pilot, app)
+        await pilot.press("left")  # the backfill sends the last 120 s again
+        await wait_until(pilot, lambda: app.history.last_t_mono == last_sample_before(POSITION_S - 10),
+                         "backfill after the seek")
+    monos = [obj["mono"] for obj in map(json.loads, path.read_text().splitlines()) if obj["type"] == "sample"]
+    assert monos == sorted(set(monos))
+    assert monos[-1] == last_sample_before(POSITION_S)
+
+
+async def test_history_is_sized_for_the_stream_interval(tmp_path):
+    app = replay_app(tmp_path)  # the fixture's header says 100 ms
+    async with app.run_test(size=(120, 40)) as pilot:
+        await park_replay(pilot, app)
+        assert app.history.interval_s == 0.1
+        assert app.history.capacity == 200_000  # 24 h at 10 Hz is capped (MAX_ROWS)
+
+
+async def test_markers_from_scripts_are_recorded_with_their_origin(tmp_path):
+    import threading
+
+    path = tmp_path / "rec.jsonl"
+    app = live_app(tmp_path, recorder=Recorder(path, {"source": "tegrastats"}))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: len(app.history) == 5, "samples")
+        thread = threading.Thread(target=app.request_marker, args=("phase_start", "bench [x]"))
+        thread.start()
+        thread.join()
+        await wait_until(pilot, lambda: app.history.current_phase == "bench [x]", "the script's phase")
+        app.request_marker("phase_end", None)
+        await wait_until(pilot, lambda: app.history.current_phase is None, "the script's end")
+    assert [(m["kind"], m["name"], m["origin"]) for m in markers_in(path)] == [
+        ("phase_start", "bench [x]", "script"), ("phase_end", None, "script")]
+
+
+def test_window_labels():
+    from jtop_roof.widgets.panes import window_label
+
+    assert [window_label(w) for w in (30, 120, 600, 3600, None)] == ["30 s", "2 min", "10 min", "1 h", "all"]

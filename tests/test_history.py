@@ -1,0 +1,224 @@
+"""History ring buffers, downsampling, phase markers and energy integration."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from jtop_roof.history import MAX_ROWS, EnergyMeter, History
+from jtop_roof.model import Clocked, CpuCore, Event, Gpu, Marker, Memory, Rail, Sample
+
+
+def make_sample(t, *, gpu=50.0, rails=None, temps=None, cpus=None, wall=None):
+    rails = {"VDD_IN": 5000.0, "VDD_SOC": 2000.0} if rails is None else rails
+    return Sample(
+        t_wall=wall,
+        t_mono=t,
+        ram=Memory(1000, 7600),
+        cpus=[CpuCore(10.0, 1728), CpuCore(30.0, 1728)] if cpus is None else cpus,
+        gpu=Gpu(gpu, (1020,)),
+        emc=Clocked(5.0, 3199),
+        temps_c={"tj": 50.0} if temps is None else temps,
+        rails={name: Rail(mw, mw) for name, mw in rails.items()},
+    )
+
+
+def test_ring_keeps_the_newest_rows_in_order():
+    history = History(5)
+    for t in range(12):
+        history.append(make_sample(float(t), gpu=float(t)))
+    assert len(history) == 5
+    times, values = history.series("gpu_load", None, None, buckets=100)
+    assert list(times) == [7.0, 8.0, 9.0, 10.0, 11.0]
+    assert list(values) == [7.0, 8.0, 9.0, 10.0, 11.0]
+    assert history.last_t_mono == 11.0
+
+
+def test_window_selects_by_stream_time_across_the_wrap():
+    history = History(8)
+    for t in range(20):
+        history.append(make_sample(float(t), gpu=float(t)))
+    times, _ = history.series("gpu_load", 14.5, 17.0, buckets=100)
+    assert list(times) == [15.0, 16.0, 17.0]
+
+
+def test_downsampling_averages_buckets_and_skips_nan():
+    history = History(100)
+    for t in range(10):
+        history.append(make_sample(float(t), gpu=float("nan") if t in (2, 3) else float(t)))
+    times, values = history.series("gpu_load", None, None, buckets=5)
+    assert len(times) == 5
+    assert list(times) == [0.5, 2.5, 4.5, 6.5, 8.5]
+    assert math.isnan(values[1])  # both readings of the bucket are missing
+    assert list(values[[0, 2, 3, 4]]) == [0.5, 4.5, 6.5, 8.5]
+
+
+def test_cpu_average_ignores_offline_cores_and_cores_appear_dynamically():
+    history = History(10)
+    history.append(make_sample(0.0, cpus=[CpuCore(20.0, 1000), None]))
+    history.append(make_sample(1.0, cpus=[CpuCore(20.0, 1000), CpuCore(60.0, 1000), CpuCore(40.0, 900)]))
+    assert history.cores == 3
+    _, avg = history.series("cpu_avg_load", None, None, 10)
+    assert list(avg) == [20.0, 40.0]
+    _, core2 = history.series("cpu_load:2", None, None, 10)
+    assert math.isnan(core2[0]) and core2[1] == 40.0
+    _, core1 = history.series("cpu_load:1", None, None, 10)
+    assert math.isnan(core1[0])  # offline is NaN, not 0
+
+
+def test_new_rails_and_zones_get_nan_before_they_appear():
+    history = History(10)
+    history.append(make_sample(0.0, rails={"VDD_IN": 4000.0}, temps={"tj": 40.0, "gpu": None}))
+    history.append(make_sample(1.0, rails={"VDD_IN": 4000.0, "VDD_GPU": 900.0}, temps={"tj": 41.0}))
+    assert history.rails == ["VDD_IN", "VDD_GPU"]
+    assert history.zones == ["tj", "gpu"]
+    _, gpu_rail = history.series("rail:VDD_GPU", None, None, 10)
+    assert math.isnan(gpu_rail[0]) and gpu_rail[1] == 900.0
+    _, gpu_temp = history.series("zone:gpu", None, None, 10)
+    assert all(math.isnan(v) for v in gpu_temp)
+
+
+def test_non_samples_are_not_stored():
+    history = History(10)
+    history.append(Sample(is_sample=False, raw="Mon Jan 1"))
+    assert len(history) == 0
+
+
+def test_clock_going_back_starts_a_new_history():
+    history = History(10)
+    for t in (10.0, 11.0, 12.0):
+        history.append(make_sample(t))
+    history.append(make_sample(0.0))
+    assert len(history) == 1 and history.last_t_mono == 0.0
+
+
+def test_power_total_column_uses_the_model_definition():
+    history = History(10)
+    history.append(make_sample(0.0, rails={"VDD_IN": 6000.0, "VDD_SOC": 2000.0}))
+    history.append(make_sample(1.0, rails={"VDD_GPU_SOC": 3000.0, "VDD_CPU_CV": 1000.0}))
+    _, power = history.series("power_mw", None, None, 10)
+    assert list(power) == [6000.0, 4000.0]
+    assert history.power_source == "sum(VDD_GPU_SOC+VDD_CPU_CV)"
+
+
+def test_memory_is_bounded_for_a_day_at_one_hertz():
+    history = History.for_duration(86400, 1.0)
+    assert history.capacity == 86401
+    for t in range(3):
+        history.append(make_sample(float(t), rails={f"R{i}": 100.0 for i in range(10)},
+                                   temps={f"z{i}": 40.0 for i in range(12)},
+                                   cpus=[CpuCore(1.0, 100)] * 14))
+    assert history.memory_bytes() < 60 * 1024 * 1024
+
+
+def test_rows_are_capped_for_tiny_intervals():
+    assert History.for_duration(86400, 0.01).capacity == MAX_ROWS
+
+
+# ------------------------------------------------------------------------------------ markers
+
+
+def test_current_phase_follows_start_and_end_markers():
+    history = History(10)
+    history.append(make_sample(0.0))
+    assert history.current_phase is None
+    history.add_marker(Marker("phase_start", "warmup", None, 0.0))
+    assert history.current_phase == "warmup"
+    history.add_marker(Marker("phase_start", "bench", None, 1.0))
+    assert history.current_phase == "bench"
+    history.add_marker(Marker("phase_end", None, None, 2.0))
+    assert history.current_phase is None
+    assert [m.name for m in history.markers_between(0.5, 5.0)] == ["bench", None]
+
+
+def test_marker_without_time_lands_on_the_newest_sample():
+    history = History(10)
+    history.append(make_sample(7.0))
+    history.add_marker(Marker("phase_start", "x", None, None))
+    assert history.markers[0].t_mono == 7.0
+
+
+def test_seek_event_clears_samples_markers_and_energy():
+    history = History(10)
+    for t in range(3):
+        history.append(make_sample(float(t)))
+    history.add_marker(Marker("phase_start", "a", None, 1.0))
+    history.add_event(Event("seek", "to 00:00:30", None, 30.0))
+    assert len(history) == 0
+    assert history.markers == []
+    assert history.energy.total_j == 0.0
+    assert [e.kind for e in history.events] == ["seek"]
+
+
+# ------------------------------------------------------------------------------------- energy
+
+
+def test_energy_is_the_trapezoid_of_instantaneous_power():
+    history = History(10)
+    # 5 W then 7 W over 2 s: (5+7)/2 * 2 = 12 J. Rails: VDD_SOC 2 W constant: 4 J.
+    history.append(make_sample(0.0, rails={"VDD_IN": 5000.0, "VDD_SOC": 2000.0}))
+    history.append(make_sample(2.0, rails={"VDD_IN": 7000.0, "VDD_SOC": 2000.0}))
+    assert history.energy.total_j == pytest.approx(12.0)
+    assert history.energy.rails_j["VDD_SOC"] == pytest.approx(4.0)
+    assert history.energy.rails_j["VDD_IN"] == pytest.approx(12.0)
+
+
+def test_energy_ignores_the_running_average():
+    history = History(10)
+    for t, now in ((0.0, 1000.0), (1.0, 1000.0)):
+        sample = make_sample(t, rails={})
+        sample.rails = {"VDD_IN": Rail(now, 99999.0)}
+        history.append(sample)
+    assert history.energy.total_j == pytest.approx(1.0)
+
+
+def test_energy_is_not_integrated_across_a_gap_event():
+    history = History(10)
+    history.append(make_sample(0.0, rails={"VDD_IN": 1000.0}))
+    history.append(make_sample(1.0, rails={"VDD_IN": 1000.0}))
+    history.add_event(Event("gap", "no data", None, 1.0, gap_s=3.0))
+    history.append(make_sample(4.0, rails={"VDD_IN": 1000.0}))
+    history.append(make_sample(5.0, rails={"VDD_IN": 1000.0}))
+    assert history.energy.total_j == pytest.approx(2.0)
+
+
+def test_energy_skips_steps_nobody_observed():
+    meter = EnergyMeter(max_step_s=5.0)
+    meter.add(0.0, 1000.0, {})
+    meter.add(60.0, 1000.0, {})
+    assert meter.total_j == 0.0
+
+
+def test_phase_energy_counts_from_the_phase_start():
+    history = History(10)
+    history.append(make_sample(0.0, rails={"VDD_IN": 2000.0}))
+    history.append(make_sample(1.0, rails={"VDD_IN": 2000.0}))
+    assert history.energy.phase_j is None
+    history.add_marker(Marker("phase_start", "p", None, 1.0))
+    history.append(make_sample(2.0, rails={"VDD_IN": 4000.0}))
+    assert history.energy.total_j == pytest.approx(5.0)
+    assert history.energy.phase_j == pytest.approx(3.0)
+    assert history.energy.phase_rail_j("VDD_IN") == pytest.approx(3.0)
+    history.add_marker(Marker("phase_end", None, None, 2.0))
+    assert history.energy.phase_j is None
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.floats(min_value=0, max_value=60000), min_size=2, max_size=40),
+       st.floats(min_value=0.01, max_value=4.0))
+def test_constant_step_energy_matches_numpy_trapezoid(powers, step):
+    history = History(64, interval_s=step)
+    for i, mw in enumerate(powers):
+        history.append(make_sample(i * step, rails={"VDD_IN": mw}))
+    expected = float(np.sum((np.array(powers[1:]) + np.array(powers[:-1])) / 2 * step)) / 1000
+    assert history.energy.total_j == pytest.approx(expected, rel=1e-9, abs=1e-9)
+
+
+def test_wall_time_follows_the_nearest_sample():
+    history = History(10)
+    history.append(make_sample(0.0, wall=1000.0))
+    history.append(make_sample(1.0, wall=1001.0))
+    assert history.wall_at(0.5) == pytest.approx(1001.5 - 1.0)
+    assert history.last_t_wall == 1001.0

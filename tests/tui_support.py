@@ -1,0 +1,98 @@
+"""Shared helpers of the monitor tests: a deterministic paused replay, a scripted live source, and
+waiting for the app to ingest what it was sent."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from jtop_roof.app import JroofApp
+from jtop_roof.config import Config
+from jtop_roof.model import Record
+from jtop_roof.sources.base import Source
+from jtop_roof.sources.replay import ReplaySource
+
+DATA = Path(__file__).resolve().parent / "data" / "tui"
+FIXTURE = DATA / "orinnano_super_replay.jsonl"
+#: Where snapshots and most tests park the replay: inside phase "resnet50-fp16", GPU busy.
+POSITION_S = 60.0
+
+
+def fixture_sample_times() -> list[float]:
+    times = []
+    for line in FIXTURE.read_text().splitlines():
+        obj = json.loads(line)
+        if obj.get("type") == "sample":
+            times.append(obj["mono"])
+    return times
+
+
+def last_sample_before(position_s: float) -> float:
+    """The newest sample a seek to ``position_s`` leaves in history (the backfill stops short of
+    the target; the sample at the target plays next)."""
+    return max(t for t in fixture_sample_times() if t < position_s)
+
+
+def make_config(**changes: Any) -> Config:
+    values: dict[str, Any] = {"tz": "UTC", "theme": "jroof-dark", "record_dir": "."}
+    values.update(changes)
+    return Config(**values)
+
+
+def paused_replay(speed: float = 1.0) -> ReplaySource:
+    source = ReplaySource(FIXTURE, speed=speed, tz="UTC", hold_at_end=True)
+    source.pause()
+    return source
+
+
+def replay_app(tmp_path: Path | None = None, **config: Any) -> JroofApp:
+    user_themes = tmp_path / "no-themes" if tmp_path is not None else DATA / "no-themes"
+    return JroofApp(paused_replay(), make_config(**config), user_themes=user_themes)
+
+
+async def wait_until(pilot: Any, condition: Callable[[], bool], what: str, rounds: int = 200) -> None:
+    """Let the app run until ``condition`` holds (a bound against hanging, not a timing check)."""
+    for _ in range(rounds):
+        if condition():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError(f"the app never reached: {what}")
+
+
+async def park_replay(pilot: Any, app: JroofApp, position_s: float = POSITION_S) -> None:
+    """Seek the paused replay to a known place, wait for the backfill, and draw everything."""
+    expected = last_sample_before(position_s)
+    app.source.seek(position_s, relative=False)
+    await wait_until(pilot, lambda: app.history.last_t_mono == expected, f"samples up to {expected}")
+    await pilot.pause()
+    app.redraw_now()
+    await pilot.pause()
+
+
+class ScriptedSource(Source):
+    """A live-looking source: yields the given records, then waits until stopped."""
+
+    def __init__(self, records: list[Record], *, kind: str = "tegrastats", info: dict | None = None,
+                 fail: str | None = None) -> None:
+        self.kind = kind
+        self._records = records
+        self._info = info or {}
+        self._fail = fail
+        self._stopped = threading.Event()
+        self.stop_calls = 0
+
+    def records(self) -> Iterator[Record]:
+        yield from self._records
+        if self._fail:
+            raise RuntimeError(self._fail)
+        self._stopped.wait()
+
+    def stop(self) -> None:
+        self.stop_calls += 1
+        self._stopped.set()
+
+    def describe(self) -> dict:
+        return {"source": self.kind, **self._info}
