@@ -190,7 +190,7 @@ def _cmd_monitor(args: argparse.Namespace, config: Config) -> int:
     from jtop_roof.session import make_source, resolve_source_kind
 
     kind, hint = resolve_source_kind(config, getattr(args, "replay", None))
-    source = make_source(config, kind, getattr(args, "replay", None))
+    source = make_source(config, kind, getattr(args, "replay", None), interactive=True)
     from jtop_roof.app import available_theme_names, run_app
 
     themes = available_theme_names(config)

@@ -45,8 +45,10 @@ def resolve_source_kind(config: Config, replay: str | None) -> tuple[str, str | 
     return "host", HOST_HINT
 
 
-def make_source(config: Config, kind: str, replay: str | None) -> Source:
-    """Build the source; raises SessionError for a file that cannot be read or a bad zone."""
+def make_source(config: Config, kind: str, replay: str | None, *, interactive: bool = False) -> Source:
+    """Build the source; raises SessionError for a file that cannot be read or a bad zone.
+
+    ``interactive``: a replay for the TUI waits at its end for a seek instead of ending."""
     from jtop_roof.timeline import parse_tz
 
     try:
@@ -66,7 +68,12 @@ def make_source(config: Config, kind: str, replay: str | None) -> Source:
         from jtop_roof.sources.replay import ReplaySource
 
         return ReplaySource(
-            str(path), speed=config.speed, interval_ms=config.interval_ms, tz=tz, follow=config.follow
+            str(path),
+            speed=config.speed,
+            interval_ms=config.interval_ms,
+            tz=tz,
+            follow=config.follow,
+            hold_at_end=interactive,
         )
     if kind == "demo":
         from jtop_roof.sources.demo import DemoSource

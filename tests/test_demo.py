@@ -55,14 +55,18 @@ def test_demo_plays_real_orin_nano_super_samples_at_the_recorded_pace():
     demo.stop()
 
 
-def test_demo_loops_with_a_seek_event():
+def test_demo_loops_as_one_continuous_stream():
     fake = FakeTime()
     demo = DemoSource(speed=64, clock=fake.clock, sleep=fake.sleep)
     got = list(itertools.islice(demo.records(), DEMO_LINES + 2))
     assert all(isinstance(r, Sample) for r in got[:DEMO_LINES])
     loop = got[DEMO_LINES]
-    assert isinstance(loop, Event) and loop.kind == "seek" and loop.t_mono == got[0].t_mono
-    assert got[DEMO_LINES + 1].raw == got[0].raw
+    assert isinstance(loop, Event) and loop.kind == "note" and "loop" in loop.detail
+    again = got[DEMO_LINES + 1]
+    assert again.raw == got[0].raw
+    # time goes on: the first line plays again one interval after the last, not back at the start
+    assert again.t_mono > got[DEMO_LINES - 1].t_mono
+    assert again.t_wall > got[DEMO_LINES - 1].t_wall
     demo.stop()
 
 

@@ -294,13 +294,17 @@ def test_hold_at_end_waits_for_a_seek(tmp_path):
     assert fake.sleeps >= held_from + 3
 
 
-def test_loop_restarts_with_a_seek_event_one_interval_after_the_last(tmp_path):
+def test_loop_restarts_one_interval_after_the_last_with_continuous_times(tmp_path):
     path = unstamped_log(tmp_path / "u.log", 3)
     fake = FakeTime()
     got = play(source(path, fake, interval_ms=500, loop=True), fake, limit=8)
-    assert kinds([r for r, _ in got]) == ["sample"] * 3 + ["event:seek"] + ["sample"] * 3 + ["event:seek"]
-    assert got[3][0].t_mono == 0.0 and got[3][0].detail.startswith("loop")
+    assert kinds([r for r, _ in got]) == ["sample"] * 3 + ["event:note"] + ["sample"] * 3 + ["event:note"]
+    assert got[3][0].detail.startswith("loop")
     assert [at for _, at in got[:5]] == pytest.approx([0.0, 0.5, 1.0, 1.0, 1.5])
+    # the second pass plays the same lines with times that go on rising, one interval apart
+    monos = [r.t_mono for r, _ in got if isinstance(r, Sample)]
+    assert monos == pytest.approx([0.0, 0.5, 1.0, 1.5, 2.0, 2.5])
+    assert got[4][0].raw == got[0][0].raw
 
 
 def test_controls_from_another_thread_and_stop(tmp_path):

@@ -12,7 +12,8 @@ when the playhead reaches it. Controls (pause, step, speed, seek) come from the 
 
 A seek emits ``Event(kind="seek", t_mono=target)`` (the UI clears its history on it), then the
 records of the ``backfill_s`` seconds before the target at once, so plots are full again, then
-plays on from the target. Looping emits the same event at the start. ``follow`` starts at the end
+plays on from the target. Looping (the demo) goes on with times moved on by the file's length, so
+the stream stays continuous, and says so with a ``note`` event. ``follow`` starts at the end
 of the file like ``tail -f`` (after the same backfill) and then plays lines as they are written.
 """
 
@@ -120,6 +121,9 @@ class ReplaySource(Source):
         self._position_mono: float | None = None
         self._at_end = False
         self._next = 0  # index of the next record to play (worker thread only)
+        # Added to every played time after a loop, so that looped data reads as one continuous
+        # stream (plots and energy keep running) rather than time jumping back.
+        self._loop_offset = 0.0
 
         # The index: per record line, its file segment, offset, t_mono and t_wall (nan: unknown).
         self._segments: list[tuple[int, BinaryIO]] = []  # (first record index, file) per inode
@@ -316,7 +320,13 @@ class ReplaySource(Source):
         target = min(max(first + target_s, first), last)
         index = bisect_left(self._monos, target)
         if event:
-            yield Event("seek", f"seek to {target - first:.1f} s", self._wall_at(index, target), target)
+            wall = self._wall_at(index, target)
+            yield Event(
+                "seek",
+                f"seek to {target - first:.1f} s",
+                None if wall is None else wall + self._loop_offset,
+                target + self._loop_offset,
+            )
         start = bisect_left(self._monos, target - self._backfill_s)
         for i in range(start, index):
             if self._stopped:
@@ -331,14 +341,22 @@ class ReplaySource(Source):
             self._position_mono = target
 
     def _restart(self) -> Event:
-        """Loop: back to the first record, which plays one interval after the last."""
+        """Loop: back to the first record, which plays one interval after the last, with its times
+        moved on by the length of the file so that the stream stays continuous."""
         first = self._monos[0]
         self._next = 0
         with self._cond:
             self._anchor_mono = first - self._interval_s
             self._anchor_clock = self._clock()
             self._position_mono = first
-        return Event("seek", "loop: back to the start", self._wall_at(0, first), first)
+        self._loop_offset += self._monos[-1] - first + self._interval_s
+        wall = self._wall_at(0, first)
+        return Event(
+            "note",
+            "loop: back to the start of the file",
+            None if wall is None else wall + self._loop_offset,
+            first + self._loop_offset,
+        )
 
     def _idle(self, timeout: float, generation: int) -> None:
         """Wait up to ``timeout`` s; the default wait ends at once when a control changes."""
@@ -385,6 +403,16 @@ class ReplaySource(Source):
     # -- reading the file --------------------------------------------------------------------
 
     def _load(self, index: int) -> Record | None:
+        """Record ``index`` with its times as played (moved on after loops)."""
+        record = self._read(index)
+        if record is not None and self._loop_offset:
+            if record.t_mono is not None:
+                record.t_mono += self._loop_offset
+            if record.t_wall is not None:
+                record.t_wall += self._loop_offset
+        return record
+
+    def _read(self, index: int) -> Record | None:
         """Parse record ``index`` from its file; None for a line that is not a sample/record."""
         starts = [start for start, _ in self._segments]
         _, fh = self._segments[bisect_right(starts, index) - 1]
