@@ -1,0 +1,111 @@
+"""A real recording made by `jroof-tui record --source host` on an NVIDIA H200 (NVML), with phase
+markers sent by `jroof-tui mark` around a bf16 GEMM (which ran into the 700 W power cap) and a
+device-to-device copy. It checks the host source's real NVML output and the whole
+record -> replay -> history/energy path on data nobody typed by hand.
+
+Made on the lent H200 machine with tools like: record --interval 500 --duration 60 in the
+background; mark "gemm bf16 8192"; 15 s of 8192^3 bf16 products (642 TFLOP/s); mark --end;
+mark "d2d copy 8 GB"; 8 s of 4 GiB copies (4.29 TB/s read+write); mark --end; SIGTERM.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jtop_roof.history import History
+from jtop_roof.logfile import iter_records, read_header
+from jtop_roof.model import Event, Marker, Sample
+from jtop_roof.timeline import parse_tz
+
+RECORDING = Path(__file__).parent / "data" / "h200_host_recording.jsonl"
+
+
+def load():
+    with RECORDING.open(encoding="utf-8") as lines:
+        return list(iter_records(lines, tz=parse_tz("UTC"), interval_s=None))
+
+
+def phases(records):
+    """(name, samples inside) per phase, split at the recorded markers."""
+    out, current = [], None
+    for record in records:
+        if isinstance(record, Marker):
+            if record.kind == "phase_start":
+                current = (record.name, [])
+                out.append(current)
+            else:
+                current = None
+        elif isinstance(record, Sample) and current is not None:
+            current[1].append(record)
+    return dict(out)
+
+
+def test_header_carries_what_replay_needs():
+    header = read_header(RECORDING)
+    assert header["source"] == "host" and header["interval_ms"] == 500
+    assert header["max_clocks"]["gpu_mhz"] == 1980 and header["max_clocks"]["emc_mhz"] == 3201
+    assert header["power_limit_w"] == 700.0 and header["model"] == "NVIDIA H200"
+
+
+def test_markers_from_the_script_split_the_run():
+    records = load()
+    marks = [(r.kind, r.name, r.origin) for r in records if isinstance(r, Marker)]
+    assert marks == [
+        ("phase_start", "gemm bf16 8192", "script"),
+        ("phase_end", None, "script"),
+        ("phase_start", "d2d copy 8 GB", "script"),
+        ("phase_end", None, "script"),
+    ]
+    assert isinstance(records[-1], Event) and records[-1].detail == "stopped by SIGTERM"
+    monos = [r.t_mono for r in records]
+    assert monos == sorted(monos)  # markers are stamped on the samples' clock
+
+
+def test_gemm_hit_the_power_cap_and_nvml_says_why():
+    gemm = phases(load())["gemm bf16 8192"]
+    busy = [s for s in gemm if s.gpu.load_pct >= 99]
+    assert len(busy) >= 20
+    # the clock sits well under the 1980 MHz maximum while NVML reports the software power cap
+    assert all(s.gpu.mhz < 1980 and "SwPowerCap" in s.throttle_reasons for s in busy)
+    watts = np.array([s.power_total.mw for s in busy]) / 1000
+    assert 680 < np.median(watts) <= 700
+    assert {s.power_total.source for s in busy} == {"sum(GPU)"}
+
+
+def test_copy_ran_at_full_clock_without_a_cap():
+    copy = phases(load())["d2d copy 8 GB"]
+    busy = [s for s in copy if s.gpu.load_pct >= 99]
+    assert len(busy) >= 10
+    assert all(s.gpu.mhz == 1980 and s.throttle_reasons == [] for s in busy)
+    assert all(s.emc.load_pct == 100 and s.emc.mhz == 3201 for s in busy)
+
+
+def test_phase_energy_matches_an_independent_trapezoid():
+    """History's energy meter against numpy's trapezoid over the same instantaneous samples."""
+    records = load()
+    history = History.for_duration(3600, 0.5)
+    in_phase: list[Sample] = []
+    last_before_phase: Sample | None = None
+    last_sample: Sample | None = None
+    measured_j = None
+    for record in records:
+        if isinstance(record, Sample):
+            history.append(record)
+            if measured_j is None and history.energy.phase_j is not None:
+                in_phase.append(record)
+            last_sample = record
+        elif isinstance(record, Marker):
+            if record.kind == "phase_start" and measured_j is None:
+                last_before_phase = last_sample
+            elif record.kind == "phase_end" and measured_j is None:
+                measured_j = history.energy.phase_j
+            history.add_marker(record)
+        elif isinstance(record, Event):
+            history.add_event(record)
+    points = [last_before_phase, *in_phase]
+    t = np.array([s.t_mono for s in points])
+    watts = np.array([s.power_total.mw for s in points]) / 1000
+    expected_j = float(np.sum((watts[1:] + watts[:-1]) / 2 * np.diff(t)))
+    assert measured_j == pytest.approx(expected_j, rel=1e-9)
+    assert 7_000 < measured_j < 12_000  # ~16 s at up to 700 W, idle edges included
