@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from typing import Any
@@ -95,8 +96,8 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     from jtop_roof.model import Sample, record_to_json, sample_to_json
     from jtop_roof.timeline import parse_tz
 
-    if args.interval_ms is not None and args.interval_ms < 1:
-        return _fail("--interval must be a positive number of milliseconds")
+    if args.interval_ms is not None and args.interval_ms < 10:
+        return _fail("--interval must be at least 10 milliseconds")
     try:
         tz = parse_tz(args.tz)
     except ValueError as exc:
@@ -155,7 +156,7 @@ def _cmd_record(args: argparse.Namespace, config: Config) -> int:
     from jtop_roof.session import make_source, open_recording, resolve_source_kind
 
     duration = getattr(args, "duration", None)
-    if duration is not None and duration <= 0:
+    if duration is not None and not (math.isfinite(duration) and duration > 0):
         return _fail("--duration must be a positive number of seconds")
     kind, hint = resolve_source_kind(config, getattr(args, "replay", None))
     source = make_source(config, kind, getattr(args, "replay", None))

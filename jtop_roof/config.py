@@ -8,6 +8,7 @@ on one line and exits with code 2.
 
 from __future__ import annotations
 
+import math
 import os
 import shlex
 from collections.abc import Mapping
@@ -79,11 +80,13 @@ def _expect_number(key: str, value: Any, *, minimum: float, integer: bool = Fals
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         if isinstance(value, str):
             try:
-                value = int(value) if integer else float(value)
+                value = float(value)
             except ValueError:
                 raise ConfigError(f"config key '{key}': expected a number, got {value!r}") from None
         else:
             raise ConfigError(f"config key '{key}': expected a number, got {type(value).__name__}")
+    if not math.isfinite(value):
+        raise ConfigError(f"config key '{key}': expected a finite number, got {value!r}")
     if integer and float(value) != int(value):
         raise ConfigError(f"config key '{key}': expected a whole number, got {value!r}")
     if value < minimum:
@@ -118,7 +121,10 @@ def _convert(key: str, value: Any) -> Any:
         return _expect_number(key, value, minimum=10, integer=True)
     if key == "tegrastats_command":
         if isinstance(value, str):
-            parts = shlex.split(value)
+            try:
+                parts = shlex.split(value)
+            except ValueError as exc:  # an unbalanced quote
+                raise ConfigError(f"config key 'tegrastats_command': {exc}") from None
         elif isinstance(value, list) and all(isinstance(p, str) for p in value):
             parts = value
         else:
@@ -186,6 +192,8 @@ def read_config_file(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"config file {path}: not UTF-8 text") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -18,7 +18,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-MARKER_KINDS = ("phase_start", "phase_end")
+from jtop_roof.model import MARKER_KINDS
+
 MAX_NAME_CHARS = 200
 _MAX_MESSAGE_BYTES = 4096
 
@@ -96,7 +97,11 @@ class MarkerListener:
                 return  # closed
             with conn:
                 conn.settimeout(2.0)
-                conn.sendall(self._handle(conn).encode() + b"\n")
+                reply = self._handle(conn)
+                try:
+                    conn.sendall(reply.encode() + b"\n")
+                except OSError:
+                    pass  # the client left before the reply (or timed out): the marker still counts
 
     def _handle(self, conn: socket.socket) -> str:
         data = b""
@@ -111,7 +116,10 @@ class MarkerListener:
             _validate(kind, name)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             return f"error: {exc}"
-        self._on_marker(kind, name)
+        try:
+            self._on_marker(kind, name)
+        except Exception as exc:  # e.g. the recording's disk is full: say so, keep listening
+            return f"error: {type(exc).__name__}: {exc}"
         return "ok"
 
 

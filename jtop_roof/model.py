@@ -24,6 +24,11 @@ SCHEMA_VERSION = 1
 INPUT_RAILS = ("VIN", "VDD_IN", "POM_5V_IN")
 # Channels wired to nothing on AGX Orin; never part of a sum.
 UNCONNECTED_RAILS = ("NC",)
+# Rails that measure one device, not the board: NVML's GPU board power on a host ("NVML_GPU").
+# They are shown and integrated per rail, but a sum of them is not the machine's input power.
+DEVICE_ONLY_RAIL_PREFIX = "NVML_"
+
+MARKER_KINDS = ("phase_start", "phase_end")
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,14 +137,20 @@ class Sample:
 
 
 def total_power(rails: dict[str, Rail]) -> PowerTotal | None:
-    """Board input rail where there is one, else the sum of the module rails, labelled as a sum."""
+    """Board input rail where there is one, else the sum of the module rails, labelled as a sum.
+
+    None when nothing measures the board: no rails, or only device rails (a dGPU's NVML power)."""
     if not rails:
         return None
     for name in INPUT_RAILS:
         rail = rails.get(name)
         if rail is not None:
             return PowerTotal(rail.now_mw, name)
-    summed = [name for name in rails if _base_rail_name(name) not in UNCONNECTED_RAILS]
+    summed = [
+        name
+        for name in rails
+        if _base_rail_name(name) not in UNCONNECTED_RAILS and not name.startswith(DEVICE_ONLY_RAIL_PREFIX)
+    ]
     if not summed:
         return None
     return PowerTotal(sum(rails[n].now_mw for n in summed), "sum(" + "+".join(summed) + ")")

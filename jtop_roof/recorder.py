@@ -33,10 +33,9 @@ from types import FrameType
 from typing import Any
 
 import jtop_roof
-from jtop_roof.model import SCHEMA_VERSION, Event, Marker, Record, record_to_json
+from jtop_roof.model import MARKER_KINDS, SCHEMA_VERSION, Event, Marker, Record, Sample, record_to_json
 from jtop_roof.sources.base import Source
 
-MARKER_KINDS = ("phase_start", "phase_end")
 # The first line of an existing file is read at most this far to recognise our header.
 _HEADER_PROBE_BYTES = 1 << 16
 
@@ -62,6 +61,9 @@ class Recorder:
         self._lock = threading.Lock()
         self._torn = False  # the file does not end with a newline: start the next line on a fresh one
         self._dirty = False
+        # (t_wall, t_mono, our monotonic clock) of the last sample written: markers and events are
+        # stamped on the stream's own timeline, which is not ours when recording a replay or demo.
+        self._stream_anchor: tuple[float | None, float, float] | None = None
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             size = os.fstat(fd).st_size
@@ -113,6 +115,8 @@ class Recorder:
             if self._fd is None:
                 return False
             self._append(data)
+            if isinstance(record, Sample) and record.t_mono is not None:
+                self._stream_anchor = (record.t_wall, record.t_mono, self._mono())
             self._dirty = True
             if self._mono() - self._last_sync >= self._fsync_every_s:
                 self._sync_locked()
@@ -127,19 +131,32 @@ class Recorder:
         t_wall: float | None = None,
         t_mono: float | None = None,
     ) -> Marker:
-        """Record a phase boundary stamped now (or at the given times, e.g. a replayed stream's)."""
+        """Record a phase boundary stamped now on the stream's timeline (or at the given times)."""
         if kind not in MARKER_KINDS:
             raise ValueError(f"marker kind must be one of {', '.join(MARKER_KINDS)}, not {kind!r}")
-        marker = Marker(kind, name, self._wall() if t_wall is None else t_wall,
-                        self._mono() if t_mono is None else t_mono, origin)
+        now_wall, now_mono = self.stream_now()
+        marker = Marker(kind, name, now_wall if t_wall is None else t_wall,
+                        now_mono if t_mono is None else t_mono, origin)
         self.write(marker)
         return marker
 
     def write_event(self, kind: str, detail: str) -> Event:
         """Record something about the stream itself (``note``, ``source_error``...) stamped now."""
-        event = Event(kind, detail, self._wall(), self._mono())
+        event = Event(kind, detail, *self.stream_now())
         self.write(event)
         return event
+
+    def stream_now(self) -> tuple[float | None, float]:
+        """(t_wall, t_mono) of "now" on the recorded stream's timeline: the last sample's times
+        plus the time elapsed since it was written. For a live source this is our own clock; for
+        a replay or the demo it keeps markers between the samples they were made among."""
+        with self._lock:
+            anchor = self._stream_anchor
+        if anchor is None:
+            return self._wall(), self._mono()
+        wall, mono, written_at = anchor
+        elapsed = self._mono() - written_at
+        return (None if wall is None else wall + elapsed), mono + elapsed
 
     def close(self) -> None:
         """fsync and close; idempotent, and safe to call from any thread."""
@@ -255,7 +272,8 @@ def run_headless(
     """Record ``source`` until it ends, ``duration_s`` passes, or a stop signal comes; then close.
 
     Returns 0 for every normal stop, signals included (a script that stops the recorder with
-    SIGTERM or Ctrl-C has not failed); 1 when the source fails or the file cannot be written;
+    SIGTERM or Ctrl-C has not failed); 1 when the source fails (or ends on a ``source_error``
+    event) or the file cannot be written;
     130 when a second Ctrl-C forces the stop. SIGINT/SIGTERM/SIGHUP stop the source, write a
     closing ``note`` event and fsync. A signal that was ignored when we started (``nohup``, ``&``
     in a script) stays ignored. A second SIGINT acts as Ctrl-C normally does; repeated SIGTERM or
@@ -276,7 +294,9 @@ def run_headless(
         stop_requested.set()
 
     def stop_source_when_asked() -> None:
-        stop_requested.wait(duration_s)
+        # Event.wait overflows past threading.TIMEOUT_MAX: a huge duration is "no limit".
+        limit = None if duration_s is None else min(duration_s, threading.TIMEOUT_MAX)
+        stop_requested.wait(limit)
         source.stop()
 
     if install_signal_handlers:
@@ -291,9 +311,11 @@ def run_headless(
     try:
         stopper.start()
         records = None
+        last: Record | None = None
         try:
             records = source.records()
             for record in records:
+                last = record
                 try:
                     recorder.write(record)
                 except OSError as exc:
@@ -319,6 +341,9 @@ def run_headless(
             _try_event(recorder, "note", f"stopped by {signal.Signals(stopped_by[0]).name}")
         elif status == 0 and deadline is not None and time.monotonic() >= deadline:
             _try_event(recorder, "note", f"stopped after --duration {duration_s:g} s")
+        elif status == 0 and isinstance(last, Event) and last.kind == "source_error":
+            _say(f"jroof-tui: {last.detail}")  # e.g. tegrastats cannot be started: not a success
+            status = 1
         elif status == 0:
             _try_event(recorder, "note", "source ended")
     finally:

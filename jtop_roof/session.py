@@ -13,9 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from jtop_roof import __version__
 from jtop_roof.config import Config
-from jtop_roof.model import SCHEMA_VERSION
 from jtop_roof.sources.base import Source
 
 HOST_HINT = (
@@ -58,6 +56,8 @@ def make_source(config: Config, kind: str, replay: str | None, *, interactive: b
     if kind == "replay":
         assert replay is not None
         path = Path(replay)
+        if path.is_dir():
+            raise SessionError(f"cannot replay {replay}: it is a directory")
         if not path.is_file():
             raise SessionError(f"cannot replay {replay}: no such file")
         try:
@@ -80,6 +80,11 @@ def make_source(config: Config, kind: str, replay: str | None, *, interactive: b
 
         return DemoSource(speed=config.speed)
     if kind == "tegrastats":
+        if not tegrastats_available(config.tegrastats_command):
+            raise SessionError(
+                f"cannot run {' '.join(config.tegrastats_command)!r}: not found on PATH "
+                "(use --source host or --source demo on a machine without tegrastats)"
+            )
         from jtop_roof.sources.tegrastats import TegrastatsSource
 
         return TegrastatsSource(
@@ -94,13 +99,8 @@ def build_header(source: Source, config: Config) -> dict[str, Any]:
     """The recording header: schema, identity, clocks and everything replay needs to judge data."""
     from jtop_roof.timeline import local_tz_name
 
+    # The Recorder adds type, schema, app, version and the start clocks.
     header: dict[str, Any] = {
-        "type": "header",
-        "schema": SCHEMA_VERSION,
-        "app": "jroof-tui",
-        "version": __version__,
-        "start_wall": time.time(),
-        "start_mono": time.monotonic(),
         "tz": config.tz or local_tz_name(),
         "interval_ms": config.interval_ms,
         "host": socket.gethostname(),

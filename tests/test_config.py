@@ -68,6 +68,10 @@ def test_thresholds_and_keymap(tmp_path):
         ("keymap: [a]\n", "'keymap'"),
         ("follow: maybe\n", "'follow'"),
         ("key: [unclosed\n", "line"),
+        ("interval_ms: .inf\n", "'interval_ms'"),
+        ("speed: .nan\n", "'speed'"),
+        ("window_s: .nan\n", "'window_s'"),
+        ("tegrastats_command: sudo \"x\n", "'tegrastats_command'"),
         ("- a list\n", "mapping"),
     ],
 )
@@ -77,6 +81,13 @@ def test_bad_config_names_the_key(tmp_path, text, needle):
         load_config(path, environ={})
     assert needle in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_config_file_that_is_not_text(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_bytes(b"\xff\xfe\x00binary")
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        load_config(str(path), environ={})
 
 
 def test_yaml_tags_are_not_executed(tmp_path):

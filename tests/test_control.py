@@ -5,6 +5,7 @@ import os
 import signal
 import socket
 import stat
+import struct
 import subprocess
 import sys
 import time
@@ -107,3 +108,29 @@ def test_mark_without_monitor_says_so(runtime_dir):
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 1
     assert "no running jroof-tui" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_listener_survives_a_client_that_leaves_early_and_a_failing_callback(runtime_dir):
+    received = []
+
+    def on_marker(kind, name):
+        if name == "disk full":
+            raise OSError(28, "No space left on device")
+        received.append(name)
+
+    listener = MarkerListener(on_marker)
+    path = listener.start()
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            sock.connect(str(path))
+            sock.sendall(b'{"kind": "phase_start", "name": "hasty"}\n')
+        # the failing callback is reported to the client, and the listener keeps serving
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.connect(str(path))
+            sock.sendall(b'{"kind": "phase_start", "name": "disk full"}\n')
+            assert sock.recv(256).startswith(b"error: OSError")
+        assert send_marker("phase_start", "later") == 1
+    finally:
+        listener.close()
+    assert received == ["hasty", "later"]

@@ -502,3 +502,38 @@ def test_source_failing_at_start_still_restores_handlers(tmp_path: Path) -> None
     assert run(path, Broken([])) == 1
     assert {s: signal.getsignal(s) for s in recorder_module.STOP_SIGNALS} == before
     assert objects_of(path)[-1]["kind"] == "source_error"
+
+
+def test_markers_follow_the_stream_timeline_of_a_replay(tmp_path: Path) -> None:
+    """Recording a replay: markers and events land between the samples they were made among,
+    on the replayed stream's clock, not on ours (whose monotonic clock is the host's uptime)."""
+    path = tmp_path / "rec.jsonl"
+    wall, mono = FakeClock(9_000_000.0), FakeClock(86_400.0)
+    with Recorder(path, HEADER, wall=wall, mono=mono) as rec:
+        rec.write(sample(0))  # the replayed stream is at t_mono 0, t_wall 1000
+        mono.now += 0.25
+        marker = rec.write_marker("phase_start", "during replay")
+        event = rec.write_event("note", "noted")
+    assert (marker.t_wall, marker.t_mono) == (1000.25, 0.25)
+    assert (event.t_wall, event.t_mono) == (1000.25, 0.25)
+
+
+def test_duration_beyond_any_timeout_still_stops_on_a_signal(tmp_path: Path) -> None:
+    path = tmp_path / "rec.jsonl"
+
+    def terminate_after_one(n: int) -> None:
+        if n == 0:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    source = ListSource([sample(0)], then_wait=True, on_yield=terminate_after_one)
+    assert run(path, source, 1e308) == 0
+    assert source.stopped.is_set()
+    assert objects_of(path)[-1]["detail"] == "stopped by SIGTERM"
+
+
+def test_source_ending_on_an_error_event_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "rec.jsonl"
+    failure = Event("source_error", "sudo not found on PATH", None, None)
+    assert run(path, ListSource([sample(0), failure]), install_signal_handlers=False) == 1
+    assert "sudo not found on PATH" in capsys.readouterr().err
+    assert objects_of(path)[-1]["kind"] == "source_error"

@@ -98,3 +98,9 @@ def test_headless_replay_ends_at_its_end(tmp_path):
     log.write_text(LINE * 3)
     source = make_source(Config(speed=64, interval_ms=10), "replay", str(log))
     assert sum(1 for r in source.records() if getattr(r, "ram", None)) == 3
+
+
+def test_explicit_tegrastats_that_is_missing_is_a_session_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(SessionError, match="not found on PATH"):
+        make_source(Config(source="tegrastats"), "tegrastats", None)

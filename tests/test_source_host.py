@@ -129,7 +129,7 @@ def test_real_host_with_whatever_nvml_this_machine_has_never_fails():
         assert sample.gpu is None
         assert any(hint.startswith("No GPU readings") for hint in info["hints"])
     else:
-        assert sample.gpu is not None and "GPU" in sample.rails
+        assert sample.gpu is not None and "NVML_GPU" in sample.rails
     assert info["host"] and info["cpu_model"]
 
 
@@ -195,8 +195,8 @@ def test_nvml_gpu_fields_from_the_h200_figures():
     sample = next(records)
     assert sample.gpu == Gpu(100.0, (1485,))
     assert sample.emc == Clocked(40.0, 3201)
-    assert sample.rails == {"GPU": Rail(690695.0)}
-    assert sample.power_total.source == "sum(GPU)"  # labelled: a GPU, not a board input
+    assert sample.rails == {"NVML_GPU": Rail(690695.0)}
+    assert sample.power_total is None  # a GPU's power is not the machine's input power
     assert sample.temps_c["gpu"] == 66.0
     assert sample.throttle_reasons == ["SwPowerCap"]
     records.close()
@@ -207,7 +207,7 @@ def test_second_gpu_gets_its_own_names():
     sample = first_sample(host(nvml=FakeNvml(gpus=2), psutil=FakePsutil()))
     assert sample.gpu == Gpu(100.0, (1485,))
     assert sample.engines["GPU1"] == Engine(0.0, 345)
-    assert sample.rails["GPU1"] == Rail(80435.0)
+    assert sample.rails["NVML_GPU1"] == Rail(80435.0)
     assert sample.temps_c["gpu1"] == 43.0
     assert sample.throttle_reasons == ["SwPowerCap", "GPU1:GpuIdle"]
 

@@ -2,10 +2,11 @@
 
 Lets the monitor run on a workstation or a dGPU server (and on a Jetson from JetPack 7, which ships
 NVML). GPU 0 fills ``sample.gpu`` (load %, SM clock), ``sample.emc`` (memory clock and NVML's memory
-utilisation, the nearest thing to EMC load), ``rails["GPU"]`` (``nvmlDeviceGetPowerUsage``: the GPU
-board's power, averaged over about 1 s on Ampere and newer; not the machine's input power),
+utilisation, the nearest thing to EMC load), ``rails["NVML_GPU"]`` (``nvmlDeviceGetPowerUsage``: the
+GPU board's power, averaged over about 1 s on Ampere and newer; not the machine's input power, so
+the model never counts it as total power),
 ``temps_c["gpu"]`` and ``throttle_reasons`` (NVML clock-event reasons, research/roofline.md 3.4).
-GPU ``i`` > 0 appears as engine ``GPU<i>``, rail ``GPU<i>``, temperature ``gpu<i>`` and reasons
+GPU ``i`` > 0 appears as engine ``GPU<i>``, rail ``NVML_GPU<i>``, temperature ``gpu<i>`` and reasons
 prefixed ``GPU<i>:``. Anything a machine does not report is ``None``; an NVML that is missing or
 fails to start leaves every GPU field ``None``.
 """
@@ -22,7 +23,17 @@ from typing import Any
 
 import psutil as psutil_module
 
-from jtop_roof.model import Clocked, CpuCore, Engine, Gpu, Memory, Rail, Record, Sample
+from jtop_roof.model import (
+    DEVICE_ONLY_RAIL_PREFIX,
+    Clocked,
+    CpuCore,
+    Engine,
+    Gpu,
+    Memory,
+    Rail,
+    Record,
+    Sample,
+)
 from jtop_roof.sources.base import Source
 from jtop_roof.sources.sysfs import unique_name
 
@@ -234,7 +245,7 @@ class HostSource(Source):
                         f"GPU{index}:{name}" for name in reasons
                     ]
             if power_mw is not None:
-                sample.rails[f"GPU{suffix}"] = Rail(float(power_mw))
+                sample.rails[f"{DEVICE_ONLY_RAIL_PREFIX}GPU{suffix}"] = Rail(float(power_mw))
             sample.temps_c[unique_name(f"gpu{suffix}", seen)] = None if temp is None else float(temp)
 
     def _reasons(self, handle: Any) -> list[str] | None:
@@ -296,7 +307,8 @@ class HostSource(Source):
             hints.append(f"No GPU readings: {why}.")
         else:
             hints.append(
-                "GPU power is NVML's board power for the GPU alone, not the machine's input power."
+                "GPU power (NVML_GPU) is the GPU board's power alone: this machine's total input "
+                "power is not measured, so no total is shown."
             )
         if not has_sensors:
             hints.append("No temperature sensors are visible to psutil on this machine.")
