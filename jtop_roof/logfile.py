@@ -8,18 +8,20 @@ line) but shares the helpers below so both read a file the same way.
 Interval rule. Lines sharing a stamp are spread at the interval, and a log without stamps is
 spaced by it. For a stamped log the stamps decide: tegrastats stamps have 1 s resolution, so the
 interval is the median, over the first few complete stamp groups (lines sharing one stamp), of
-(seconds to the next stamp / lines in the group). 10 lines a second gives 0.1 s, one line every
-3 s gives 3 s, and a single gap in the window does not move the median. This is the rate the lines
-really came at (``--interval 100`` gives about 9 lines a second on an Orin Nano), and a configured
-default such as 1000 ms cannot spread ten lines of one second over ten seconds. The given
-interval is used for logs without stamps and when the stamps cannot tell (fewer than two stamp
-changes); without one, tegrastats' default of 1 s.
+(seconds to the next stamp / lines in the group), in whole milliseconds rounded down so that a
+group of the median size fits in its second. 10 lines a second gives 0.1 s, one line every 3 s
+gives 3 s, 46 a second 0.021 s, and a single gap in the window does not move the median. This is
+the rate the lines really came at (``--interval 100`` gives about 9 lines a second on an Orin
+Nano), and a configured default such as 1000 ms cannot spread ten lines of one second over ten
+seconds. The given interval is used for logs without stamps and when the stamps cannot tell
+(fewer than two stamp changes); without one, tegrastats' default of 1 s.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import math
 import statistics
 import sys
 from collections.abc import Iterable, Iterator
@@ -123,7 +125,9 @@ def infer_interval_s(stamps: Iterable[str | None]) -> float | None:
         group_stamp, group_lines = stamp, 1
     if not ratios:
         return None
-    return round(statistics.median(ratios), 3)
+    # Whole milliseconds, rounded down: 46 lines a second is 0.021 s, not 0.022 s, which would
+    # spread a 46-line second over 0.99 s and a 47-line one past its end.
+    return max(math.floor(statistics.median(ratios) * 1000 + 1e-6), 1) / 1000
 
 
 def window_is_complete(stamp_groups: int, lines: int) -> bool:

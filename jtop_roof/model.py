@@ -295,8 +295,9 @@ class Marker:
 
 @dataclass(slots=True)
 class Event:
-    """Something about the stream itself: ``gap`` (no data from t_mono for gap_s), ``source_restart``,
-    ``source_error``, ``note``. A gap is recorded, never papered over."""
+    """Something about the stream itself: ``gap`` (no data for ``gap_s`` seconds up to ``t_mono``,
+    written just before the first sample after it), ``source_restart``, ``source_error``, ``seek``
+    (a replay jumped: the UI clears its history), ``note``. A gap is recorded, never papered over."""
 
     kind: str
     detail: str

@@ -140,7 +140,8 @@ def parse_line(line: str) -> Sample:
     try:
         return _parse(line)
     except Exception:  # a parser bug must not stop a live monitor; the tests call _parse
-        return Sample(is_sample=False, raw=line, unknown=[line])
+        raw = line.rstrip("\r\n") if isinstance(line, str) else line
+        return Sample(is_sample=False, raw=raw, unknown=[raw])
 
 
 def _parse(line: str, *, walk: bool = False) -> Sample:

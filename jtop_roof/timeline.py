@@ -4,7 +4,11 @@ Rules (the contract other parts code against):
 
 * A stamp is local wall time in the given zone (the machine's unless told), to the second.
 * Lines sharing a stamp (sub-second intervals) are spread at ``interval_s``: the k-th line of a
-  stamp gets ``stamp + k * interval_s``.
+  stamp gets ``stamp + k * interval_s``, but never reaches the next second: a line that would go
+  more than halfway from the previous line to the end of the second goes halfway instead. Lines
+  come with jitter (46 a second, then 48), and a spread past the next stamp would make ``t_wall``
+  run backwards there. With no lookahead a line cannot know how many more share its stamp, so a
+  partial first group (the log started late in that second) is spread from ``.0`` as well.
 * Without stamps (JetPack 4 and older), ``t_wall`` stays None and ``t_mono = index * interval_s``.
 * With stamps, ``t_mono = t_wall - first t_wall``. ``t_mono`` never runs backwards: when the wall
   clock steps back (NTP, a hand-set clock) the stream's timeline continues one interval after the
@@ -134,6 +138,7 @@ class Timeline:
         self._last_stamp: str | None = None
         self._last_stamp_epoch = 0.0
         self._repeat = 0  # index of this line among lines sharing the stamp
+        self._spread = 0.0  # seconds after its stamp of the last line placed
         self._last_wall: float | None = None
         self._last_mono: float | None = None
         self._mono_offset: float | None = None  # t_mono = t_wall + offset
@@ -177,7 +182,12 @@ class Timeline:
         if stamp is not None:
             if stamp == self._last_stamp:
                 self._repeat += 1
-                wall = self._last_stamp_epoch + self._repeat * self.interval_s
+                spread = self._repeat * self.interval_s
+                halfway = (1.0 + self._spread) * 0.5
+                if spread > halfway:
+                    spread = halfway
+                self._spread = spread
+                wall = self._last_stamp_epoch + spread
             else:
                 epoch = self.wall_of(stamp)
                 if epoch is not None:
@@ -188,6 +198,7 @@ class Timeline:
                     self._last_stamp = stamp
                     self._last_stamp_epoch = epoch
                     self._repeat = 0
+                    self._spread = 0.0
                     wall = epoch
         if wall is None:
             # no usable stamp: one interval after the previous sample (or index x interval)

@@ -74,6 +74,14 @@ def test_infer_interval_ignores_one_gap_and_a_partial_first_group():
     assert infer_interval_s(stamps_at(seconds)) == 0.5
 
 
+def test_infer_interval_rounds_down_to_whole_milliseconds():
+    """46 lines a second (AGX Xavier at --interval 20): 1/46 s is 0.0217; 0.022 would spread 47
+    lines of one second past the next stamp."""
+    seconds = [s for s in range(8) for _ in range(46)]
+    assert infer_interval_s(stamps_at(seconds)) == 0.021
+    assert infer_interval_s(stamps_at([0, 3, 6, 9, 12, 15, 18, 21])) == 3.0  # exact ones stay
+
+
 def test_infer_interval_needs_stamps():
     assert infer_interval_s([None, None, None]) is None
     assert infer_interval_s(stamps_at([0, 0, 0])) is None
@@ -160,6 +168,21 @@ def test_streaming_input_is_read_with_bounded_lookahead():
     first = list(itertools.islice(iter_records(endless(), tz="UTC"), 3))
     assert [r.t_mono for r in first] == [0.0, 1.0, 2.0]
     assert pulled <= logfile.INFER_MAX_LINES
+
+
+def test_jittery_high_rate_log_keeps_wall_time_in_order_and_inside_each_second():
+    """Real AGX Xavier lines re-stamped at the 45-48 lines a second of their log: t_wall never
+    runs back and no line is placed at or past the next stamp."""
+    bodies = [line.split(" ", 2)[2] for line in read_lines(DATA / "agxxavier_jp5_date_header.log")[1:]]
+    group_sizes = [2, 46, 47, 48, 46, 46, 48, 45, 47, 3]
+    seconds = [s for s, size in enumerate(group_sizes) for _ in range(size)]
+    lines = [f"{stamp} {bodies[i % len(bodies)]}" for i, stamp in enumerate(stamps_at(seconds))]
+    samples = [r for r in iter_records(lines, tz="UTC") if r.is_sample]
+    assert len(samples) == len(lines)
+    walls = [s.t_wall for s in samples]
+    assert all(b >= a for a, b in itertools.pairwise(walls))
+    assert all(0 <= s.t_wall - utc_epoch(s.stamp) < 1 for s in samples)
+    assert all(b.t_mono >= a.t_mono for a, b in itertools.pairwise(samples))
 
 
 def test_demo_log_inferred_interval_matches_its_lines_per_second():
@@ -257,3 +280,6 @@ def test_every_shared_log_reads_with_a_timeline_that_never_runs_back(name):
     assert len(samples) == sum("RAM " in line for line in lines)
     monos = [s.t_mono for s in samples]
     assert monos[0] == 0.0 and all(b >= a for a, b in itertools.pairwise(monos))
+    # t_wall too (no log here has a clock step): the spread of a second's lines stays in it
+    walls = [s.t_wall for s in samples if s.t_wall is not None]
+    assert all(b >= a for a, b in itertools.pairwise(walls))

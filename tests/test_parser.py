@@ -50,6 +50,17 @@ def test_fast_path_and_token_walk_agree(name):
 # --- TK1 ------------------------------------------------------------------------------------------
 
 
+def test_fallback_after_a_parser_bug_strips_the_line_end_like_the_normal_path(monkeypatch):
+    def broken(line, **_):
+        raise IndexError("parser bug")
+
+    monkeypatch.setattr("jtop_roof.parser._parse", broken)
+    sample = parse_line("RAM 1/2MB garbled\r\n")
+    assert not sample.is_sample
+    assert sample.raw == "RAM 1/2MB garbled" and sample.unknown == ["RAM 1/2MB garbled"]
+    assert parse_line("odd line\n").raw == _parse("odd line\n").raw == "odd line"
+
+
 def test_tk1_grammar():
     s = case("tk1")
     assert (s.ram.used_mb, s.ram.total_mb, s.ram.lfb_count, s.ram.lfb_size_kb) == (714, 1876, 139, 4096)

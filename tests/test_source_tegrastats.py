@@ -180,12 +180,28 @@ def test_child_that_exits_is_restarted_with_event_and_gap(fake_env, monkeypatch)
     gap = next(r for r in after if is_event("gap")(r))
     resumed = after[-1]
     last = [r for r in before if is_sample(r)][-1]
-    assert after.index(gap) < after.index(resumed)
-    assert gap.t_mono == last.t_mono and gap.t_wall == last.t_wall
+    assert after.index(gap) == after.index(resumed) - 1
+    assert gap.t_mono == resumed.t_mono and gap.t_wall == resumed.t_wall  # written when data resumes
     assert gap.gap_s == resumed.t_mono - last.t_mono > 0
+    assert "while tegrastats restarted" in gap.detail
     first, second = pids(fake_env, 2)[:2]
     assert first != second
     assert gone(first) and gone(second)
+
+
+@pytest.mark.parametrize("real_clocks", [False, True])
+def test_records_keep_mono_order_across_restarts(fake_env, monkeypatch, real_clocks):
+    """A recording is appended in stream order, so t_mono must never step back in it."""
+    monkeypatch.setenv("FAKE_TEGRASTATS_EXIT_AFTER", "2")
+    clocks = {"clock": time.time, "mono": time.monotonic} if real_clocks else {}
+    collector = Collector(make_source(**clocks))
+    taken = collector.take_until(is_event("gap"))
+    taken += collector.take_until(is_event("gap"))
+    collector.stop()
+    kinds = [r.kind if isinstance(r, Event) else "sample" for r in taken]
+    assert kinds.count("source_restart") == 2
+    monos = [r.t_mono for r in taken]
+    assert all(b >= a for a, b in itertools.pairwise(monos)), list(zip(kinds, monos, strict=True))
 
 
 def test_hung_child_ignoring_sigterm_is_killed_and_restarted(fake_env, monkeypatch):
@@ -269,6 +285,20 @@ def test_missing_command_gives_one_clear_error_event_and_ends(tmp_path):
     assert isinstance(event, Event) and event.kind == "source_error"
     assert "not found" in event.detail and str(missing) in event.detail
     assert event.t_wall is not None and event.t_mono is not None
+
+
+def test_missing_sudo_is_named_with_a_hint_that_fits_sudo(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # neither sudo nor tegrastats on it
+    (event,) = list(make_source(["sudo", "-n", "tegrastats"]).records())
+    assert event.kind == "source_error"
+    assert "sudo not found on PATH" in event.detail
+    assert "Jetson" not in event.detail and "install sudo" in event.detail
+
+
+def test_missing_tegrastats_hint_points_elsewhere_to_the_host_source(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    (event,) = list(make_source(["tegrastats"]).records())
+    assert "tegrastats not found on PATH" in event.detail and "--source host" in event.detail
 
 
 def test_non_executable_command_gives_error_event(tmp_path):

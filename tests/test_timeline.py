@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import calendar
+import itertools
 import time
 from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
@@ -100,6 +101,27 @@ def test_ten_lines_per_stamp_at_100_ms():
     got = run(tl, ["04-19-2026 01:31:10"] * 10 + ["04-19-2026 01:31:11"])
     base = utc_epoch(2026, 4, 19, 1, 31, 10)
     assert [round(w - base, 6) for w, _ in got] == [round(k * 0.1, 6) for k in range(10)] + [1.0]
+
+
+def test_more_lines_than_fit_in_a_second_stay_before_the_next_stamp():
+    """48 lines share a stamp at an interval made for 46: the tail closes in on the end of the
+    second (halfway each time) instead of running past the next stamp."""
+    tl = Timeline(UTC, 0.022)
+    got = run(tl, ["05-06-2024 20:29:53"] * 48 + ["05-06-2024 20:29:54"])
+    base = utc_epoch(2024, 5, 6, 20, 29, 53)
+    walls = [w for w, _ in got]
+    assert walls[:45] == [base + k * 0.022 for k in range(45)]  # the interval while it fits
+    assert all(b > a for a, b in itertools.pairwise(walls))
+    assert all(w < base + 1 for w in walls[:48]) and walls[48] == base + 1
+    monos = [m for _, m in got]
+    assert all(b > a for a, b in itertools.pairwise(monos))
+
+
+def test_two_lines_of_a_one_second_log_sharing_a_stamp_do_not_reach_the_next_one():
+    tl = Timeline(UTC, 1.0)
+    got = run(tl, ["05-06-2024 20:29:53"] + ["05-06-2024 20:29:54"] * 2 + ["05-06-2024 20:29:55"])
+    base = utc_epoch(2024, 5, 6, 20, 29, 53)
+    assert [w for w, _ in got] == [base, base + 1, base + 1.5, base + 2]
 
 
 def test_without_stamps_t_mono_is_index_times_interval():

@@ -9,11 +9,13 @@ next line, even if the monitor itself was killed with SIGKILL.
 
 A child that exits, or prints nothing for ``hang_timeout_s``, is killed and restarted after the next
 delay in ``backoff`` (the last delay repeats; a run that produced a sample resets the sequence).
-The stream says so: an ``Event("source_restart")`` when it happens and an ``Event("gap")`` spanning
-the last sample before and the first sample after. A command that cannot be started at all (not
-found, not executable) yields one ``Event("source_error")`` and ends the stream: retrying cannot fix
-it, and a recorder must not spin silently. ``sudo -n`` failing (no sudoers rule) is an exit, so it
-is retried with back-off and each restart event carries sudo's message.
+The stream says so: an ``Event("source_restart")`` when it happens and, when samples resume, an
+``Event("gap")`` at the time of the first sample after (so records keep a non-decreasing
+``t_mono``) whose ``gap_s`` is the silence since the last sample before. A command that cannot be
+started at all (not found, not executable) yields one ``Event("source_error")`` and ends the
+stream: retrying cannot fix it, and a recorder must not spin silently. ``sudo -n`` failing (no
+sudoers rule) is an exit, so it is retried with back-off and each restart event carries sudo's
+message.
 
 Each line is parsed with ``parser.parse_line``, stamped with the host clocks (``t_wall=clock()``,
 ``t_mono=mono()``; the tegrastats stamp stays in ``sample.stamp``) and keeps ``sample.raw``. Clocks a
@@ -96,6 +98,16 @@ def _end_all_groups() -> None:
 
 
 atexit.register(_end_all_groups)
+
+
+def _missing_program_hint(program: str) -> str:
+    """What to do about a command that is not there, fitting the program that is missing."""
+    name = os.path.basename(program)
+    if name == "sudo":
+        return " (install sudo, or run jroof-tui as root with --tegrastats-command tegrastats)"
+    if name == "tegrastats":
+        return " (tegrastats exists on Jetson boards; elsewhere use --source host)"
+    return ""
 
 
 class TegrastatsSource(Source):
@@ -211,13 +223,7 @@ class TegrastatsSource(Source):
                         break
                     if item.is_sample:
                         if restarted and last_mono is not None and item.t_mono is not None:
-                            yield Event(
-                                "gap",
-                                f"no samples for {item.t_mono - last_mono:.1f} s while tegrastats restarted",
-                                last_wall,
-                                last_mono,
-                                gap_s=item.t_mono - last_mono,
-                            )
+                            yield self._gap(last_wall, last_mono, item)
                         restarted = False
                         got_sample = True
                         last_wall, last_mono = item.t_wall, item.t_mono
@@ -237,6 +243,13 @@ class TegrastatsSource(Source):
             proc = self._proc
             if proc is not None:
                 self._end(proc)
+
+    def _gap(self, last_wall: float | None, last_mono: float, resumed: Sample) -> Event:
+        """The gap event for samples resuming after a restart, at the resumed sample's time."""
+        gap_s = resumed.t_mono - last_mono
+        since = "" if last_wall is None else time.strftime(" since %H:%M:%S", time.localtime(last_wall))
+        detail = f"no samples for {gap_s:.1f} s{since} while tegrastats restarted"
+        return Event("gap", detail, resumed.t_wall, resumed.t_mono, gap_s=gap_s)
 
     def _event(self, kind: str, detail: str) -> Event:
         return Event(kind, detail, self._clock(), self._mono())
@@ -258,10 +271,7 @@ class TegrastatsSource(Source):
     def _start_error(self, exc: OSError) -> str:
         program = self.command[0] if self.command else "(empty command)"
         if isinstance(exc, FileNotFoundError):
-            why = (
-                f"{program} not found on PATH (tegrastats exists on Jetson boards; "
-                "elsewhere use --source host)"
-            )
+            why = f"{program} not found on PATH{_missing_program_hint(program)}"
         elif isinstance(exc, PermissionError):
             why = f"{program} is not executable"
         else:
