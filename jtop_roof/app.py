@@ -65,6 +65,7 @@ from jtop_roof.widgets import (
     Readout,
     RooflinePane,
     TempPane,
+    TrendsPane,
     View,
 )
 from jtop_roof.widgets.readout import Line
@@ -253,6 +254,7 @@ class JroofApp(App[int]):
                 yield PowerPane(id="power")
                 yield EnginesPane(id="engines")
             with Vertical(id="col-right", classes="column"):
+                yield TrendsPane(id="trends")
                 yield RooflinePane(id="roofline")
                 yield EventsPane(id="events")
         yield Footer()

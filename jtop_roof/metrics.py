@@ -34,6 +34,13 @@ def fmt_power(mw: float | None) -> str:
     return f"{mw / 1000:.2f} W"
 
 
+def fmt_mw(mw: float | None) -> str:
+    """A rail's instantaneous power as tegrastats gives it: whole milliwatts (``12479 mW``)."""
+    if mw is None or math.isnan(mw):
+        return "— mW"
+    return f"{mw:.0f} mW"
+
+
 def fmt_energy(joules: float | None) -> str:
     if joules is None or math.isnan(joules):
         return "—"
@@ -191,16 +198,26 @@ def bar_parts(pct: float | None, width: int) -> tuple[str, str]:
 
 
 def sparkline(
-    values: Sequence[float], width: int, low: float | None = None, high: float | None = None
+    values: Sequence[float],
+    width: int,
+    low: float | None = None,
+    high: float | None = None,
+    min_span: float = 0.0,
 ) -> str:
     """Block characters for the last ``width`` values; NaN is a blank. Scale: [low, high], or the
-    values' own range (a flat series sits on the bottom row)."""
+    values' own range. A range narrower than ``min_span`` is widened around the values' middle
+    (kept above ``low``), so a steady reading draws as a flat line half-way up rather than as
+    full blocks (without ``min_span`` a flat series sits on the bottom row)."""
     tail = [float(v) for v in values][-width:] if width > 0 else []
     finite = [v for v in tail if not math.isnan(v)]
     if not finite:
         return " " * len(tail)
     lo = min(finite) if low is None else low
     hi = max(finite) if high is None else high
+    if high is None and max(finite) - min(finite) < min_span:
+        middle = (max(finite) + min(finite)) / 2
+        lo = middle - min_span / 2 if low is None else max(low, middle - min_span / 2)
+        hi = lo + min_span
     span = hi - lo
     chars = []
     for v in tail:

@@ -22,9 +22,19 @@ from tui_support import (
 from jtop_roof.app import JroofApp
 from jtop_roof.config import Thresholds
 from jtop_roof.history import History
-from jtop_roof.model import CpuCore, Event, Gpu, Memory, Rail, Sample
+from jtop_roof.model import Clocked, CpuCore, Event, Gpu, Memory, Rail, Sample
 from jtop_roof.recorder import Recorder
-from jtop_roof.widgets import CpuPane, EventsPane, HelpScreen, PhaseNameScreen, PowerPane, TempPane, View
+from jtop_roof.widgets import (
+    CpuPane,
+    EventsPane,
+    GpuPane,
+    HelpScreen,
+    MemoryPane,
+    PhaseNameScreen,
+    PowerPane,
+    TempPane,
+    View,
+)
 
 
 def live_samples(count: int = 5, **extra) -> list[Sample]:
@@ -333,6 +343,40 @@ async def test_resize_from_large_to_80x24_collapses_and_back(tmp_path):
         assert len(cpu.readout.lines) == 6
 
 
+async def test_80x24_shows_rails_in_mw_energy_a_trend_plot_and_events(tmp_path):
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await park_replay(pilot, app)
+        power = app.query_one("#power", PowerPane).readout.plain.splitlines()
+        assert power[0].startswith("PWR  21.39 W VDD_IN  energy 601 J  phase 120 J  ")
+        assert "VDD_IN 21389 mW  VDD_CPU_GPU_CV 9416 mW  VDD_SOC 5934 mW" in power[1]
+        assert all(len(line) <= 78 for line in power)
+        trends = app.query_one("#trends")
+        assert trends.region.height >= 6 and trends.plot.size.area > 0
+        events = app.query_one("#events", EventsPane)
+        assert events.region.height >= 4 and events.region.bottom <= 23
+        assert events.readout.plain.splitlines()[-1].endswith("seek to 60.0 s")
+        assert len(events.readout.lines) == events.size.height  # as many events as rows
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        assert trends.region.area == 0  # the wide layout has the panes' own plots
+
+
+async def test_a_board_without_rails_gets_no_empty_power_plot(tmp_path):
+    samples = live_samples(3)
+    for sample in samples:
+        sample.rails = {}
+    app = live_app(tmp_path, records=samples)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: len(app.history) == 3, "samples")
+        app.redraw_now()
+        await pilot.pause()
+        power = app.query_one("#power", PowerPane)
+        assert power.readout.plain == "no power rails reported"
+        assert power.plot.region.area == 0
+        assert app.query_one("#gpu").plot.region.area > 0
+
+
 # -------------------------------------------------------------------------------------- safety
 
 
@@ -418,8 +462,37 @@ def test_power_pane_labels_the_total_and_its_source():
     rails = {"VDD_GPU_SOC": Rail(3000.0), "VDD_CPU_CV": Rail(1000.0), "NC": Rail(0.0)}
     view = _view(Sample(t_mono=0.0, rails=rails))
     text = "\n".join("".join(t for t, _ in line) for line in PowerPane(id="p").lines(view, 60))
-    assert "total" in text and "4.00 W" in text and "sum(VDD_GPU_SOC+VDD_CPU_CV)" in text
-    assert "energy 0.0 J · phase —" in text
+    assert "VDD_GPU_SOC   3000 mW" in text  # every rail by name, in instantaneous mW
+    assert "total         4000 mW\n  = sum(VDD_GPU_SOC+VDD_CPU_CV)" in text
+    assert "energy 0.0 J  phase —" in text
+
+
+def test_a_long_sum_source_wraps_between_rail_names():
+    rails = {name: Rail(1000.0) for name in ("VDD_GPU_SOC", "VDD_CPU_CV", "VIN_SYS_5V0", "VDDQ_VDD2_1V8AO")}
+    view = _view(Sample(t_mono=0.0, rails=rails))
+    lines = ["".join(t for t, _ in line) for line in PowerPane(id="p").lines(view, 36)]
+    assert all(len(line) <= 36 for line in lines)
+    source = "".join(line.strip() for line in lines if line.startswith("  "))
+    assert source == "= sum(VDD_GPU_SOC+VDD_CPU_CV+VIN_SYS_5V0+VDDQ_VDD2_1V8AO)"
+
+
+def test_clocks_missing_without_root_say_so_and_leave_the_legend():
+    sample = Sample(t_mono=0.0, gpu=Gpu(load_pct=40.0), emc=Clocked(load_pct=5.0, mhz=None))
+    view = _view(sample)
+    gpu = "\n".join("".join(t for t, _ in line) for line in GpuPane(id="g").lines(view, 40))
+    assert "clock — needs root" in gpu and "clock MHz" not in gpu
+    memory = "".join(t for t, _ in MemoryPane(id="m").compact_lines(view, 80)[0])
+    assert "EMC   5%  clock — needs root" in memory
+    with_clock = _view(Sample(t_mono=0.0, gpu=Gpu(load_pct=40.0, gpc_mhz=(612,))))
+    compact = "".join(t for t, _ in GpuPane(id="g").compact_lines(with_clock, 80)[0])
+    assert compact.startswith("GPU   40% @612 MHz")
+
+
+def test_compact_cpu_wraps_fourteen_cores_under_the_label():
+    view = _view(Sample(t_mono=0.0, cpus=[CpuCore(float(i), 972) for i in range(14)]))
+    lines = ["".join(t for t, _ in line) for line in CpuPane(id="c").compact_lines(view, 78)]
+    assert len(lines) == 2 and all(len(line) <= 78 for line in lines)
+    assert lines[1].startswith(" " * 5) and lines[1].split()[-1] == "13"
 
 
 def test_events_pane_lists_gaps_and_errors():

@@ -94,6 +94,14 @@ def test_sparkline_scales_and_blanks_nan():
     assert sparkline([5, 6, 7, 8], 2, 0, 8) == "▇█"
 
 
+def test_a_steady_sparkline_reads_as_steady_not_as_maximum():
+    assert sparkline([6250.0] * 4, 4, 0, None) == "████"  # scaled to its own maximum
+    assert sparkline([6250.0] * 4, 4, 0, None, min_span=1250) == "▅▅▅▅"
+    assert sparkline([6250, 6250, 6900], 3, 0, None, min_span=1250) == "▃▃▆"  # a small step shows
+    assert sparkline([100, 200, 12000], 3, 0, None, min_span=1250) == "▁▁█"  # wide range: from 0
+    assert sparkline([10.0, 10.0], 2, 0, None, min_span=100) == "▂▂"  # widened from low, not below it
+
+
 def test_tick_steps_and_labels():
     assert tick_step(120, 6) == 30
     assert tick_step(3600, 5) == 900

@@ -11,6 +11,7 @@ from jtop_roof.widgets.panes import (
     PowerPane,
     RooflinePane,
     TempPane,
+    TrendsPane,
     View,
 )
 from jtop_roof.widgets.readout import Readout
@@ -31,6 +32,7 @@ __all__ = [
     "RooflinePane",
     "Series",
     "TempPane",
+    "TrendsPane",
     "TimePlot",
     "View",
 ]

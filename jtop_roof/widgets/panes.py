@@ -24,13 +24,14 @@ from jtop_roof.metrics import (
     classify_temp,
     fmt_energy,
     fmt_memory,
+    fmt_mw,
     fmt_power,
     load_level,
     printable,
     sparkline,
 )
 from jtop_roof.model import Sample
-from jtop_roof.widgets.readout import Line, Readout
+from jtop_roof.widgets.readout import Chunk, Line, Readout
 from jtop_roof.widgets.timeplot import Axis, Series, TimePlot
 
 PLOT_COLOURS = ("plot-1", "plot-2", "plot-3", "plot-4", "plot-5", "plot-6")
@@ -68,18 +69,21 @@ def window_label(window_s: float | None) -> str:
     return f"{window_s / 3600:g} h"
 
 
-def _flow(items: list[Line], width: int, gap: str = "  ", indent: Line | None = None) -> list[Line]:
-    """Lay chunks of items out left to right, wrapping at ``width``."""
-    lines: list[Line] = []
+def _flow(items: list[Line], width: int, gap: str = "  ", indent: Line | None = None,
+          hang: int | None = None) -> list[Line]:
+    """Lay chunks of items out left to right after ``indent``, wrapping at ``width``; wrapped lines
+    start at column ``hang`` (default: under the first item)."""
     current: Line = list(indent or [])
-    used = sum(len(t) for t, _ in current)
-    start = used
+    start = sum(len(t) for t, _ in current)
+    hang = start if hang is None else hang
+    lines: list[Line] = []
+    used = start
     for item in items:
         size = sum(len(t) for t, _ in item)
         if used > start and used + len(gap) + size > width:
             lines.append(current)
-            current = [(" " * start, None)] if start else []
-            used = start
+            current = [(" " * hang, None)] if hang else []
+            used = start = hang
         if used > start:
             current.append((gap, None))
             used += len(gap)
@@ -90,18 +94,42 @@ def _flow(items: list[Line], width: int, gap: str = "  ", indent: Line | None = 
     return lines
 
 
-def _legend(left: str, right: str) -> Line:
-    """Swatches in the plot's line colours: the first series on the left axis, the second right."""
-    return [("━ ", "plot-1"), (f"{left}  ", "muted"), ("━ ", "plot-2"), (right, "muted")]
+def _legend(left: str, right: str | None) -> Line:
+    """Swatches in the plot's line colours: the first series on the left axis, the second right
+    (left out when the board does not report it)."""
+    line: Line = [("━ ", "plot-1"), (left, "muted")]
+    if right is not None:
+        line += [("  ", None), ("━ ", "plot-2"), (right, "muted")]
+    return line
 
 
-def _spark(history: History, key: str, width: int, window_s: float | None, low=None, high=None) -> str:
+def _spark(history: History, key: str, width: int, window_s: float | None, low=None, high=None,
+           min_span: float = 0.0) -> str:
     t_to = history.last_t_mono
     if t_to is None or width <= 0:
         return ""
     t_from = None if window_s is None else t_to - window_s
     _, values = history.series(key, t_from, t_to, width)
-    return sparkline(values.tolist(), width, low, high)
+    return sparkline(values.tolist(), width, low, high, min_span)
+
+
+def _power_span(mw: float) -> float:
+    """Smallest range a power sparkline spans: a steady draw reads as steady, and noise of a few
+    percent stays small."""
+    return max(1000.0, 0.2 * abs(mw))
+
+
+def _clock_chunks(at: Chunk, mhz: int | float | None, load_pct: float | None, max_mhz: Any = None) -> Line:
+    """``@ 1020/1300 MHz`` after the load (``at`` is the lead-in); a load without a clock is what
+    tegrastats prints when it does not run as root, so say so rather than show nothing."""
+    if mhz is None:
+        return [("  clock ", "label"), ("— needs root" if load_pct is not None else "—", "muted")]
+    top = f"/{max_mhz:g}" if isinstance(max_mhz, (int, float)) and not isinstance(max_mhz, bool) else ""
+    return [at, (f"{mhz}{top}", None), (" MHz", "muted")]
+
+
+def _width(line: Line) -> int:
+    return sum(len(text) for text, _ in line)
 
 
 class Pane(Vertical):
@@ -138,6 +166,8 @@ class Pane(Vertical):
         else:
             lines = self.lines(view, width)
         self.readout.set_lines(lines)
+        if self.HAS_PLOT:
+            self.plot.set_class(not self.has_plot_data(view), "-empty")
         # Setting a border title repaints the whole pane: only when the text changes.
         title, subtitle = self.title(view), self.subtitle(view)
         if (title, subtitle) != self._titles:
@@ -159,6 +189,10 @@ class Pane(Vertical):
 
     def series(self, view: View) -> tuple[list[Series], Axis, Axis]:
         return [], Axis(), Axis()
+
+    def has_plot_data(self, view: View) -> bool:
+        """False hides the plot (a board with no power rails gets no empty frame)."""
+        return True
 
     def update_plot(self, view: View) -> None:
         plot = self.plot
@@ -190,7 +224,7 @@ class CpuPane(Pane):
         if not cpus:
             return [[("no CPU data", "muted")]]
         count = len(cpus)
-        columns = 2 if count > 8 and width >= 2 * 20 + 2 else 1
+        columns = 2 if count > 8 and width >= 2 * 16 + 2 else 1
         col_width = (width - 2 * (columns - 1)) // columns
         rows = math.ceil(count / columns)
         with_unit = col_width >= 30
@@ -224,17 +258,18 @@ class CpuPane(Pane):
         avg = sum(loads) / len(loads) if loads else None
         filled, empty = bar_parts(avg, 8)
         pct, level = _pct_chunk(avg, view)
-        line = head + [(filled, "bar"), (empty, "bar-empty"), (f" {pct} ", level)]
+        line = head + [(filled, "bar"), (empty, "bar-empty"), (f" {pct}", level)]
         clocks = [c.mhz for c in online if c.mhz is not None]
+        if clocks:
+            line += [(" @", "muted"), (f"{max(clocks)}", None), (" MHz ", "muted")]
+        items: list[Line] = []
         for core in cpus:
             if core is None:
-                line.append((" off", "off"))
+                items.append([("off", "off")])
             else:
                 value = "—" if core.load_pct is None else f"{core.load_pct:.0f}"
-                line.append((f" {value}", load_level(core.load_pct, view.thresholds)))
-        if clocks:
-            line.append((f"  @{max(clocks)} MHz", "muted"))
-        return [line]
+                items.append([(value.rjust(3), load_level(core.load_pct, view.thresholds))])
+        return _flow(items, width, gap=" ", indent=line, hang=LABEL_WIDTH)[:2]
 
     def series(self, view: View) -> tuple[list[Series], Axis, Axis]:
         return [Series("cpu_avg_load", "plot-1")], Axis(0, 100), Axis()
@@ -251,18 +286,13 @@ class GpuPane(Pane):
         if gpu is None:
             return [[("GPU not reported", "muted")]]
         pct, level = _pct_chunk(gpu.load_pct, view)
-        line: Line = [("load ", "label"), (pct, level), ("   clock ", "label")]
-        max_mhz = view.max_clocks.get("gpu_mhz")
-        if gpu.mhz is None:
-            line.append(("—", "muted"))
-        else:
-            line.append((f"{gpu.mhz}" + (f"/{max_mhz:g}" if isinstance(max_mhz, (int, float)) else ""), None))
-            line.append((" MHz", "muted"))
+        line: Line = [("load ", "label"), (pct, level)]
+        line += _clock_chunks(("   clock ", "label"), gpu.mhz, gpu.load_pct, view.max_clocks.get("gpu_mhz"))
         out = [line]
         if len(gpu.gpc_mhz) > 1:
             clocks = " · ".join(str(m) for m in gpu.gpc_mhz)
             out.append([("GPC  ", "label"), (clocks, None), (" MHz", "muted")])
-        out.append(_legend("load %", "clock MHz (right)"))
+        out.append(_legend("load %", None if gpu.mhz is None else "clock MHz (right)"))
         return out
 
     def compact_lines(self, view: View, width: int) -> list[Line]:
@@ -271,10 +301,9 @@ class GpuPane(Pane):
         if gpu is None:
             return [head + [("not reported", "muted")]]
         pct, level = _pct_chunk(gpu.load_pct, view)
-        clock = "—" if gpu.mhz is None else f"{gpu.mhz}"
-        line = head + [(pct, level), (f" {clock:>5} MHz ", None)]
-        used = sum(len(t) for t, _ in line)
-        spark = _spark(view.history, "gpu_load", min(30, width - used), view.window_s, 0, 100)
+        line = head + [(pct, level), *_clock_chunks((" @", "muted"), gpu.mhz, gpu.load_pct)]
+        line.append(("  ", None))
+        spark = _spark(view.history, "gpu_load", min(30, width - _width(line)), view.window_s, 0, 100)
         line.append((spark, "plot-1"))
         return [line]
 
@@ -282,7 +311,7 @@ class GpuPane(Pane):
         max_mhz = view.max_clocks.get("gpu_mhz")
         top = float(max_mhz) if isinstance(max_mhz, (int, float)) else None
         return ([Series("gpu_load", "plot-1"), Series("gpu_mhz", "plot-2", right=True)],
-                Axis(0, 100), Axis(0, top))
+                Axis(0, 100), Axis(0, top, min_high=100))
 
 
 class MemoryPane(Pane):
@@ -298,16 +327,14 @@ class MemoryPane(Pane):
             out.append([("EMC ", "label"), ("not reported", "muted")])
         else:
             pct, level = _pct_chunk(emc.load_pct, view)
-            line: Line = [("EMC ", "label"), (pct, level)]
-            if emc.mhz is not None:
-                line += [(" @ ", "muted"), (f"{emc.mhz}", None), (" MHz", "muted")]
-            out.append(line)
+            clock = _clock_chunks((" @ ", "muted"), emc.mhz, emc.load_pct)
+            out.append([("EMC ", "label"), (pct, level), *clock])
         out.append(self._memory_line(sample))
         if sample.iram is not None:
             out.append([("IRAM ", "label"), (f"{sample.iram.used_kb:g}/{sample.iram.total_kb:g}", None),
                         (" kB", "muted")])
         if emc is not None:
-            out.append(_legend("EMC load %", "clock MHz (right)"))
+            out.append(_legend("EMC load %", None if emc.mhz is None else "clock MHz (right)"))
         return out
 
     @staticmethod
@@ -333,15 +360,13 @@ class MemoryPane(Pane):
         emc = sample.emc
         if emc is not None:
             pct, level = _pct_chunk(emc.load_pct, view)
-            line += [("EMC ", "label"), (pct, level)]
-            if emc.mhz is not None:
-                line.append((f" {emc.mhz} MHz", None))
-            line.append(("  ", None))
+            line += [("EMC ", "label"), (pct, level), *_clock_chunks((" @", "muted"), emc.mhz, emc.load_pct),
+                     ("  ", None)]
         return [line + self._memory_line(sample)]
 
     def series(self, view: View) -> tuple[list[Series], Axis, Axis]:
         return ([Series("emc_load", "plot-1"), Series("emc_mhz", "plot-2", right=True)],
-                Axis(0, 100), Axis(0, None))
+                Axis(0, 100), Axis(0, None, min_high=100))
 
 
 class PowerPane(Pane):
@@ -359,37 +384,49 @@ class PowerPane(Pane):
         plotted = self._plotted_rails(view)
         total = sample.power_total
         names = [printable(n, NAME_CHARS) for n in sample.rails]
-        pad = max(len(n) for n in names + ["total"])
+        pad = max(len(n) for n in names + ["total"]) + 1
         out: list[Line] = []
         for raw_name, name in zip(sample.rails, names, strict=True):
             rail = sample.rails[raw_name]
             colour = f"plot-{plotted.index(raw_name) + 2}" if raw_name in plotted else "label"
-            line: Line = [(name.ljust(pad), colour), (fmt_power(rail.now_mw).rjust(9), None)]
+            line: Line = [(name.ljust(pad), colour), (fmt_mw(rail.now_mw).rjust(9), None)]
             if total is not None and total.source == raw_name:
                 line.append(("  total", "plot-1"))
             out.append(line)
         if total is not None and total.source not in sample.rails:
-            out.append([("total".ljust(pad), "plot-1"), (fmt_power(total.mw).rjust(9), None),
-                        (f"  {printable(total.source, max(8, width - pad - 12))}", "muted")])
+            out.append([("total".ljust(pad), "plot-1"), (fmt_mw(total.mw).rjust(9), None)])
+            out += self._source_lines(total.source, width)
         energy = view.history.energy
-        out.append([("energy ", "label"), (fmt_energy(energy.total_j), None), (" · phase ", "label"),
+        out.append([("energy ", "label"), (fmt_energy(energy.total_j), None), ("  phase ", "label"),
                     (fmt_energy(energy.phase_j), None if energy.phase_j is not None else "muted")])
         return out
+
+    @staticmethod
+    def _source_lines(source: str, width: int) -> list[Line]:
+        """``= sum(A+B+C)``, wrapped after a ``+`` so every rail name stays whole."""
+        parts = printable(source).split("+")
+        items: list[Line] = [[(part + ("+" if i < len(parts) - 1 else ""), "muted")]
+                             for i, part in enumerate(parts)]
+        return _flow(items, width, gap="", indent=[("  = ", "muted")])
 
     def compact_lines(self, view: View, width: int) -> list[Line]:
         sample = view.sample
         head: Line = [("PWR".ljust(LABEL_WIDTH), "title")]
         total = sample.power_total if sample else None
-        if total is None:
+        if sample is None or total is None:
             return [head + [("no power rails reported", "muted")]]
         energy = view.history.energy
-        tail: Line = [("  E ", "label"), (fmt_energy(energy.total_j), None)]
+        line = head + [(fmt_power(total.mw), None), (f" {printable(total.source, 20)}", "muted"),
+                       ("  energy ", "label"), (fmt_energy(energy.total_j), None)]
         if energy.phase_j is not None:
-            tail += [(" · phase ", "label"), (fmt_energy(energy.phase_j), None)]
-        line = head + [(fmt_power(total.mw), None), (f" {printable(total.source, 24)} ", "muted")]
-        used = sum(len(t) for t, _ in line + tail)
-        line.append((_spark(view.history, "power_mw", min(20, width - used), view.window_s, 0), "plot-1"))
-        return [line + tail]
+            line += [("  phase ", "label"), (fmt_energy(energy.phase_j), None)]
+        room = min(20, width - _width(line) - 2)
+        if room >= 5:
+            spark = _spark(view.history, "power_mw", room, view.window_s, 0, None, _power_span(total.mw))
+            line += [("  ", None), (spark, "plot-1")]
+        rails = [[(printable(name, NAME_CHARS) + " ", "label"), (fmt_mw(rail.now_mw), None)]
+                 for name, rail in sample.rails.items()]
+        return [line, *_flow(rails, width, indent=[(" " * LABEL_WIDTH, None)])[:2]]
 
     def series(self, view: View) -> tuple[list[Series], Axis, Axis]:
         lines = [Series("power_mw", "plot-1", scale=1e-3)]
@@ -397,10 +434,28 @@ class PowerPane(Pane):
             lines.append(Series(f"rail:{rail}", PLOT_COLOURS[index + 1], scale=1e-3))
         return lines, Axis(0, None), Axis()
 
+    def has_plot_data(self, view: View) -> bool:
+        return view.history.power_source is not None
+
     def subtitle(self, view: View) -> str | None:
         source = view.history.power_source
         label = f"W · total = {printable(source, 28)}" if source else "W"
         return f"{label} · {window_label(view.window_s)}"
+
+
+class TrendsPane(Pane):
+    """GPU load and total power over time: the plot a small terminal shows under its one-line
+    summaries (the full panes, with their own plots, are behind the focus key)."""
+
+    SHORT = "Trends"
+
+    def lines(self, view: View, width: int) -> list[Line]:
+        power = "power W (right)" if view.history.power_source is not None else None
+        return [_legend("GPU load %", power)]
+
+    def series(self, view: View) -> tuple[list[Series], Axis, Axis]:
+        return ([Series("gpu_load", "plot-1"), Series("power_mw", "plot-2", scale=1e-3, right=True)],
+                Axis(0, 100), Axis(0, None))
 
 
 class TempPane(Pane):
@@ -546,7 +601,7 @@ class EventsPane(Pane):
             for index, part in enumerate(textwrap.wrap(printable(note), max(10, width - 5)) or [""]):
                 notes.append([("note " if index == 0 else "     ", "label"), (part, "muted")])
         lines = notes + [line for _, line in entries]
-        visible = max(1, self.size.height - 2) if self.size.height else 8
+        visible = max(1, self.size.height) if self.size.height else 8  # the content rows
         if not lines:
             return [[("no events", "muted")]]
         return lines[-visible:]
@@ -556,7 +611,7 @@ class EventsPane(Pane):
         if t_wall is not None:
             return datetime.fromtimestamp(t_wall, view.tz).strftime("%H:%M:%S ")
         if t_mono is not None and view.history.first_t_mono is not None:
-            return f"+{t_mono - view.history.first_t_mono:7.1f}s "
+            return f"+{t_mono - view.history.first_t_mono:.1f}s".rjust(8) + " "
         return "         "
 
     def compact_lines(self, view: View, width: int) -> list[Line]:

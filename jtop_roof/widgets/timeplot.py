@@ -40,10 +40,12 @@ class Series:
 
 @dataclass(frozen=True)
 class Axis:
-    """y limits; None = from the data (with a little room)."""
+    """y limits; None = from the data (with a little room), but never below ``min_high`` (a clock
+    that sits at 0 MHz still gets a 0-100 axis, not fractions of a MHz)."""
 
     low: float | None = None
     high: float | None = None
+    min_high: float | None = None
 
 
 class TimePlot(PlotextPlot):
@@ -163,6 +165,8 @@ def _limits(values: list[float], axis: Axis) -> tuple[float, float]:
     pad = max((hi_data - lo_data) * 0.1, 1.0)
     low = axis.low if axis.low is not None else math.floor(lo_data - pad)
     high = axis.high if axis.high is not None else math.ceil(hi_data + pad)
+    if axis.min_high is not None:
+        high = max(high, axis.min_high)
     if high <= low:
         high = low + 1.0
     return float(low), float(high)
