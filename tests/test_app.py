@@ -467,6 +467,21 @@ def test_power_pane_labels_the_total_and_its_source():
     assert "energy 0.0 J  phase —" in text
 
 
+def test_a_gpu_only_host_shows_rail_energy_and_no_made_up_total():
+    history = History(10)
+    for t, mw in ((0.0, 100_000.0), (1.0, 700_000.0), (2.0, 700_000.0)):
+        history.append(Sample(t_mono=t, rails={"NVML_GPU": Rail(mw)}))
+    view = View(history=history, thresholds=Thresholds(), tz=timezone.utc, window_s=120.0)
+    pane = PowerPane(id="p")
+    text = "\n".join("".join(t for t, _ in line) for line in pane.lines(view, 60))
+    assert "NVML_GPU 700000 mW" in text and "mW  total" not in text
+    assert "total input power: not measured here" in text
+    assert "energy NVML_GPU 1.10 kJ" in text  # (100+700)/2 + (700+700)/2 W over 1 s each = 1100 J
+    compact = "\n".join("".join(t for t, _ in line) for line in pane.compact_lines(view, 80))
+    assert "no total input power" in compact and "NVML_GPU 700000 mW" in compact
+    assert pane.has_plot_data(view)
+
+
 def test_a_long_sum_source_wraps_between_rail_names():
     rails = {name: Rail(1000.0) for name in ("VDD_GPU_SOC", "VDD_CPU_CV", "VIN_SYS_5V0", "VDDQ_VDD2_1V8AO")}
     view = _view(Sample(t_mono=0.0, rails=rails))

@@ -397,8 +397,17 @@ class PowerPane(Pane):
             out.append([("total".ljust(pad), "plot-1"), (fmt_mw(total.mw).rjust(9), None)])
             out += self._source_lines(total.source, width)
         energy = view.history.energy
-        out.append([("energy ", "label"), (fmt_energy(energy.total_j), None), ("  phase ", "label"),
-                    (fmt_energy(energy.phase_j), None if energy.phase_j is not None else "muted")])
+        if total is not None:
+            out.append([("energy ", "label"), (fmt_energy(energy.total_j), None), ("  phase ", "label"),
+                        (fmt_energy(energy.phase_j), None if energy.phase_j is not None else "muted")])
+            return out
+        # Nothing measures the machine's input (a dGPU host): energy per rail, never a made-up total.
+        out.append([("total input power: not measured here", "muted")])
+        for raw_name, name in zip(sample.rails, names, strict=True):
+            phase_j = energy.phase_rail_j(raw_name)
+            out.append([("energy ", "label"), (name.ljust(pad), None),
+                        (fmt_energy(energy.rails_j.get(raw_name, 0.0)), None), ("  phase ", "label"),
+                        (fmt_energy(phase_j), None if phase_j is not None else "muted")])
         return out
 
     @staticmethod
@@ -413,9 +422,14 @@ class PowerPane(Pane):
         sample = view.sample
         head: Line = [("PWR".ljust(LABEL_WIDTH), "title")]
         total = sample.power_total if sample else None
-        if sample is None or total is None:
+        if sample is None or not sample.rails:
             return [head + [("no power rails reported", "muted")]]
         energy = view.history.energy
+        if total is None:
+            rails = [[(printable(name, NAME_CHARS) + " ", "label"), (fmt_mw(rail.now_mw), None),
+                      ("  energy ", "label"), (fmt_energy(energy.rails_j.get(name, 0.0)), None)]
+                     for name, rail in sample.rails.items()]
+            return _flow([head + [("no total input power", "muted")], *rails], width)[:3]
         line = head + [(fmt_power(total.mw), None), (f" {printable(total.source, 20)}", "muted"),
                        ("  energy ", "label"), (fmt_energy(energy.total_j), None)]
         if energy.phase_j is not None:
@@ -435,11 +449,11 @@ class PowerPane(Pane):
         return lines, Axis(0, None), Axis()
 
     def has_plot_data(self, view: View) -> bool:
-        return view.history.power_source is not None
+        return view.history.power_source is not None or bool(view.history.rails)
 
     def subtitle(self, view: View) -> str | None:
         source = view.history.power_source
-        label = f"W · total = {printable(source, 28)}" if source else "W"
+        label = f"W · total = {printable(source, 28)}" if source else "W · rails, no total"
         return f"{label} · {window_label(view.window_s)}"
 
 
