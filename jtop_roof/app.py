@@ -17,7 +17,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -174,12 +174,15 @@ class JroofApp(App[int]):
         config: Config,
         *,
         recorder: Any = None,
+        notices: Sequence[str] = (),
         user_themes: Path | None = None,
         mono: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
     ) -> None:
-        """``recorder``: an open ``Recorder`` (from ``--record``); ``user_themes``: folder of user theme files
-        (default: the config dir's ``themes/``); ``mono``/``wall``: clocks, injectable for tests."""
+        """``recorder``: an open ``Recorder`` (from ``--record``); ``notices``: lines for the user
+        (e.g. why this source was chosen), shown once and kept in Events; ``user_themes``: folder
+        of user theme files (default: the config dir's ``themes/``); ``mono``/``wall``: clocks,
+        injectable for tests."""
         super().__init__()
         self.source = source
         self.config = config
@@ -194,6 +197,7 @@ class JroofApp(App[int]):
         self._describe: dict[str, Any] = {"source": source.kind}
         self._trips: dict[str, float] = {}
         self._notes: list[str] = []
+        self._notices = [printable(str(text)) for text in notices]
         self._window_s: float | None = config.window_s
         self._focus: str | None = None
         self._phases_started = 0
@@ -263,6 +267,9 @@ class JroofApp(App[int]):
         self.set_keymap(dict(self.config.keymap))
         for _path, reason in self._theme_failures:
             self.notify(reason, title="theme not loaded", severity="warning", markup=False, timeout=8)
+        for text in self._notices:
+            self._notes.append(text)
+            self.notify(text, title="note", markup=False, timeout=10)
         self._apply_size(self.size.width, self.size.height)
         self.set_interval(1.0 / self.config.redraw_hz, self._redraw, name="redraw")
         self.loop = asyncio.get_running_loop()
@@ -729,7 +736,9 @@ class TerminalWatch:
             os._exit(0)
 
 
-def run_app(source: Source, config: Config, *, record_path: str | None = None) -> int:
+def run_app(
+    source: Source, config: Config, *, record_path: str | None = None, notices: Sequence[str] = ()
+) -> int:
     """Run the monitor on a terminal; returns the exit status. The recording (``record_path``) is
     opened before the screen starts so that an unwritable path is a plain one-line error."""
     recorder = None
@@ -742,7 +751,7 @@ def run_app(source: Source, config: Config, *, record_path: str | None = None) -
             print(f"jroof-tui: error: cannot write {record_path}: {exc.strerror or exc}", file=sys.stderr)
             source.stop()
             return 2
-    app = JroofApp(source, config, recorder=recorder)
+    app = JroofApp(source, config, recorder=recorder, notices=notices)
     listener = _marker_listener(app)
     watch = TerminalWatch(app)
     watch.start()

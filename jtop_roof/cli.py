@@ -197,11 +197,9 @@ def _cmd_monitor(args: argparse.Namespace, config: Config) -> int:
     themes = available_theme_names(config)
     if config.theme not in themes:
         return _fail(f"unknown theme {config.theme!r}; available: {', '.join(themes)}")
+    status = run_app(source, config, record_path=config.record, notices=[hint] if hint else ())
     if hint:
-        print(f"jroof-tui: {hint}", file=sys.stderr)
-    status = run_app(source, config, record_path=config.record)
-    if hint:
-        print(f"jroof-tui: {hint}", file=sys.stderr)
+        print(f"jroof-tui: {hint}", file=sys.stderr)  # still readable once the screen is gone
     return status
 
 

@@ -395,6 +395,17 @@ async def test_hints_and_board_text_are_shown_literally(tmp_path):
         assert any("[bold]root" in str(n.message) for n in app._notifications)
 
 
+async def test_why_this_source_was_chosen_is_shown_in_the_ui(tmp_path):
+    from jtop_roof.session import HOST_HINT
+
+    app = live_app(tmp_path, records=live_samples(1), notices=[HOST_HINT])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: len(app.history) == 1, "a sample")
+        app.redraw_now()
+        assert "--source demo" in app.query_one("#events").readout.plain.replace("\n", " ")
+        assert any("--source demo" in str(n.message) for n in app._notifications)
+
+
 async def test_source_failure_is_reported_and_the_data_stays(tmp_path):
     app = live_app(tmp_path, fail="tegrastats exited")
     async with app.run_test(size=(120, 40)) as pilot:
