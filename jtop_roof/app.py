@@ -752,7 +752,9 @@ def run_app(
             source.stop()
             return 2
     app = JroofApp(source, config, recorder=recorder, notices=notices)
-    listener = _marker_listener(app)
+    from jtop_roof.control import start_listener
+
+    listener = start_listener(lambda kind, name: app.request_marker(kind, name))
     watch = TerminalWatch(app)
     watch.start()
     try:
@@ -763,16 +765,3 @@ def run_app(
         if listener is not None:
             listener.close()
     return app.return_code or 0
-
-
-def _marker_listener(app: JroofApp) -> Any:
-    """Take phase markers from ``jroof-tui mark`` (benchmark scripts); the monitor runs without."""
-    from jtop_roof.control import ControlError, MarkerListener
-
-    listener = MarkerListener(lambda kind, name: app.request_marker(kind, name))
-    try:
-        listener.start()
-    except (ControlError, OSError) as exc:
-        print(f"jroof-tui: markers from scripts are off: {exc}", file=sys.stderr)
-        return None
-    return listener

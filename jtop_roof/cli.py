@@ -166,25 +166,14 @@ def _cmd_record(args: argparse.Namespace, config: Config) -> int:
         recorder = open_recording(args.file, source, config)
     except OSError as exc:
         return _fail(f"cannot write {args.file}: {exc.strerror or exc}")
-    listener = _start_marker_listener(_AutoNamedMarkers(recorder))
+    from jtop_roof.control import start_listener
+
+    listener = start_listener(_AutoNamedMarkers(recorder))
     try:
         return run_headless(source, recorder, duration)
     finally:
         if listener is not None:
             listener.close()
-
-
-def _start_marker_listener(on_marker: Any) -> Any:
-    """Listen for `jroof-tui mark`; a monitor without the channel still runs (with a warning)."""
-    from jtop_roof.control import ControlError, MarkerListener
-
-    listener = MarkerListener(on_marker)
-    try:
-        listener.start()
-    except (ControlError, OSError) as exc:
-        print(f"jroof-tui: markers from scripts are off: {exc}", file=sys.stderr)
-        return None
-    return listener
 
 
 def _cmd_monitor(args: argparse.Namespace, config: Config) -> int:

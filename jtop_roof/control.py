@@ -14,6 +14,7 @@ import json
 import os
 import socket
 import stat
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -121,6 +122,18 @@ class MarkerListener:
         except Exception as exc:  # e.g. the recording's disk is full: say so, keep listening
             return f"error: {type(exc).__name__}: {exc}"
         return "ok"
+
+
+def start_listener(on_marker: Callable[[str, str | None], None]) -> MarkerListener | None:
+    """Listen for ``jroof-tui mark`` in a monitor; without the channel the monitor still runs, and
+    says so on stderr (one line)."""
+    listener = MarkerListener(on_marker)
+    try:
+        listener.start()
+    except OSError as exc:  # ControlError included
+        print(f"jroof-tui: markers from scripts are off: {exc}", file=sys.stderr)
+        return None
+    return listener
 
 
 def send_marker(kind: str, name: str | None, directory: Path | None = None) -> int:
