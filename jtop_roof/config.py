@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import os
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -176,13 +176,20 @@ def _convert(key: str, value: Any) -> Any:
     raise ConfigError(f"config key '{key}': unknown key")
 
 
-def _apply(config: Config, values: dict[str, Any]) -> Config:
+def _apply(config: Config, values: dict[str, Any], origin: Callable[[str], str] | None = None) -> Config:
+    """Check and set values; ``origin(key)`` names where a value came from (an env variable, a
+    flag) so that an error points at what the user typed."""
     known = {f.name for f in fields(Config)}
     changes: dict[str, Any] = {}
     for key, value in values.items():
-        if key not in known:
-            raise ConfigError(f"config key '{key}': unknown key")
-        changes[key] = _convert(key, value)
+        try:
+            if key not in known:
+                raise ConfigError(f"config key '{key}': unknown key")
+            changes[key] = _convert(key, value)
+        except ConfigError as exc:
+            if origin is None:
+                raise
+            raise ConfigError(f"{exc} (from {origin(key)})") from None
     return replace(config, **changes)
 
 
@@ -225,7 +232,7 @@ def load_config(
         default = default_config_path(env)
         if default.is_file():
             config = _apply(config, read_config_file(default))
-    env_values = {key: env[var] for var, key in ENV_KEYS.items() if env.get(var)}
-    config = _apply(config, env_values)
+    env_vars = {key: var for var, key in ENV_KEYS.items() if env.get(var)}
+    config = _apply(config, {key: env[var] for key, var in env_vars.items()}, env_vars.__getitem__)
     cli_values = {k: v for k, v in (overrides or {}).items() if v is not None}
-    return _apply(config, cli_values)
+    return _apply(config, cli_values, lambda key: "--" + key.removesuffix("_ms").replace("_", "-"))

@@ -116,3 +116,10 @@ def test_cli_bad_config_exits_2_with_one_line(tmp_path, text):
     assert len(lines) == 1 and lines[0].startswith("jroof-tui: error:")
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_errors_from_env_and_flags_say_where_the_value_came_from(tmp_path):
+    with pytest.raises(ConfigError, match=r"\(from JROOF_INTERVAL_MS\)$"):
+        load_config(environ={"JROOF_INTERVAL_MS": "abc", "XDG_CONFIG_HOME": str(tmp_path)})
+    with pytest.raises(ConfigError, match=r"'interval_ms'.*\(from --interval\)$"):
+        load_config(environ={"XDG_CONFIG_HOME": str(tmp_path)}, overrides={"interval_ms": 5})
