@@ -5,6 +5,10 @@ Data flow: ``Source.records()`` runs in a thread worker, which writes each recor
 at ``redraw_hz`` repaints what changed and is visible: readouts when there is a new sample, each
 plot at most once per time-column it can show. Nothing but the handlers touches history or widgets.
 
+Seeks: a replay answers each seek with a ``seek`` event, on which history is cleared and refilled
+from the file. Recordings never hold seek events (they describe the viewer, not the board), and the
+replay source turns one read back from an older recording into a note.
+
 Quitting, SIGHUP (the SSH session dropped) and SIGTERM all stop the source and close the recording,
 so what was recorded stays on disk.
 """
@@ -41,16 +45,16 @@ from jtop_roof.messages import (
 from jtop_roof.metrics import fmt_duration, fmt_speed, printable, trip_points
 from jtop_roof.model import Event, Marker, Record, Sample
 from jtop_roof.sources.base import Source
-from jtop_roof.themes import (
+from jtop_roof.themes import (  # available_theme_names: cli imports it from here
     BUILTIN_THEME_NAMES,
     ThemeError,
+    available_theme_names,
     builtin_theme_specs,
     load_theme_dir,
     theme_variable_defaults,
     to_textual_theme,
     user_theme_dir,
 )
-from jtop_roof.themes import available_theme_names as _available_theme_names
 from jtop_roof.timeline import parse_tz
 from jtop_roof.widgets import (
     CpuPane,
@@ -80,18 +84,18 @@ WIDE_MIN_ROWS = 30
 #: Panes in the order the focus key cycles through them.
 PANE_IDS = ("cpu", "gpu", "memory", "power", "temps", "engines", "roofline", "events")
 REPLAY_ACTIONS = ("toggle_pause", "step", "speed_up", "speed_down", "seek", "seek_to", "follow")
+#: Help shows binding ids (the keymap's names) from this width on; narrower, it says where they are.
+HELP_IDS_MIN_COLUMNS = 100
 
-
-def available_theme_names(config: Config | None = None) -> list[str]:
-    """Names ``--theme`` accepts (built-in, user, then Textual's own themes)."""
-    return _available_theme_names(config)
+__all__ = ["JroofApp", "RecordingSink", "available_theme_names", "run_app"]
 
 
 class RecordingSink:
     """The recording the worker and the UI both write to; swapped and closed under a lock.
 
     With ``forward_only`` (replays), samples are only written when their stream time moves
-    forward, so seeking back in a replay that is being recorded does not duplicate samples."""
+    forward, so seeking back in a replay that is being recorded does not duplicate samples.
+    Seek events are never written: they describe the viewer, not the board."""
 
     def __init__(self, recorder: Any = None, *, forward_only: bool = False) -> None:
         self._lock = threading.Lock()
@@ -122,11 +126,18 @@ class RecordingSink:
         with self._lock:
             if self._recorder is None:
                 return
+            if isinstance(record, Event) and record.kind == "seek":
+                return
             if self._forward_only and isinstance(record, Sample) and record.t_mono is not None:
                 if self._last_mono is not None and record.t_mono <= self._last_mono:
                     return
                 self._last_mono = record.t_mono
             self._recorder.write(record)
+
+
+#: Footer groups: "+- speed" and "←→ seek" take less room at 80 columns than one item per key.
+SPEED_KEYS = Binding.Group("speed", compact=True)
+SEEK_KEYS = Binding.Group("seek", compact=True)
 
 
 class JroofApp(App[int]):
@@ -145,23 +156,24 @@ class JroofApp(App[int]):
         Binding("full_stop", "step", "step", key_display=".", show=False, tooltip="Play one more sample",
                 id="step"),
         Binding("plus,equals_sign", "speed_up", "fast", key_display="+",
-                tooltip="Replay faster (up to 64×)", id="speed-up"),
+                tooltip="Replay faster (up to 64×)", id="speed-up", group=SPEED_KEYS),
         Binding("minus", "speed_down", "slow", key_display="-", tooltip="Replay slower (down to 0.25×)",
-                id="speed-down"),
-        Binding("left", "seek(-10)", "-10s", key_display="←", show=False, tooltip="Back 10 s",
-                id="seek-back"),
-        Binding("right", "seek(10)", "+10s", key_display="→", show=False, tooltip="Forward 10 s",
-                id="seek-forward"),
+                id="speed-down", group=SPEED_KEYS),
+        Binding("left", "seek(-10)", "-10s", key_display="←", tooltip="Back 10 s", id="seek-back",
+                group=SEEK_KEYS),
+        Binding("right", "seek(10)", "+10s", key_display="→", tooltip="Forward 10 s", id="seek-forward",
+                group=SEEK_KEYS),
         Binding("shift+left", "seek(-60)", "-60s", show=False, tooltip="Back 60 s", id="seek-back-long"),
         Binding("shift+right", "seek(60)", "+60s", show=False, tooltip="Forward 60 s",
                 id="seek-forward-long"),
         Binding("home", "seek_to('start')", "start", show=False, tooltip="Jump to the start",
                 id="seek-start"),
         Binding("end", "seek_to('end')", "end of file", show=False, tooltip="Jump to the end", id="seek-end"),
-        Binding("F", "follow", "follow", show=False, tooltip="Jump to the newest data and play on",
-                id="follow"),
+        Binding("F", "follow", "end+play", show=False, tooltip="Jump to the end and play", id="follow"),
         Binding("r", "toggle_record", "rec", tooltip="Start or stop recording", id="record"),
         Binding("t", "cycle_theme", "theme", tooltip="Next colour theme", id="theme"),
+        # The same key kept out of the footer: a narrow replay footer needs the room for seek.
+        Binding("t", "cycle_theme_unlisted", "theme", show=False, tooltip="Next colour theme", id="theme"),
         Binding("z", "zoom", "zoom", tooltip="Time window: 30 s, 2 min, 10 min, 1 h, all", id="zoom"),
         Binding("f", "focus_pane", "focus", tooltip="One pane full-screen, each in turn", id="focus"),
         Binding("question_mark", "help", "help", key_display="?", tooltip="This list", id="help"),
@@ -200,8 +212,9 @@ class JroofApp(App[int]):
         self._notices = [printable(str(text)) for text in notices]
         self._window_s: float | None = config.window_s
         self._focus: str | None = None
+        self._narrow = False  # below WIDE_MIN_COLUMNS: the footer drops its least needed keys
         self._phases_started = 0
-        self._session_markers: list[Marker] = []
+        self._session_markers: list[Marker] = []  # replay only: put back after a seek
         self._pending_markers: list[Marker] = []
         self._last_receipt: float | None = None
         self._ended: str | None = None
@@ -271,9 +284,15 @@ class JroofApp(App[int]):
             self._notes.append(text)
             self.notify(text, title="note", markup=False, timeout=10)
         self._apply_size(self.size.width, self.size.height)
+        self.theme_changed_signal.subscribe(self, self._on_theme_changed)
         self.set_interval(1.0 / self.config.redraw_hz, self._redraw, name="redraw")
         self.loop = asyncio.get_running_loop()
         self._pump()
+
+    def _on_theme_changed(self, _theme: Any) -> None:
+        """Plots bake the theme's colours into their canvas: draw them again, whoever changed it."""
+        self._force_redraw = True
+        self.call_after_refresh(self._redraw)
 
     def on_resize(self, event: Any) -> None:
         self._apply_size(event.size.width, event.size.height)
@@ -285,6 +304,9 @@ class JroofApp(App[int]):
             main.set_class(compact, "-compact")
         for footer in main.query(Footer):
             footer.compact = compact
+        if self._narrow != (width < WIDE_MIN_COLUMNS):
+            self._narrow = width < WIDE_MIN_COLUMNS
+            self.refresh_bindings()
         self._force_redraw = True
         self.call_after_refresh(self._redraw)
 
@@ -331,8 +353,10 @@ class JroofApp(App[int]):
         hints = self._describe.get("hints") or []
         if isinstance(hints, str):
             hints = [hints]
+        # A replayed recording's hints are about the board it was made on, not this machine.
+        prefix = "recorded: " if self.source.kind == "replay" else ""
         for hint in hints:
-            text = printable(str(hint))
+            text = prefix + printable(str(hint))
             self._notes.append(text)
             self.notify(text, title="note", markup=False, timeout=10)
         self._force_redraw = True
@@ -349,11 +373,16 @@ class JroofApp(App[int]):
         elif isinstance(record, Marker):
             self.history.add_marker(record)
         elif isinstance(record, Event):
-            self.history.add_event(record)
-            if record.kind == "seek":
-                self._pending_markers = sorted(self._session_markers, key=lambda m: m.t_mono or 0.0)
+            self._add_event(record)
         if self.history.current_phase != phase_before:
             self.refresh_bindings()
+
+    def _add_event(self, event: Event) -> None:
+        if event.kind == "seek":
+            # The replay jumped: the backfill that follows refills history from the file.
+            self.history.clear()
+            self._pending_markers = sorted(self._session_markers, key=lambda m: m.t_mono or 0.0)
+        self.history.add_event(event)
 
     def _flush_pending_markers(self) -> None:
         """After a seek, put this session's own markers back as the replay passes them."""
@@ -380,7 +409,6 @@ class JroofApp(App[int]):
             thresholds=self.config.thresholds,
             tz=self._tz,
             window_s=self._window_s,
-            compact=self.screen_stack[0].has_class("-compact"),
             wall_axis=self.replay,
             trips=self._trips,
             max_clocks=max_clocks if isinstance(max_clocks, dict) else {},
@@ -393,8 +421,7 @@ class JroofApp(App[int]):
             return
         force, self._force_redraw = self._force_redraw, False
         view = self._view()
-        header = self.query_one("#header", Readout)
-        header.set_lines([self._header_line(header.size.width or self.size.width)])
+        self._draw_header()
         version = self.history.version
         if force or version != self._drawn_version:
             for pane in self.panes:
@@ -413,6 +440,15 @@ class JroofApp(App[int]):
                 continue
             pane.update_plot(view)
             self._plot_drawn[pane.id or ""] = (version, now)
+
+    def _draw_header(self) -> None:
+        header = self.query_one("#header", Readout)
+        header.set_lines([self._header_line(header.size.width or self.size.width)])
+
+    def _update_header(self) -> None:
+        """After a key that changes what the header says: it is one line, draw it now."""
+        if len(self.screen_stack) == 1 and self.is_running:
+            self._draw_header()
 
     def _plot_period(self, width: int) -> float:
         """A plot changes visibly once per time column: no need to redraw it more often."""
@@ -482,7 +518,10 @@ class JroofApp(App[int]):
         if action == "toggle_record":
             return not self.replay
         if action == "end_phase":
-            return True if self.history.current_phase is not None else None
+            return self.history.current_phase is not None
+        if action in ("cycle_theme", "cycle_theme_unlisted"):
+            unlisted = self.replay and self._narrow
+            return unlisted == (action == "cycle_theme_unlisted")
         return True
 
     def _next_phase_name(self) -> str:
@@ -507,10 +546,11 @@ class JroofApp(App[int]):
             self.sink.stop()
             self.notify(f"recording stopped: {exc.strerror or exc}", severity="error", markup=False)
         self.history.add_marker(marker)
-        if marker.t_mono is not None:
+        if self.replay and marker.t_mono is not None:
             self._session_markers.append(marker)
         self.refresh_bindings()
-        self.redraw_now()
+        self._force_redraw = True  # every plot draws the new boundary, on the timer's next tick
+        self._update_header()
 
     def action_mark_phase(self) -> None:
         self._start_phase(self._next_phase_name())
@@ -548,7 +588,7 @@ class JroofApp(App[int]):
             self.source.resume()
         else:
             self.source.pause()
-        self.redraw_now()
+        self._update_header()
 
     def action_step(self) -> None:
         self.source.step()
@@ -562,7 +602,7 @@ class JroofApp(App[int]):
             options = [s for s in SPEEDS if s < current - 1e-9]
             target = options[-1] if options else SPEEDS[0]
         self.source.set_speed(target)
-        self.redraw_now()
+        self._update_header()
 
     def action_speed_up(self) -> None:
         self._change_speed(+1)
@@ -570,18 +610,26 @@ class JroofApp(App[int]):
     def action_speed_down(self) -> None:
         self._change_speed(-1)
 
-    def action_seek(self, seconds: float) -> None:
-        self.source.seek(float(seconds))
+    def request_seek(self, seconds: float, *, relative: bool = True) -> None:
+        """Seek the replay; its seek event, when it comes, clears history (see the module doc)."""
+        self.source.seek(float(seconds), relative=relative)
 
-    def action_seek_to(self, where: str) -> None:
+    def request_seek_to(self, where: str) -> None:
         self.source.seek_to(where)
 
+    def action_seek(self, seconds: float) -> None:
+        self.request_seek(seconds)
+
+    def action_seek_to(self, where: str) -> None:
+        self.request_seek_to(where)
+
     def action_follow(self) -> None:
-        """Jump to the newest data and play on (a followed file keeps growing)."""
-        self.source.seek_to("end")
+        """Jump to the end and play. The source cannot start following a growing file at run
+        time: that is ``--follow`` (FOLLOW in the header)."""
+        self.request_seek_to("end")
         if getattr(self.source, "paused", False):
             self.source.resume()
-        self.redraw_now()
+        self._update_header()
 
     def action_toggle_record(self) -> None:
         if self.sink.path is not None:
@@ -593,19 +641,30 @@ class JroofApp(App[int]):
 
             path = auto_record_path(self.config)
             try:
-                self.sink.start(open_recording(path, self.source, self.config))
+                self.start_recording(open_recording(path, self.source, self.config))
             except OSError as exc:
+                self.sink.stop()
                 self.notify(f"cannot record to {path}: {exc.strerror or exc}", severity="error", markup=False)
                 return
             self.notify(f"recording to {path}", markup=False)
-        self.redraw_now()
+        self._update_header()
+
+    def start_recording(self, recorder: Any) -> None:
+        """Record from now on; a phase already open is written as a start (origin ``resume``) at
+        this moment, so the recording has the phase it is in. Raises OSError."""
+        self.sink.start(recorder)
+        phase = self.history.current_phase
+        if phase is not None:
+            t_wall, t_mono = self._marker_times()
+            self.sink.write(Marker("phase_start", phase or None, t_wall, t_mono, "resume"))
 
     def action_cycle_theme(self) -> None:
         names = self._theme_cycle
         index = names.index(self.theme) if self.theme in names else -1
         self.theme = names[(index + 1) % len(names)]
-        self._force_redraw = True
-        self.call_after_refresh(self._redraw)
+
+    def action_cycle_theme_unlisted(self) -> None:
+        self.action_cycle_theme()
 
     def action_zoom(self) -> None:
         current = self._window_s
@@ -644,8 +703,12 @@ class JroofApp(App[int]):
     def action_help(self) -> None:
         keymap = self.config.keymap
         rows = []
+        listed: set[str] = set()
         for binding in self.BINDINGS:
             assert isinstance(binding, Binding)
+            if binding.id in listed:
+                continue
+            listed.add(binding.id or "")
             action = binding.action.split("(")[0]
             if action in REPLAY_ACTIONS:
                 when = "replay"
@@ -655,7 +718,8 @@ class JroofApp(App[int]):
                 when = ""
             keys = keymap.get(binding.id or "") or binding.key_display or binding.key
             rows.append((keys, binding.tooltip or binding.description, binding.id or "", when))
-        self.push_screen(HelpScreen(rows), lambda _: self.redraw_now())
+        self.push_screen(HelpScreen(rows, show_ids=self.size.width >= HELP_IDS_MIN_COLUMNS),
+                         lambda _: self.redraw_now())
 
     async def action_quit(self) -> None:
         self.shutdown_source()

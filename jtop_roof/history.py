@@ -1,9 +1,10 @@
 """What the monitor remembers: columnar ring buffers of samples, phase markers, stream events, energy.
 
 Ingest is O(1) per sample (one row written into preallocated numpy columns), memory is bounded
-(rows are allocated once for ``history_s`` at the sampling interval), and plots read a time window
-downsampled to their width. A field a sample does not report is stored as NaN, so a gap in a
-series stays a gap. Nothing here imports Textual.
+(rows are allocated once for ``history_s`` at the sampling interval; phase markers older than the
+oldest row are dropped as the ring wraps), and plots read a time window downsampled to their
+width. A field a sample does not report is stored as NaN, so a gap in a series stays a gap.
+Nothing here imports Textual.
 """
 
 from __future__ import annotations
@@ -131,6 +132,7 @@ class History:
         self.energy = EnergyMeter(max_step_s=max(5.0, 10 * interval_s))
         self.markers: list[PhaseMark] = []
         self.events: deque[Event] = deque(maxlen=EVENT_LOG_SIZE)
+        self._has_data: set[str] = set()  # series known to hold a reading (until clear)
         self.latest: Sample | None = None
         self.rails: list[str] = []
         self.zones: list[str] = []
@@ -138,6 +140,7 @@ class History:
         self.power_source: str | None = None
         self.first_t_mono: float | None = None  # stream time of the first sample ever seen
         self.version = 0  # bumped on every change; the UI redraws when it moved
+        self.log_version = 0  # bumped when markers or events change (the event log redraws)
 
     @classmethod
     def for_duration(cls, history_s: float, interval_s: float) -> History:
@@ -182,6 +185,7 @@ class History:
             self._count += 1
         else:
             self._head = (self._head + 1) % self.capacity
+            self._trim_markers(float(self._t_mono[self._head]))
         self._t_mono[row] = t_mono
         self._t_wall[row] = np.nan if sample.t_wall is None else sample.t_wall
         cols = self._columns
@@ -255,6 +259,21 @@ class History:
             value = values.get(name)
             self._columns[f"{prefix}:{name}"][row] = np.nan if value is None else value
 
+    def _trim_markers(self, oldest: float) -> None:
+        """Drop markers before the oldest row (the ring wrapped past them), keeping the start of a
+        phase that is still open so that ``current_phase`` stays right. O(1) unless one goes."""
+        markers = self.markers
+        if not markers or markers[0].t_mono >= oldest:
+            return
+        if markers[0].kind == "phase_start" and (len(markers) == 1 or markers[1].t_mono >= oldest):
+            return  # only the open phase's start is left before the oldest row
+        old = 0
+        while old < len(markers) and markers[old].t_mono < oldest:
+            old += 1
+        keep = [markers[old - 1]] if markers[old - 1].kind == "phase_start" else []
+        self.markers = keep + markers[old:]
+        self.log_version += 1
+
     def add_marker(self, marker: Marker) -> None:
         """A phase boundary (from a key press, a script, or a replayed recording)."""
         t_mono = marker.t_mono
@@ -267,15 +286,17 @@ class History:
         elif marker.kind == "phase_end":
             self.energy.end_phase()
         self.version += 1
+        self.log_version += 1
 
     def add_event(self, event: Event) -> None:
-        """A stream event: kept for the event log; a break stops energy integration."""
-        if event.kind == "seek":
-            self.clear()
+        """A stream event: kept for the event log; a break stops energy integration. A seek does
+        not clear history here: only the one who asked for the seek knows that this event answers
+        it (a seek read back from an old recording does not), so the app calls ``clear``."""
         if event.kind in BREAK_EVENTS:
             self.energy.interrupt()
         self.events.append(event)
         self.version += 1
+        self.log_version += 1
 
     def clear(self) -> None:
         """Forget every sample, marker, event and joule (a replay seek re-ingests from the file)."""
@@ -286,8 +307,10 @@ class History:
         self.energy.clear()
         self.markers.clear()
         self.events.clear()
+        self._has_data.clear()
         self.latest = None
         self.version += 1
+        self.log_version += 1
 
     # ----------------------------------------------------------------------------------- query
 
@@ -369,6 +392,19 @@ class History:
         means = np.full(len(edges), np.nan)
         np.divide(sums, counts, out=means, where=counts > 0)
         return np.add.reduceat(times, edges) / sizes, means
+
+    def has(self, key: str) -> bool:
+        """True when series ``key`` holds at least one reading (a pane without any shows no plot).
+        A yes is remembered until ``clear``; a no scans the stored rows again."""
+        if key in self._has_data:
+            return True
+        column = self._columns.get(key)
+        if column is None or not self._count:
+            return False
+        found = bool(np.isfinite(self._gather(column, 0, self._count)).any())
+        if found:
+            self._has_data.add(key)
+        return found
 
     def markers_between(self, t_from: float | None, t_to: float | None) -> list[PhaseMark]:
         return [

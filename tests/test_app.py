@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from tui_support import (
+    FIXTURE,
     POSITION_S,
     ScriptedSource,
     fixture_sample_times,
@@ -22,8 +23,10 @@ from tui_support import (
 from jtop_roof.app import JroofApp
 from jtop_roof.config import Thresholds
 from jtop_roof.history import History
-from jtop_roof.model import Clocked, CpuCore, Event, Gpu, Memory, Rail, Sample
+from jtop_roof.model import Clocked, CpuCore, Event, Gpu, Memory, Rail, Sample, record_from_json
 from jtop_roof.recorder import Recorder
+from jtop_roof.session import HOST_HINT
+from jtop_roof.sources.replay import ReplaySource
 from jtop_roof.widgets import (
     CpuPane,
     EventsPane,
@@ -155,6 +158,27 @@ async def test_follow_jumps_to_the_end_and_plays(tmp_path):
         assert app.source.position_s == pytest.approx(app.source.duration_s)
 
 
+async def test_seeks_in_an_older_recording_do_not_wipe_history(tmp_path):
+    """Recordings made before seeks were left out hold the replay viewer's seeks: played back,
+    they are notes, not a reason to forget what was played."""
+    lines = FIXTURE.read_text().splitlines()
+    seek = {"type": "event", "kind": "seek", "detail": "seek to 10.0 s", "t": 1776562310.0, "mono": 40.0}
+    at = next(i for i, line in enumerate(lines) if json.loads(line).get("mono", 0) > 40.0)
+    path = tmp_path / "old.jsonl"
+    path.write_text("\n".join(lines[:at] + [json.dumps(seek)] + lines[at:]) + "\n")
+    source = ReplaySource(path, tz="UTC", hold_at_end=True)
+    source.pause()
+    app = JroofApp(source, make_config(), user_themes=tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.request_seek_to("end")  # the backfill plays the whole file, recorded seek included
+        expected = last_sample_before(app.source.duration_s)
+        await wait_until(pilot, lambda: app.history.last_t_mono == expected, "the whole file")
+        assert app.history.first_t_mono == 0.0
+        assert len(app.history) == len(fixture_sample_times()) - 1
+        assert [e.kind for e in app.history.events] == ["seek", "gap", "note"]
+        assert app.history.events[-1].detail == "recorded: seek to 10.0 s"
+
+
 async def test_replay_keys_are_hidden_live_and_record_hidden_in_replay(tmp_path):
     replay = replay_app(tmp_path)
     async with replay.run_test(size=(120, 40)):
@@ -168,8 +192,13 @@ async def test_replay_keys_are_hidden_live_and_record_hidden_in_replay(tmp_path)
         for action in ("toggle_pause", "step", "speed_up", "speed_down", "seek", "seek_to", "follow"):
             assert live.check_action(action, ()) is False
         assert live.check_action("toggle_record", ()) is True
-        await pilot.press("space", "right", "plus")  # no replay controls on a live source: nothing happens
+        await wait_until(pilot, lambda: len(live.history) == 5, "five live samples")
+        version = live.history.version
+        await pilot.press("space", "right", "plus", "F")  # no replay controls on a live source
+        await pilot.pause()
         assert live.is_running
+        assert len(live.history) == 5 and live.history.version == version
+        assert not any(e.kind == "seek" for e in live.history.events)
 
 
 # ------------------------------------------------------------------------------------ phases
@@ -195,7 +224,8 @@ async def test_phase_keys_mark_name_and_end_into_the_recording(tmp_path):
         assert app.history.current_phase == "phase 3"
         await pilot.press("e")
         assert app.history.current_phase is None
-        assert app.check_action("end_phase", ()) is None  # nothing to end: dimmed
+        assert app.check_action("end_phase", ()) is False  # nothing to end: hidden
+        assert "end-phase" not in {b.binding.id for b in app.screen.active_bindings.values()}
     markers = [m for m in markers_in(path) if m["origin"] == "key"]  # the replayed file's own are copied too
     assert [(m["kind"], m["name"]) for m in markers] == [
         ("phase_start", "phase 1"), ("phase_start", "warm [b]up"), ("phase_start", "phase 3"),
@@ -238,6 +268,20 @@ async def test_live_marker_lands_in_a_toggled_recording(tmp_path):
     assert [m["name"] for m in markers_in(path)] == ["phase 1"]
 
 
+async def test_recording_started_inside_a_phase_starts_with_that_phase(tmp_path):
+    app = live_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: len(app.history) == 5, "five live samples")
+        await pilot.press("M", *"warm", "enter")
+        await pilot.press("r")
+        path = Path(app.sink.path)
+        await pilot.press("e", "r")
+        assert app._session_markers == []  # kept for seeks, which a live source has not
+    assert [(m["kind"], m["name"], m["origin"]) for m in markers_in(path)] == [
+        ("phase_start", "warm", "resume"), ("phase_end", None, "key")]
+    assert all(record_from_json(json.loads(line)) for line in path.read_text().splitlines()[1:])
+
+
 async def test_quit_stops_the_source_and_closes_the_recording(tmp_path):
     path = tmp_path / "rec.jsonl"
     app = live_app(tmp_path, recorder=Recorder(path, {"source": "tegrastats"}))
@@ -261,6 +305,17 @@ async def test_theme_key_cycles_the_built_in_themes(tmp_path):
             await pilot.press("t")
             seen.append(app.theme)
     assert seen == ["jroof-dark", "jroof-light", "jroof-high-contrast", "jroof-mono", "jroof-dark"]
+
+
+async def test_plots_are_drawn_again_whoever_changes_the_theme(tmp_path):
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await park_replay(pilot, app)
+        drawn = dict(app._plot_drawn)
+        app.theme = "jroof-light"  # not through the key: a command, a test, a config reload
+        await pilot.pause()
+        await pilot.pause()
+        assert all(app._plot_drawn[pane] != drawn[pane] for pane in ("cpu", "gpu", "power"))
 
 
 async def test_zoom_key_cycles_windows(tmp_path):
@@ -302,6 +357,42 @@ async def test_help_lists_every_binding_with_its_id(tmp_path):
         assert "  x  " in text  # the remapped key is what help shows
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_help_scrolls_at_80x24_and_says_where_the_ids_are(tmp_path):
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        dialog = app.screen.query_one("#help-dialog")
+        text = str(app.screen.query_one("#help-text").render())
+        assert dialog.region.bottom <= 24 and dialog.region.right <= 80
+        assert all(len(line) <= dialog.scrollable_content_region.width for line in text.splitlines())
+        assert "(replay) Back 10 s" in text and "seek-back" not in text
+        assert "Binding ids: widen the terminal or see config.example.yaml." in text
+        assert "Jump to the end and play" in text  # F: what it does, not a follow mode it cannot start
+        assert text.count("Next colour theme") == 1
+        assert dialog.max_scroll_y > 0
+        await pilot.press("end")
+        assert dialog.scroll_y == dialog.max_scroll_y  # the last rows can be reached
+
+
+async def test_80x24_replay_footer_shows_seek_and_fits(tmp_path):
+    from textual.widgets import Footer
+
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await park_replay(pilot, app)  # inside a phase: "e end" is shown too
+        shown = {b.binding.id for b in app.screen.active_bindings.values() if b.binding.show}
+        assert {"seek-back", "seek-forward", "speed-up", "end-phase", "focus", "help", "quit"} <= shown
+        assert "theme" not in shown
+        footer = app.screen.query_one(Footer)
+        assert max(child.region.right for child in footer.query("*")) <= 80
+        await pilot.press("t")  # out of the footer, still a key
+        assert app.theme == "jroof-light"
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        assert "theme" in {b.binding.id for b in app.screen.active_bindings.values() if b.binding.show}
 
 
 async def test_keymap_remaps_a_binding(tmp_path):
@@ -377,6 +468,35 @@ async def test_a_board_without_rails_gets_no_empty_power_plot(tmp_path):
         assert app.query_one("#gpu").plot.region.area > 0
 
 
+async def test_a_host_without_gpu_emc_or_sensors_gets_no_empty_plots(tmp_path):
+    samples = live_samples(3)
+    for sample in samples:
+        sample.gpu, sample.temps_c = None, {}
+    app = live_app(tmp_path, records=samples)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: len(app.history) == 3, "samples")
+        app.redraw_now()
+        await pilot.pause()
+        for pane in ("#gpu", "#memory", "#temps"):
+            assert app.query_one(pane).plot.region.area == 0, pane
+        assert app.query_one("#cpu").plot.region.area > 0
+        assert app.query_one("#power").plot.region.area > 0
+
+
+async def test_hints_of_a_replayed_recording_say_they_were_recorded(tmp_path):
+    path = tmp_path / "rec.jsonl"
+    lines = FIXTURE.read_text().splitlines()
+    header = json.loads(lines[0])
+    header["hints"] = ["No temperature sensors are visible to psutil on this machine"]
+    path.write_text("\n".join([json.dumps(header)] + lines[1:]) + "\n")
+    source = ReplaySource(path, tz="UTC", hold_at_end=True)
+    source.pause()
+    app = JroofApp(source, make_config(), user_themes=tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app._notes, "the hint")
+        assert app._notes == ["recorded: No temperature sensors are visible to psutil on this machine"]
+
+
 # -------------------------------------------------------------------------------------- safety
 
 
@@ -396,8 +516,6 @@ async def test_hints_and_board_text_are_shown_literally(tmp_path):
 
 
 async def test_why_this_source_was_chosen_is_shown_in_the_ui(tmp_path):
-    from jtop_roof.session import HOST_HINT
-
     app = live_app(tmp_path, records=live_samples(1), notices=[HOST_HINT])
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: len(app.history) == 1, "a sample")
@@ -532,6 +650,51 @@ def test_events_pane_lists_gaps_and_errors():
     assert "00:00:09 source_error tegrastats: exit 1" in text
 
 
+def test_events_pane_builds_only_the_rows_that_fit_and_only_when_the_log_moved():
+    history = History(10)
+    history.append(Sample(t_mono=0.0, t_wall=0.0))
+    for i in range(500):
+        history.add_event(Event("note", f"event {i}", float(i), float(i)))
+    view = View(history=history, thresholds=Thresholds(), tz=timezone.utc, window_s=60)
+    pane = EventsPane(id="e")  # not mounted: 8 rows
+    lines = pane.lines(view, 60)
+    assert ["".join(t for t, _ in line) for line in lines][-1].endswith("event 499")
+    assert len(lines) == 8
+    history.append(Sample(t_mono=1.0, t_wall=1.0))
+    again = View(history=history, thresholds=Thresholds(), tz=timezone.utc, window_s=60)
+    assert pane.lines(again, 60) is lines  # a sample alone changes nothing in the log
+    history.add_event(Event("note", "event 500", 500.0, 500.0))
+    assert "".join(t for t, _ in pane.lines(again, 60)[-1]).endswith("event 500")
+
+
+def test_events_pane_shows_whole_notes_or_none():
+    history = History(10)
+    history.append(Sample(t_mono=0.0, t_wall=0.0))
+    for i in range(7):
+        history.add_event(Event("note", f"event {i}", float(i), float(i)))
+    long_note = "No temperature sensors are visible to psutil on this machine, so nothing."
+    view = View(history=history, thresholds=Thresholds(), tz=timezone.utc, window_s=60,
+                notes=["short", long_note])
+    text = ["".join(t for t, _ in line) for line in EventsPane(id="e").lines(view, 50)]
+    assert len(text) == 8 and text[0] == "note short"  # the long note (2 rows) has no room
+    assert not any(line.startswith("     ") for line in text)
+
+
+def test_temperatures_are_classified_once_per_view(monkeypatch):
+    import jtop_roof.widgets.panes as panes
+
+    calls = []
+    real = panes.classify_temp
+    monkeypatch.setattr(panes, "classify_temp", lambda *a: calls.append(a) or real(*a))
+    view = _view(Sample(t_mono=0.0, temps_c={"tj": 50.0, "cpu": 48.0, "PMIC": 100.0}))
+    pane = TempPane(id="t")
+    pane.lines(view, 60)
+    pane.compact_lines(view, 60)
+    pane.series(view)
+    pane.has_plot_data(view)
+    assert len(calls) == 3
+
+
 def test_plot_lines_break_at_missing_readings_and_holes_in_time():
     import numpy as np
 
@@ -561,8 +724,10 @@ async def test_recording_a_replay_keeps_time_order_across_seeks(tmp_path):
         await pilot.press("left")  # the backfill sends the last 120 s again
         await wait_until(pilot, lambda: app.history.last_t_mono == last_sample_before(POSITION_S - 10),
                          "backfill after the seek")
-    monos = [obj["mono"] for obj in map(json.loads, path.read_text().splitlines()) if obj["type"] == "sample"]
+    written = [json.loads(line) for line in path.read_text().splitlines()]
+    monos = [obj["mono"] for obj in written if obj["type"] == "sample"]
     assert monos == sorted(set(monos))
+    assert not [obj for obj in written if obj.get("kind") == "seek"]  # the viewer's, not the board's
     assert monos[-1] == last_sample_before(POSITION_S)
 
 

@@ -140,16 +140,71 @@ def test_marker_without_time_lands_on_the_newest_sample():
     assert history.markers[0].t_mono == 7.0
 
 
-def test_seek_event_clears_samples_markers_and_energy():
+def test_a_seek_event_breaks_energy_but_only_clear_forgets():
+    """Whether a seek event answers our own seek is the app's to know (an old recording can hold
+    seeks of the replay it recorded): the event alone keeps the data."""
     history = History(10)
     for t in range(3):
-        history.append(make_sample(float(t)))
+        history.append(make_sample(float(t), rails={"VDD_IN": 1000.0}))
     history.add_marker(Marker("phase_start", "a", None, 1.0))
-    history.add_event(Event("seek", "to 00:00:30", None, 30.0))
+    history.add_event(Event("seek", "seek to 30.0 s", None, 30.0))
+    assert len(history) == 3 and history.current_phase == "a"
+    history.append(make_sample(3.0, rails={"VDD_IN": 1000.0}))
+    assert history.energy.total_j == pytest.approx(2.0)  # not across the seek
+    history.clear()
     assert len(history) == 0
-    assert history.markers == []
+    assert history.markers == [] and list(history.events) == []
     assert history.energy.total_j == 0.0
-    assert [e.kind for e in history.events] == ["seek"]
+
+
+def test_markers_older_than_the_ring_are_dropped_keeping_the_open_phase():
+    history = History(5)
+    history.append(make_sample(0.0))
+    history.add_marker(Marker("phase_start", "old", None, 0.0))
+    history.add_marker(Marker("phase_end", None, None, 0.5))
+    history.add_marker(Marker("phase_start", "long", None, 1.0))
+    for t in range(1, 40):
+        history.append(make_sample(float(t)))
+        history.add_marker(Marker("phase_start", "brief", None, t + 0.1))
+        history.add_marker(Marker("phase_end", None, None, t + 0.2))
+    history.add_marker(Marker("phase_start", "open", None, 39.5))
+    for t in range(40, 60):
+        history.append(make_sample(float(t)))
+    oldest = float(history.times(0, 1)[0])
+    assert oldest == 55.0
+    assert [(m.kind, m.name) for m in history.markers] == [("phase_start", "open")]
+    assert history.current_phase == "open"
+    assert history.markers_between(oldest, None) == []
+    for t in range(60, 70):
+        history.append(make_sample(float(t)))
+        history.add_marker(Marker("phase_end", None, None, t + 0.5))
+    assert len(history.markers) <= 5
+    assert all(m.t_mono >= float(history.times(0, 1)[0]) for m in history.markers)
+    assert history.current_phase is None
+
+
+def test_has_tells_which_series_hold_readings():
+    history = History(4)
+    assert not history.has("gpu_load")
+    sample = make_sample(0.0, temps={})
+    sample.gpu = None
+    history.append(sample)
+    assert not history.has("gpu_load") and not history.has("zone:tj") and history.has("rail:VDD_IN")
+    history.append(make_sample(1.0))
+    assert history.has("gpu_load") and history.has("zone:tj")
+    history.clear()
+    assert not history.has("gpu_load")
+
+
+def test_the_log_version_moves_with_markers_and_events_not_samples():
+    history = History(4)
+    history.append(make_sample(0.0))
+    before = history.log_version
+    history.append(make_sample(1.0))
+    assert history.log_version == before
+    history.add_event(Event("note", "x", None, 1.0))
+    history.add_marker(Marker("phase_start", "p", None, 1.0))
+    assert history.log_version == before + 2
 
 
 # ------------------------------------------------------------------------------------- energy

@@ -392,6 +392,23 @@ def test_recording_step_passes_markers_up_to_the_next_sample(tmp_path):
     assert fake.now == 0.0
 
 
+def test_a_seek_held_in_a_recording_plays_as_a_note(tmp_path):
+    """Only this replay's own seeks are seek events: one written by the viewer that made an older
+    recording is a note now, so the UI does not clear its history on it."""
+    line = (DATA / "agxorin_jp6_500ms.log").read_text().splitlines()[0]
+    first, second = parse_line(line), parse_line(line)
+    first.t_wall, first.t_mono, second.t_wall, second.t_mono = 1.0, 1.0, 2.0, 2.0
+    seek = Event("seek", "seek to 10.0 s", 1.5, 1.5)
+    path = tmp_path / "rec.jsonl"
+    lines = [{"type": "header", "interval_ms": 1000}, record_to_json(first), record_to_json(seek),
+             record_to_json(second)]
+    path.write_text("".join(json.dumps(obj) + "\n" for obj in lines))
+    fake = FakeTime()
+    got = [record for record, _ in play(source(path, fake, speed=64), fake)]
+    assert kinds(got) == ["sample", "event:note", "sample"]
+    assert got[1].detail == "recorded: seek to 10.0 s" and got[1].t_mono == 1.5
+
+
 # -- follow -------------------------------------------------------------------------------------
 
 

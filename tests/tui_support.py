@@ -65,7 +65,7 @@ async def wait_until(pilot: Any, condition: Callable[[], bool], what: str, round
 async def park_replay(pilot: Any, app: JroofApp, position_s: float = POSITION_S) -> None:
     """Seek the paused replay to a known place, wait for the backfill, and draw everything."""
     expected = last_sample_before(position_s)
-    app.source.seek(position_s, relative=False)
+    app.request_seek(position_s, relative=False)
     await wait_until(pilot, lambda: app.history.last_t_mono == expected, f"samples up to {expected}")
     await pilot.pause()
     app.redraw_now()

@@ -419,7 +419,12 @@ class ReplaySource(Source):
         fh.seek(self._offsets[index])
         raw = fh.readline()
         if self._mode == "recording":
-            return decode_record_line(raw)
+            record = decode_record_line(raw)
+            if isinstance(record, Event) and record.kind == "seek":
+                # A seek of the viewer that made this recording (older recordings kept them): a
+                # note now, or the UI would take it for a seek of this replay and clear its history.
+                return Event("note", f"recorded: {record.detail}", record.t_wall, record.t_mono)
+            return record
         sample = parse_line(raw.decode("utf-8", errors="replace"))
         if not sample.is_sample:
             return None

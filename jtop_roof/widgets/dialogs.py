@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
@@ -45,20 +45,27 @@ class HelpScreen(ModalScreen[None]):
         Binding("q", "close", "close", show=False),
     ]
 
-    def __init__(self, rows: list[tuple[str, str, str, str]]) -> None:
-        """``rows``: (keys, description, binding id, when it applies) per binding."""
+    def __init__(self, rows: list[tuple[str, str, str, str]], *, show_ids: bool = True) -> None:
+        """``rows``: (keys, description, binding id, when it applies) per binding. ``show_ids``:
+        a column of binding ids (the keymap's names); a narrow terminal leaves it out and says so."""
         super().__init__()
         self._rows = rows
+        self._show_ids = show_ids
 
     def compose(self) -> ComposeResult:
         key_width = max((len(row[0]) for row in self._rows), default=4)
         text_width = max((len(row[1]) for row in self._rows), default=4)
-        lines = ["Keys (Escape or ? closes this)", ""]
+        lines = ["Keys (Escape or ? closes this; ↑/↓ scroll)", ""]
         for keys, description, binding_id, when in self._rows:
-            line = f"  {keys.ljust(key_width)}  {description.ljust(text_width)}  {binding_id}"
-            lines.append(line + (f"  ({when})" if when else ""))
-        lines += ["", "Remap a key in the config file: keymap: {binding-id: keys}."]
-        with Vertical(id="help-dialog"):
+            # "(replay)" before the description, where a narrow screen cannot cut it off.
+            mode = f"({when})" if when else ""
+            line = f"  {keys.ljust(key_width)}  {mode.ljust(8)} {description.ljust(text_width)}"
+            lines.append((line + f"  {binding_id}" if self._show_ids else line).rstrip())
+        lines.append("")
+        if not self._show_ids:
+            lines.append("Binding ids: widen the terminal or see config.example.yaml.")
+        lines.append("Remap a key in the config file: keymap: {binding-id: keys}.")
+        with VerticalScroll(id="help-dialog"):
             yield Static(Content("\n".join(lines)), id="help-text")
 
     def action_close(self) -> None:

@@ -7,6 +7,7 @@ Text from the board (rail, zone and engine names) and from users (phase names) g
 
 from __future__ import annotations
 
+import itertools
 import math
 import textwrap
 from dataclasses import dataclass, field
@@ -31,10 +32,10 @@ from jtop_roof.metrics import (
     sparkline,
 )
 from jtop_roof.model import Sample
+from jtop_roof.themes import PLOT_COLOURS
 from jtop_roof.widgets.readout import Chunk, Line, Readout
 from jtop_roof.widgets.timeplot import Axis, Series, TimePlot
 
-PLOT_COLOURS = ("plot-1", "plot-2", "plot-3", "plot-4", "plot-5", "plot-6")
 #: Width of a compact line's label column ("CPU ", "TEMP ").
 LABEL_WIDTH = 5
 NAME_CHARS = 16  # rail/zone/engine names are cut to this many characters
@@ -48,7 +49,6 @@ class View:
     thresholds: Thresholds
     tz: tzinfo
     window_s: float | None
-    compact: bool = False
     wall_axis: bool = False
     trips: dict[str, float] = field(default_factory=dict)
     max_clocks: dict[str, Any] = field(default_factory=dict)
@@ -191,8 +191,10 @@ class Pane(Vertical):
         return [], Axis(), Axis()
 
     def has_plot_data(self, view: View) -> bool:
-        """False hides the plot (a board with no power rails gets no empty frame)."""
-        return True
+        """False hides the plot: a host without a GPU, EMC, rails or sensors gets its text only,
+        not an empty frame."""
+        series, _, _ = self.series(view)
+        return any(view.history.has(line.key) for line in series)
 
     def update_plot(self, view: View) -> None:
         plot = self.plot
@@ -448,9 +450,6 @@ class PowerPane(Pane):
             lines.append(Series(f"rail:{rail}", PLOT_COLOURS[index + 1], scale=1e-3))
         return lines, Axis(0, None), Axis()
 
-    def has_plot_data(self, view: View) -> bool:
-        return view.history.power_source is not None or bool(view.history.rails)
-
     def subtitle(self, view: View) -> str | None:
         source = view.history.power_source
         label = f"W · total = {printable(source, 28)}" if source else "W · rails, no total"
@@ -475,12 +474,20 @@ class TrendsPane(Pane):
 class TempPane(Pane):
     SHORT = "Temperatures"
 
-    def _readings(self, view: View):
+    def __init__(self, *, id: str) -> None:
+        super().__init__(id=id)
+        self._classified: tuple[View | None, list[Any]] = (None, [])
+
+    def _readings(self, view: View) -> list[Any]:
+        """Every zone classified, once per view (readout, title and plot all ask)."""
+        cached_view, readings = self._classified
+        if cached_view is view:
+            return readings
         sample = view.sample
-        if sample is None:
-            return []
-        return [classify_temp(zone, value, view.trips, view.thresholds)
-                for zone, value in sample.temps_c.items()]
+        readings = [] if sample is None else [
+            classify_temp(zone, value, view.trips, view.thresholds) for zone, value in sample.temps_c.items()]
+        self._classified = (view, readings)
+        return readings
 
     def _plotted(self, view: View) -> list[str]:
         """Measured zones, junction temperature first, at most six."""
@@ -594,10 +601,29 @@ class EventsPane(Pane):
     SHORT = "Events"
     HAS_PLOT = False
 
+    def __init__(self, *, id: str) -> None:
+        super().__init__(id=id)
+        self._built: tuple[Any, list[Line]] = (None, [])
+
     def lines(self, view: View, width: int) -> list[Line]:
-        entries: list[tuple[float, Line]] = []
+        """The newest events and phase boundaries that fit, under as many whole notes as fit.
+        Built again only when the log, the notes or the room changed, not on every sample."""
+        rows = self.size.height or 8  # the content rows
         history = view.history
-        for event in history.events:
+        key = (history, history.log_version, len(view.notes), history.first_t_mono, width, rows, view.tz)
+        built_key, built = self._built
+        if built_key == key:
+            return built
+        built = self._build(view, width, rows)
+        self._built = (key, built)
+        return built
+
+    def _build(self, view: View, width: int, rows: int) -> list[Line]:
+        history = view.history
+        # Only the newest `rows` of each kind can be among the newest `rows` overall.
+        newest_events = list(itertools.islice(reversed(history.events), rows))
+        entries: list[tuple[float, Line]] = []
+        for event in newest_events:
             when = self._when(event.t_wall, event.t_mono, view)
             detail = printable(event.detail, max(10, width - 18))
             if event.kind == "gap" and event.gap_s is not None:
@@ -605,20 +631,20 @@ class EventsPane(Pane):
             style = "crit" if event.kind in ("source_error", "gap") else None
             kind = "" if detail.startswith(event.kind) else f"{event.kind} "
             entries.append((event.t_mono or 0.0, [(when, "muted"), (kind, "label"), (detail, style)]))
-        for mark in history.markers:
-            when = self._when(view.history.wall_at(mark.t_mono), mark.t_mono, view)
+        for mark in history.markers[-rows:]:
+            when = self._when(history.wall_at(mark.t_mono), mark.t_mono, view)
             text = "phase end" if mark.kind == "phase_end" else f"phase {printable(mark.name or '', 40)}"
             entries.append((mark.t_mono, [(when, "muted"), (text, "phase")]))
         entries.sort(key=lambda item: item[0])
+        lines = [line for _, line in entries[-rows:]]
         notes: list[Line] = []
-        for note in view.notes:
-            for index, part in enumerate(textwrap.wrap(printable(note), max(10, width - 5)) or [""]):
-                notes.append([("note " if index == 0 else "     ", "label"), (part, "muted")])
-        lines = notes + [line for _, line in entries]
-        visible = max(1, self.size.height) if self.size.height else 8  # the content rows
-        if not lines:
-            return [[("no events", "muted")]]
-        return lines[-visible:]
+        for note in reversed(view.notes):  # whole notes only, the newest first, above the events
+            wrapped = textwrap.wrap(printable(note), max(10, width - 5)) or [""]
+            if len(notes) + len(wrapped) + len(lines) > rows:
+                continue
+            notes[:0] = [[("note " if index == 0 else "     ", "label"), (part, "muted")]
+                         for index, part in enumerate(wrapped)]
+        return notes + lines or [[("no events", "muted")]]
 
     @staticmethod
     def _when(t_wall: float | None, t_mono: float | None, view: View) -> str:
