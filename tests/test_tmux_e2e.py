@@ -57,7 +57,7 @@ class Terminal:
     def keys(self, *keys: str) -> None:
         self._tmux("send-keys", "-t", "e2e", *keys)
 
-    def wait_for(self, text: str, rounds: int = 150) -> str:
+    def wait_for(self, text: str, rounds: int = 400) -> str:
         for _ in range(rounds):
             screen = self.screen()
             if text in screen:
@@ -65,14 +65,14 @@ class Terminal:
             time.sleep(0.1)
         raise AssertionError(f"{text!r} never appeared; screen:\n{self.screen()}")
 
-    def exit_status(self, rounds: int = 150) -> int:
+    def exit_status(self, rounds: int = 400) -> int:
         for _ in range(rounds):
             if self.rc_file.exists() and self.rc_file.read_text().strip():
                 return int(self.rc_file.read_text())
             time.sleep(0.1)
         raise AssertionError("jroof-tui did not exit")
 
-    def wait_gone(self, rounds: int = 150) -> None:
+    def wait_gone(self, rounds: int = 400) -> None:
         """Wait for the exec'd jroof-tui (its pid from the pid file) to end."""
         pid = int(self.pid_file.read_text())
         for _ in range(rounds):
