@@ -165,6 +165,7 @@ def _cmd_record(args: argparse.Namespace, config: Config) -> int:
     try:
         recorder = open_recording(args.file, source, config)
     except OSError as exc:
+        source.stop()
         return _fail(f"cannot write {args.file}: {exc.strerror or exc}")
     from jtop_roof.control import start_listener
 
@@ -177,15 +178,14 @@ def _cmd_record(args: argparse.Namespace, config: Config) -> int:
 
 
 def _cmd_monitor(args: argparse.Namespace, config: Config) -> int:
-    from jtop_roof.session import make_source, resolve_source_kind
-
-    kind, hint = resolve_source_kind(config, getattr(args, "replay", None))
-    source = make_source(config, kind, getattr(args, "replay", None), interactive=True)
     from jtop_roof.app import available_theme_names, run_app
+    from jtop_roof.session import make_source, resolve_source_kind
 
     themes = available_theme_names(config)
     if config.theme not in themes:
         return _fail(f"unknown theme {config.theme!r}; available: {', '.join(themes)}")
+    kind, hint = resolve_source_kind(config, getattr(args, "replay", None))
+    source = make_source(config, kind, getattr(args, "replay", None), interactive=True)
     status = run_app(source, config, record_path=config.record, notices=[hint] if hint else ())
     if hint:
         print(f"jroof-tui: {hint}", file=sys.stderr)  # still readable once the screen is gone
