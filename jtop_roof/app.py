@@ -43,12 +43,11 @@ from jtop_roof.messages import (
     SourceEnded,
 )
 from jtop_roof.metrics import fmt_duration, fmt_speed, printable, trip_points
-from jtop_roof.model import Event, Marker, Record, Sample
+from jtop_roof.model import Event, Marker, Record, Sample, auto_phase_name
 from jtop_roof.sources.base import Source
-from jtop_roof.themes import (  # available_theme_names: cli imports it from here
+from jtop_roof.themes import (
     BUILTIN_THEME_NAMES,
     ThemeError,
-    available_theme_names,
     builtin_theme_specs,
     load_theme_dir,
     theme_variable_defaults,
@@ -87,7 +86,7 @@ REPLAY_ACTIONS = ("toggle_pause", "step", "speed_up", "speed_down", "seek", "see
 #: Help shows binding ids (the keymap's names) from this width on; narrower, it says where they are.
 HELP_IDS_MIN_COLUMNS = 100
 
-__all__ = ["JroofApp", "RecordingSink", "available_theme_names", "run_app"]
+__all__ = ["JroofApp", "RecordingSink", "run_app"]
 
 
 class RecordingSink:
@@ -525,7 +524,7 @@ class JroofApp(App[int]):
         return True
 
     def _next_phase_name(self) -> str:
-        return f"phase {self._phases_started + 1}"
+        return auto_phase_name(self._phases_started + 1)
 
     def _marker_times(self) -> tuple[float | None, float | None]:
         """Stream times for a marker made now: the newest sample's, moved on by the time since it
@@ -584,10 +583,7 @@ class JroofApp(App[int]):
             self._add_marker("phase_end", None)
 
     def action_toggle_pause(self) -> None:
-        if getattr(self.source, "paused", False):
-            self.source.resume()
-        else:
-            self.source.pause()
+        self.source.toggle_pause()
         self._update_header()
 
     def action_step(self) -> None:
@@ -627,8 +623,7 @@ class JroofApp(App[int]):
         """Jump to the end and play. The source cannot start following a growing file at run
         time: that is ``--follow`` (FOLLOW in the header)."""
         self.request_seek_to("end")
-        if getattr(self.source, "paused", False):
-            self.source.resume()
+        self.source.resume()
         self._update_header()
 
     def action_toggle_record(self) -> None:

@@ -1,4 +1,5 @@
-"""Command line: ``jroof-tui`` (monitor), ``jroof-tui record FILE``, ``jroof-tui parse FILE``.
+"""Command line: ``jroof-tui`` (monitor), ``jroof-tui record FILE``, ``jroof-tui parse FILE``,
+``jroof-tui mark [NAME] [--end]``.
 
 Every user error is one line on stderr and exit code 2, never a traceback. Textual is imported only
 when the monitor starts, so ``parse``, ``record`` and ``--help`` stay light on a small board.
@@ -14,7 +15,7 @@ import sys
 from typing import Any
 
 from jtop_roof import __version__
-from jtop_roof.config import SOURCES, Config, ConfigError, load_config
+from jtop_roof.config import MIN_INTERVAL_MS, SOURCES, Config, ConfigError, load_config
 
 EXIT_USAGE = 2
 
@@ -96,8 +97,8 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     from jtop_roof.model import Sample, record_to_json, sample_to_json
     from jtop_roof.timeline import parse_tz
 
-    if args.interval_ms is not None and args.interval_ms < 10:
-        return _fail("--interval must be at least 10 milliseconds")
+    if args.interval_ms is not None and args.interval_ms < MIN_INTERVAL_MS:
+        return _fail(f"--interval must be at least {MIN_INTERVAL_MS} milliseconds")
     try:
         tz = parse_tz(args.tz)
     except ValueError as exc:
@@ -145,9 +146,11 @@ class _AutoNamedMarkers:
         self._count = 0
 
     def __call__(self, kind: str, name: str | None) -> None:
+        from jtop_roof.model import auto_phase_name
+
         if kind == "phase_start":
             self._count += 1
-            name = name or f"phase {self._count}"
+            name = name or auto_phase_name(self._count)
         self._recorder.write_marker(kind, name, origin="script")
 
 
@@ -178,10 +181,11 @@ def _cmd_record(args: argparse.Namespace, config: Config) -> int:
 
 
 def _cmd_monitor(args: argparse.Namespace, config: Config) -> int:
-    from jtop_roof.app import available_theme_names, run_app
+    from jtop_roof.app import run_app
     from jtop_roof.session import make_source, resolve_source_kind
+    from jtop_roof.themes import available_theme_names
 
-    themes = available_theme_names(config)
+    themes = available_theme_names()
     if config.theme not in themes:
         return _fail(f"unknown theme {config.theme!r}; available: {', '.join(themes)}")
     kind, hint = resolve_source_kind(config, getattr(args, "replay", None))

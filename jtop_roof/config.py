@@ -19,6 +19,9 @@ from typing import Any
 import yaml
 
 SOURCES = ("auto", "tegrastats", "host", "demo")
+#: Replay speeds (the speed keys step between them) and the shortest sampling interval.
+MIN_SPEED, MAX_SPEED = 0.25, 64.0
+MIN_INTERVAL_MS = 10
 
 
 class ConfigError(ValueError):
@@ -76,7 +79,9 @@ def config_dir() -> Path:
     return default_config_path().parent
 
 
-def _expect_number(key: str, value: Any, *, minimum: float, integer: bool = False) -> float | int:
+def _expect_number(
+    key: str, value: Any, *, minimum: float, maximum: float | None = None, integer: bool = False
+) -> float | int:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         if isinstance(value, str):
             try:
@@ -91,6 +96,8 @@ def _expect_number(key: str, value: Any, *, minimum: float, integer: bool = Fals
         raise ConfigError(f"config key '{key}': expected a whole number, got {value!r}")
     if value < minimum:
         raise ConfigError(f"config key '{key}': must be at least {minimum}, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise ConfigError(f"config key '{key}': must be at most {maximum}, got {value!r}")
     return int(value) if integer else float(value)
 
 
@@ -118,7 +125,7 @@ def _convert(key: str, value: Any) -> Any:
             raise ConfigError(f"config key 'source': expected one of {', '.join(SOURCES)}, got {value!r}")
         return value
     if key == "interval_ms":
-        return _expect_number(key, value, minimum=10, integer=True)
+        return _expect_number(key, value, minimum=MIN_INTERVAL_MS, integer=True)
     if key == "tegrastats_command":
         if isinstance(value, str):
             try:
@@ -137,17 +144,11 @@ def _convert(key: str, value: Any) -> Any:
     if key in ("theme", "record_dir"):
         return _expect_str(key, value)
     if key == "speed":
-        value = _expect_number(key, value, minimum=0.25)
-        if value > 64:
-            raise ConfigError(f"config key 'speed': must be at most 64, got {value!r}")
-        return value
+        return _expect_number(key, value, minimum=MIN_SPEED, maximum=MAX_SPEED)
     if key == "follow":
         return _expect_bool(key, value)
     if key == "redraw_hz":
-        value = _expect_number(key, value, minimum=0.1)
-        if value > 10:
-            raise ConfigError(f"config key 'redraw_hz': must be at most 10, got {value!r}")
-        return value
+        return _expect_number(key, value, minimum=0.1, maximum=10)
     if key == "window_s":
         return _expect_number(key, value, minimum=5)
     if key == "history_s":
@@ -193,6 +194,13 @@ def _apply(config: Config, values: dict[str, Any], origin: Callable[[str], str] 
     return replace(config, **changes)
 
 
+def yaml_error_text(exc: yaml.YAMLError) -> str:
+    """``" at line N: problem"``: where a YAML file is broken, for a one-line message."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}" if mark is not None else ""
+    return f"{where}: {getattr(exc, 'problem', None) or 'invalid YAML'}"
+
+
 def read_config_file(path: Path) -> dict[str, Any]:
     """Read a YAML mapping; errors name the file and say what is wrong, on one line."""
     try:
@@ -204,10 +212,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise ConfigError(f"config file {path}{where}: {problem}") from None
+        raise ConfigError(f"config file {path}{yaml_error_text(exc)}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):

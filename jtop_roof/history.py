@@ -61,7 +61,6 @@ class EnergyMeter:
     def clear(self) -> None:
         self.total_j = 0.0
         self.rails_j: dict[str, float] = {}
-        self.total_source: str | None = None
         self._prev_t: float | None = None
         self._prev_total_mw: float | None = None
         self._prev_rails: dict[str, float] = {}

@@ -31,6 +31,11 @@ DEVICE_ONLY_RAIL_PREFIX = "NVML_"
 MARKER_KINDS = ("phase_start", "phase_end")
 
 
+def auto_phase_name(number: int) -> str:
+    """The name of an unnamed phase, by its number among the session's phases (keys and scripts)."""
+    return f"phase {number}"
+
+
 @dataclass(frozen=True, slots=True)
 class CpuCore:
     """One online core. An offline (``off``) core is ``None`` in ``Sample.cpus``."""

@@ -55,26 +55,19 @@ def make_source(config: Config, kind: str, replay: str | None, *, interactive: b
         raise SessionError(str(exc)) from None
     if kind == "replay":
         assert replay is not None
-        path = Path(replay)
-        if path.is_dir():
-            raise SessionError(f"cannot replay {replay}: it is a directory")
-        if not path.is_file():
-            raise SessionError(f"cannot replay {replay}: no such file")
-        try:
-            with path.open("rb"):
-                pass
-        except OSError as exc:
-            raise SessionError(f"cannot replay {replay}: {exc.strerror or exc}") from None
         from jtop_roof.sources.replay import ReplaySource
 
-        return ReplaySource(
-            str(path),
-            speed=config.speed,
-            interval_ms=config.interval_ms,
-            tz=tz,
-            follow=config.follow,
-            hold_at_end=interactive,
-        )
+        try:
+            return ReplaySource(
+                replay,
+                speed=config.speed,
+                interval_ms=config.interval_ms,
+                tz=tz,
+                follow=config.follow,
+                hold_at_end=interactive,
+            )
+        except OSError as exc:
+            raise SessionError(f"cannot replay {replay}: {exc.strerror or exc}") from None
     if kind == "demo":
         from jtop_roof.sources.demo import DemoSource
 

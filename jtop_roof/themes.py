@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from jtop_roof.config import Config, config_dir
+from jtop_roof.config import config_dir, yaml_error_text
 
 if TYPE_CHECKING:
     from textual.theme import Theme
@@ -84,9 +84,7 @@ def load_theme_file(path: Path) -> ThemeSpec:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise ThemeError(f"{path}{where}: {getattr(exc, 'problem', None) or 'invalid YAML'}") from None
+        raise ThemeError(f"{path}{yaml_error_text(exc)}") from None
     return parse_theme(data, str(path), path.stem)
 
 
@@ -131,7 +129,7 @@ def theme_specs(user_dir: Path | None = None) -> tuple[dict[str, ThemeSpec], lis
     return specs, failed
 
 
-def available_theme_names(config: Config | None = None, user_dir: Path | None = None) -> list[str]:
+def available_theme_names(user_dir: Path | None = None) -> list[str]:
     """Names ``--theme`` accepts: ours and the user's first, then Textual's own themes."""
     from textual.theme import BUILTIN_THEMES
 

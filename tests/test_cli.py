@@ -19,7 +19,8 @@ def jroof(*args: str, stdin: str | None = None, **kwargs) -> subprocess.Complete
     ("args", "needle"),
     [
         (("--theme", "nope", "--source", "demo"), "unknown theme 'nope'"),
-        (("--replay", "/nonexistent.log"), "no such file"),
+        (("--replay", "/nonexistent.log"), "No such file"),
+        (("--replay", "/"), "Is a directory"),
         (("parse", "/nonexistent.log"), "cannot read /nonexistent.log"),
         (("parse", "-", "--tz", "Nowhere/Bad"), "Nowhere/Bad"),
         (("parse", "-", "--interval", "0"), "--interval"),

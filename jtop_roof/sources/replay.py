@@ -31,6 +31,7 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from jtop_roof.config import MAX_SPEED, MIN_SPEED
 from jtop_roof.logfile import (
     DEFAULT_INTERVAL_S,
     as_tz,
@@ -44,8 +45,6 @@ from jtop_roof.parser import parse_line, stamp_of
 from jtop_roof.sources.base import Source
 from jtop_roof.timeline import Timeline, local_tz_name
 
-MIN_SPEED = 0.25
-MAX_SPEED = 64.0
 POLL_S = 0.25  # how often a followed file is checked, and the longest single wait
 # Following a stamped log that is still short: infer the interval from what came within this time
 # when the stamps have not filled the inference window by then.

@@ -159,14 +159,6 @@ class TegrastatsSource(Source):
         if proc is not None:
             _signal_group(proc.pid, signal.SIGTERM)
 
-    def close(self) -> None:
-        """``stop()`` and wait until the child is gone (up to ``kill_grace_s`` plus a moment).
-        Not for signal handlers, since it waits."""
-        self.stop()
-        proc = self._proc
-        if proc is not None:
-            self._end(proc)
-
     # -- identity ------------------------------------------------------------------------------
 
     def describe(self) -> dict[str, Any]:
@@ -329,8 +321,6 @@ class TegrastatsSource(Source):
         sample = parse_line(line)
         sample.t_wall = self._clock()
         sample.t_mono = self._mono()
-        if sample.raw is None:
-            sample.raw = line
         self._board.fill(sample)
         return sample
 
