@@ -168,7 +168,9 @@ class JroofApp(App[int]):
         Binding("home", "seek_to('start')", "start", show=False, tooltip="Jump to the start",
                 id="seek-start"),
         Binding("end", "seek_to('end')", "end of file", show=False, tooltip="Jump to the end", id="seek-end"),
-        Binding("F", "follow", "end+play", show=False, tooltip="Jump to the end and play", id="follow"),
+        Binding("F", "follow", "follow", show=False,
+                tooltip="Follow the file as it grows (jump to the end and play new lines), or stop",
+                id="follow"),
         Binding("r", "toggle_record", "rec", tooltip="Start or stop recording", id="record"),
         Binding("t", "cycle_theme", "theme", tooltip="Next colour theme", id="theme"),
         # The same key kept out of the footer: a narrow replay footer needs the room for seek.
@@ -620,10 +622,14 @@ class JroofApp(App[int]):
         self.request_seek_to(where)
 
     def action_follow(self) -> None:
-        """Jump to the end and play. The source cannot start following a growing file at run
-        time: that is ``--follow`` (FOLLOW in the header)."""
-        self.request_seek_to("end")
-        self.source.resume()
+        """Follow mode on: tail the file, jump to its end and play new lines as they come
+        (FOLLOW in the header once caught up). Pressed again: stop following, stay where it is."""
+        if getattr(self.source, "follow_enabled", False):
+            self.source.set_follow(False)
+        else:
+            self.source.set_follow(True)
+            self.request_seek_to("end")
+            self.source.resume()
         self._update_header()
 
     def action_toggle_record(self) -> None:

@@ -149,13 +149,29 @@ async def test_seek_keys_move_the_playhead_and_refill_history(tmp_path):
         await wait_until(pilot, lambda: app.history.last_t_mono == expected, "history refilled to the end")
 
 
-async def test_follow_jumps_to_the_end_and_plays(tmp_path):
-    app = replay_app(tmp_path)
+async def test_follow_key_tails_the_file_and_plays_what_is_appended(tmp_path):
+    growing = tmp_path / "growing.jsonl"
+    growing.write_bytes(FIXTURE.read_bytes())
+    source = ReplaySource(growing, tz="UTC", hold_at_end=True)
+    source.pause()
+    app = JroofApp(source, make_config(), user_themes=tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await park_replay(pilot, app, 10.0)
         await pilot.press("F")
-        assert not app.source.paused
-        assert app.source.position_s == pytest.approx(app.source.duration_s)
+        assert app.source.follow_enabled and not app.source.paused
+        end = app.source.duration_s
+        await wait_until(pilot, lambda: app.source.position_s == pytest.approx(end), "the end")
+        # a line written after F is played: the file is followed, not just jumped to
+        last = [json.loads(line) for line in FIXTURE.read_text().splitlines()
+                if json.loads(line).get("type") == "sample"][-1]
+        last["mono"] += 0.2
+        with growing.open("a") as out:
+            out.write(json.dumps(last) + "\n")
+        await wait_until(pilot, lambda: app.history.last_t_mono == pytest.approx(last["mono"]),
+                         "the appended sample")
+        await wait_until(pilot, lambda: "FOLLOW" in app.query_one("#header").plain, "the FOLLOW badge")
+        await pilot.press("F")
+        assert not app.source.follow_enabled
 
 
 async def test_seeks_in_an_older_recording_do_not_wipe_history(tmp_path):

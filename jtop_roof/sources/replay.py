@@ -231,6 +231,19 @@ class ReplaySource(Source):
         """True while follow mode has played everything written so far and waits for more."""
         return self._follow and self._at_end
 
+    @property
+    def follow_enabled(self) -> bool:
+        """Whether the file is tailed for new lines (``--follow`` or ``set_follow``)."""
+        return self._follow
+
+    def set_follow(self, on: bool) -> None:
+        """Tail the file for new lines from now on (like ``tail -f``), or stop; thread-safe. A
+        looping source (the demo) has nothing to follow and ignores it."""
+        with self._cond:
+            if not self._loop:
+                self._follow = on
+                self._changed()
+
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         if self._header is not None:
