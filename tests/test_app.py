@@ -386,7 +386,7 @@ async def test_help_scrolls_at_80x24_and_says_where_the_ids_are(tmp_path):
         assert all(len(line) <= dialog.scrollable_content_region.width for line in text.splitlines())
         assert "(replay) Back 10 s" in text and "seek-back" not in text
         assert "Binding ids: widen the terminal or see config.example.yaml." in text
-        assert "Jump to the end and play" in text  # F: what it does, not a follow mode it cannot start
+        assert "Follow the growing file (again: stop)" in text
         assert text.count("Next colour theme") == 1
         assert dialog.max_scroll_y > 0
         await pilot.press("end")
