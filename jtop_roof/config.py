@@ -1,16 +1,23 @@
 """Configuration: defaults < config file < JROOF_* environment < command line.
 
 The file is found via ``--config``, then ``JROOF_CONFIG``, then ``$XDG_CONFIG_HOME/jroof/config.yaml``
-(``~/.config/jroof/config.yaml``). It is read with ``yaml.safe_load`` only. Every key is documented in
-``config.example.yaml``. Errors raise ``ConfigError`` whose message names the key; the CLI prints it
-on one line and exits with code 2.
+(``~/.config/jroof/config.yaml``). It is read with PyYAML's safe loader only. Every key is documented in
+``config.example.yaml``. Errors raise ``ConfigError`` whose message names the key, gives the bounds
+and shows the value cut short; the CLI prints it on one line and exits with code 2.
+
+The file is hostile input like any other: only a regular file of at most ``MAX_FILE_BYTES`` is read
+(a FIFO, ``/dev/zero`` or a directory is refused without blocking), and a YAML document whose
+aliases would expand past ``MAX_YAML_NODES`` nodes (a "billion laughs") is refused before it is
+built. Themes read their files the same way.
 """
 
 from __future__ import annotations
 
-import math
+import errno
 import os
+import reprlib
 import shlex
+import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -22,6 +29,20 @@ SOURCES = ("auto", "tegrastats", "host", "demo")
 #: Replay speeds (the speed keys step between them) and the shortest sampling interval.
 MIN_SPEED, MAX_SPEED = 0.25, 64.0
 MIN_INTERVAL_MS = 10
+#: Bounds of the other numbers (each one's error states them): an hour, a week, far past any use and
+#: short of what overflows a timer or makes a loop spin.
+MAX_INTERVAL_MS = 3_600_000
+MIN_REDRAW_HZ, MAX_REDRAW_HZ = 0.1, 10.0
+MIN_WINDOW_S, MAX_HISTORY_S = 5.0, 7 * 86400
+MIN_HISTORY_S = 60
+#: Tegrastats restarts: at least half a second apart (0 would restart a failing command in a loop).
+MIN_BACKOFF_S, MAX_BACKOFF_S, MAX_BACKOFF_STEPS = 0.5, 3600.0, 32
+MAX_TEMP_C, MAX_LOAD_PCT = 250.0, 100.0
+#: Config and theme files are small; anything larger is not one.
+MAX_FILE_BYTES = 1 << 20
+#: Nodes a YAML document may hold once its aliases are expanded.
+MAX_YAML_NODES = 100_000
+_SHOWN_CHARS = 60
 
 
 class ConfigError(ValueError):
@@ -79,25 +100,39 @@ def config_dir() -> Path:
     return default_config_path().parent
 
 
+def shown(value: Any) -> str:
+    """``repr`` of a bad value for a one-line message: bounded work and length, whatever its size or
+    nesting (a YAML alias bomb expands to 10^9 items if printed in full)."""
+    text = _REPR.repr(value)
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "..."
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 3, _SHOWN_CHARS, _SHOWN_CHARS
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 4
+
+
+def _plain_number(x: float) -> str:
+    """3600000, not 3.6e+06: a bound as the user would type it."""
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
 def _expect_number(
-    key: str, value: Any, *, minimum: float, maximum: float | None = None, integer: bool = False
+    key: str, value: Any, *, minimum: float, maximum: float, integer: bool = False
 ) -> float | int:
+    """A number within [minimum, maximum] (a numeric string from the environment too)."""
+    what = "a whole number" if integer else "a number"
+    bounds = f"{what} from {_plain_number(minimum)} to {_plain_number(maximum)}"
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise ConfigError(f"config key '{key}': expected {bounds}, got {shown(value)}") from None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        if isinstance(value, str):
-            try:
-                value = float(value)
-            except ValueError:
-                raise ConfigError(f"config key '{key}': expected a number, got {value!r}") from None
-        else:
-            raise ConfigError(f"config key '{key}': expected a number, got {type(value).__name__}")
-    if not math.isfinite(value):
-        raise ConfigError(f"config key '{key}': expected a finite number, got {value!r}")
-    if integer and float(value) != int(value):
-        raise ConfigError(f"config key '{key}': expected a whole number, got {value!r}")
-    if value < minimum:
-        raise ConfigError(f"config key '{key}': must be at least {minimum}, got {value!r}")
-    if maximum is not None and value > maximum:
-        raise ConfigError(f"config key '{key}': must be at most {maximum}, got {value!r}")
+        raise ConfigError(f"config key '{key}': expected {bounds}, got {type(value).__name__}")
+    # Compared before any conversion: float() of a 400-digit int overflows, and NaN fails both.
+    if not minimum <= value <= maximum or (integer and value != int(value)):
+        raise ConfigError(f"config key '{key}': expected {bounds}, got {shown(value)}")
     return int(value) if integer else float(value)
 
 
@@ -114,7 +149,7 @@ def _expect_bool(key: str, value: Any) -> bool:
         return value
     if isinstance(value, str) and value.lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
         return value.lower() in ("1", "true", "yes", "on")
-    raise ConfigError(f"config key '{key}': expected true or false, got {value!r}")
+    raise ConfigError(f"config key '{key}': expected true or false, got {shown(value)}")
 
 
 def _convert(key: str, value: Any) -> Any:
@@ -122,10 +157,12 @@ def _convert(key: str, value: Any) -> Any:
     if key == "source":
         value = _expect_str(key, value)
         if value not in SOURCES:
-            raise ConfigError(f"config key 'source': expected one of {', '.join(SOURCES)}, got {value!r}")
+            raise ConfigError(
+                f"config key 'source': expected one of {', '.join(SOURCES)}, got {shown(value)}"
+            )
         return value
     if key == "interval_ms":
-        return _expect_number(key, value, minimum=MIN_INTERVAL_MS, integer=True)
+        return _expect_number(key, value, minimum=MIN_INTERVAL_MS, maximum=MAX_INTERVAL_MS, integer=True)
     if key == "tegrastats_command":
         if isinstance(value, str):
             try:
@@ -148,21 +185,26 @@ def _convert(key: str, value: Any) -> Any:
     if key == "follow":
         return _expect_bool(key, value)
     if key == "redraw_hz":
-        return _expect_number(key, value, minimum=0.1, maximum=10)
+        return _expect_number(key, value, minimum=MIN_REDRAW_HZ, maximum=MAX_REDRAW_HZ)
     if key == "window_s":
-        return _expect_number(key, value, minimum=5)
+        return _expect_number(key, value, minimum=MIN_WINDOW_S, maximum=MAX_HISTORY_S)
     if key == "history_s":
-        return _expect_number(key, value, minimum=60, integer=True)
+        return _expect_number(key, value, minimum=MIN_HISTORY_S, maximum=MAX_HISTORY_S, integer=True)
     if key == "restart_backoff_s":
-        if not isinstance(value, list) or not value:
-            raise ConfigError("config key 'restart_backoff_s': expected a non-empty list of seconds")
-        return tuple(_expect_number(f"{key}[{i}]", v, minimum=0) for i, v in enumerate(value))
+        if not isinstance(value, list) or not 0 < len(value) <= MAX_BACKOFF_STEPS:
+            raise ConfigError(
+                f"config key 'restart_backoff_s': expected a list of 1 to {MAX_BACKOFF_STEPS} seconds"
+            )
+        return tuple(
+            _expect_number(f"{key}[{i}]", v, minimum=MIN_BACKOFF_S, maximum=MAX_BACKOFF_S)
+            for i, v in enumerate(value)
+        )
     if key == "keymap":
         if not isinstance(value, dict):
             raise ConfigError("config key 'keymap': expected a mapping of binding id to keys")
         for binding_id, keys in value.items():
             if not isinstance(binding_id, str) or not isinstance(keys, str):
-                raise ConfigError(f"config key 'keymap.{binding_id}': expected a string of keys")
+                raise ConfigError(f"config key 'keymap.{shown(binding_id)[1:-1]}': expected a string of keys")
         return dict(value)
     if key == "thresholds":
         if not isinstance(value, dict):
@@ -170,11 +212,13 @@ def _convert(key: str, value: Any) -> Any:
         known = {f.name for f in fields(Thresholds)}
         for sub in value:
             if sub not in known:
-                raise ConfigError(f"config key 'thresholds.{sub}': unknown key")
-        return Thresholds(
-            **{sub: _expect_number(f"thresholds.{sub}", v, minimum=0) for sub, v in value.items()}
-        )
-    raise ConfigError(f"config key '{key}': unknown key")
+                raise ConfigError(f"config key 'thresholds.{shown(sub)[1:-1]}': unknown key")
+        return Thresholds(**{
+            sub: _expect_number(f"thresholds.{sub}", v, minimum=0,
+                                maximum=MAX_TEMP_C if sub.startswith("temp") else MAX_LOAD_PCT)
+            for sub, v in value.items()
+        })
+    raise ConfigError(f"config key '{shown(key)[1:-1]}': unknown key")
 
 
 def _apply(config: Config, values: dict[str, Any], origin: Callable[[str], str] | None = None) -> Config:
@@ -185,13 +229,18 @@ def _apply(config: Config, values: dict[str, Any], origin: Callable[[str], str] 
     for key, value in values.items():
         try:
             if key not in known:
-                raise ConfigError(f"config key '{key}': unknown key")
+                raise ConfigError(f"config key '{shown(key)[1:-1]}': unknown key")
             changes[key] = _convert(key, value)
         except ConfigError as exc:
             if origin is None:
                 raise
             raise ConfigError(f"{exc} (from {origin(key)})") from None
     return replace(config, **changes)
+
+
+class YamlError(ValueError):
+    """A YAML document that cannot be used; the text reads ``" at line N: problem"`` or
+    ``": problem"``, to follow the file's name in a one-line message."""
 
 
 def yaml_error_text(exc: yaml.YAMLError) -> str:
@@ -201,18 +250,100 @@ def yaml_error_text(exc: yaml.YAMLError) -> str:
     return f"{where}: {getattr(exc, 'problem', None) or 'invalid YAML'}"
 
 
+def _check_expanded_size(root: yaml.Node) -> None:
+    """Refuse a node graph that is recursive or that would build more than MAX_YAML_NODES objects.
+    Aliases share nodes, so sizes are summed over a memo by node: linear in the nodes composed."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if isinstance(node, yaml.MappingNode):
+            children: list[yaml.Node] = [n for pair in node.value for n in pair]
+        elif isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        else:
+            sizes[key] = 1
+            continue
+        where = f" at line {node.start_mark.line + 1}"
+        if children_done:
+            open_nodes.discard(key)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in children)
+            if sizes[key] > MAX_YAML_NODES:
+                raise YamlError(f"{where}: more than {MAX_YAML_NODES:,} values once aliases are expanded")
+        elif key in open_nodes:
+            raise YamlError(f"{where}: an alias refers to a collection that contains it")
+        elif key not in sizes:
+            open_nodes.add(key)
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if id(child) not in sizes)
+
+
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load`` that refuses alias bombs and recursive aliases before building anything,
+    and turns every failure (broken syntax, an int of 5,000 digits, a 13th month, nesting deeper
+    than the interpreter's stack) into YamlError."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_expanded_size(node)
+        return loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        raise YamlError(yaml_error_text(exc)) from None
+    except RecursionError:
+        raise YamlError(": nested too deeply") from None
+    except (ValueError, OverflowError, TypeError) as exc:
+        if isinstance(exc, YamlError):
+            raise
+        raise YamlError(f": a value cannot be read: {shown(str(exc))[1:-1]}") from None
+    finally:
+        loader.dispose()
+
+
+def read_small_file(path: Path, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """The UTF-8 text of a regular file of at most ``max_bytes``. Opened without blocking, so a FIFO
+    without a writer, ``/dev/zero`` or a directory is refused at once instead of hanging or growing.
+    Raises OSError (``strerror`` says why) or UnicodeDecodeError."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    fd = os.open(path, flags)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+            raise OSError(errno.EINVAL, kind)
+        too_big = OSError(errno.EFBIG, f"larger than {max_bytes:,} bytes")
+        if info.st_size > max_bytes:
+            raise too_big
+        chunks: list[bytes] = []
+        size = 0
+        while True:  # st_size can lie (procfs) or the file can grow: read no more than the cap
+            chunk = os.read(fd, max_bytes + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > max_bytes:
+                raise too_big
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8")
+
+
 def read_config_file(path: Path) -> dict[str, Any]:
     """Read a YAML mapping; errors name the file and say what is wrong, on one line."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_small_file(path)
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"config file {path}: not UTF-8 text") from None
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"config file {path}{yaml_error_text(exc)}") from None
+        data = load_yaml(text)
+    except YamlError as exc:
+        raise ConfigError(f"config file {path}{exc}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -1,7 +1,10 @@
 """Config precedence (defaults < file < env < CLI) and one-line errors naming the key."""
 
+import os
 import subprocess
 import sys
+import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -123,3 +126,116 @@ def test_errors_from_env_and_flags_say_where_the_value_came_from(tmp_path):
         load_config(environ={"JROOF_INTERVAL_MS": "abc", "XDG_CONFIG_HOME": str(tmp_path)})
     with pytest.raises(ConfigError, match=r"'interval_ms'.*\(from --interval\)$"):
         load_config(environ={"XDG_CONFIG_HOME": str(tmp_path)}, overrides={"interval_ms": 5})
+
+
+# --- hostile values and files ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "bounds"),
+    [
+        ("restart_backoff_s: [1.0e308]\n", "'restart_backoff_s[0]': expected a number from 0.5 to 3600"),
+        ("restart_backoff_s: [0]\n", "'restart_backoff_s[0]': expected a number from 0.5 to 3600"),
+        ("restart_backoff_s: [" + "1, " * 40 + "1]\n", "list of 1 to 32 seconds"),
+        ("window_s: 1.0e308\n", "'window_s': expected a number from 5 to 604800"),
+        ("history_s: 1.0e308\n", "'history_s': expected a whole number from 60 to 604800"),
+        ("history_s: " + "9" * 400 + "\n", "'history_s': expected a whole number from 60 to 604800"),
+        ("interval_ms: 99999999999\n", "'interval_ms': expected a whole number from 10 to 3600000"),
+        ("redraw_hz: 0\n", "'redraw_hz': expected a number from 0.1 to 10"),
+        ("speed: 1.0e308\n", "'speed': expected a number from 0.25 to 64"),
+        ("thresholds: {temp_warn_c: 1.0e308}\n", "'thresholds.temp_warn_c': expected a number from 0 to 250"),
+        ("thresholds: {load_crit_pct: 101}\n", "'thresholds.load_crit_pct': expected a number from 0 to 100"),
+        ("thresholds:\n  load_warn_pct: -1\n", "'thresholds.load_warn_pct'"),
+    ],
+)
+def test_every_number_is_bounded_and_the_error_gives_the_bounds(tmp_path, text, bounds):
+    with pytest.raises(ConfigError) as info:
+        load_config(write(tmp_path, text), environ={})
+    assert bounds in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_bounds_hold_for_env_values_too(tmp_path):
+    env = {"XDG_CONFIG_HOME": str(tmp_path)}
+    for value in ("nan", "inf", "1e400", "1" * 5000, "-5"):
+        with pytest.raises(ConfigError, match="from 10 to 3600000"):
+            load_config(environ={**env, "JROOF_INTERVAL_MS": value})
+
+
+def test_bad_values_are_shown_cut_short(tmp_path):
+    path = write(tmp_path, f"follow: {'x' * 10000}\n{'k' * 5000}: 1\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path, environ={})
+    assert len(str(info.value)) < 200
+
+
+def billion_laughs(last: str) -> str:
+    """Nine levels of nine aliases: 9**9 strings once expanded."""
+    lines = ["a: &a [" + ", ".join(["lol"] * 9) + "]"]
+    for level in range(1, 9):
+        prev, cur = chr(ord("a") + level - 1), chr(ord("a") + level)
+        lines.append(f"{cur}: &{cur} [" + ", ".join([f"*{prev}"] * 9) + "]")
+    return "\n".join(lines) + f"\n{last}\n"
+
+
+@pytest.mark.parametrize("last", ["follow: *i", "keymap: {quit: *i}", "theme: *i"])
+def test_yaml_alias_bomb_fails_fast_in_little_memory(tmp_path, last):
+    path = write(tmp_path, billion_laughs(last))
+    tracemalloc.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(ConfigError) as info:
+            load_config(path, environ={})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert time.monotonic() - started < 5
+    assert peak < 20 * 2**20
+    assert "values once aliases are expanded" in str(info.value) and len(str(info.value)) < 200
+
+
+def test_small_aliases_still_work_and_wrong_ones_print_short(tmp_path):
+    path = write(tmp_path, "thresholds: &t {temp_warn_c: 60}\nrestart_backoff_s: &b [2, 4]\n")
+    config = load_config(path, environ={})
+    assert config.thresholds.temp_warn_c == 60 and config.restart_backoff_s == (2.0, 4.0)
+    nested = "follow: [&x [[1, 2, 3, 4, 5, 6], [7, 8, 9], [[[[[1]]]]]], *x, *x, *x, *x, *x, *x]\n"
+    with pytest.raises(ConfigError, match="'follow'") as info:
+        load_config(write(tmp_path, nested), environ={})
+    assert len(str(info.value)) < 200
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("follow: &r [*r]\n", "at line 1: an alias refers to a collection that contains it"),
+        ("interval_ms: " + "9" * 5000 + "\n", "a value cannot be read"),
+        ("tz: 2001-13-45\n", "a value cannot be read: month must be in 1..12"),
+        ("follow: " + "[" * 100_000 + "\n", "nested too deeply"),
+    ],
+)
+def test_yaml_values_python_cannot_hold_are_one_line_errors(tmp_path, text, problem):
+    with pytest.raises(ConfigError) as info:
+        load_config(write(tmp_path, text), environ={})
+    assert problem in str(info.value) and "\n" not in str(info.value) and len(str(info.value)) < 200
+
+
+def test_special_files_are_refused_at_once(tmp_path):
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)  # nobody writes: opening it for reading would block
+    cases = {"/dev/zero": "not a regular file", str(fifo): "not a regular file", str(tmp_path): "a directory"}
+    for path, reason in cases.items():
+        started = time.monotonic()
+        with pytest.raises(ConfigError, match=f"cannot read config file {path}: {reason}$"):
+            load_config(path, environ={})
+        assert time.monotonic() - started < 2
+
+
+def test_huge_file_is_refused_without_reading_it(tmp_path):
+    path = tmp_path / "huge.yaml"
+    with path.open("wb") as out:
+        out.truncate(10 * 2**30)  # sparse: 10 GiB of nothing
+    with pytest.raises(ConfigError, match=r"huge.yaml: larger than 1,048,576 bytes$"):
+        load_config(str(path), environ={})
+    path.write_text("#" * (2**20 + 1))
+    with pytest.raises(ConfigError, match="larger than"):
+        load_config(str(path), environ={})
