@@ -2,19 +2,30 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 import re
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from textual.app import App, ComposeResult
 from textual.theme import BUILTIN_THEMES
+from textual.widgets import Footer, Static
 
 from jtop_roof.themes import (
     BUILTIN_THEME_NAMES,
+    MAX_THEME_FILES,
     ThemeError,
     available_theme_names,
     builtin_theme_specs,
     load_theme_dir,
     load_theme_file,
+    parse_theme,
+    theme_name_error,
     theme_variable_defaults,
     to_textual_theme,
 )
@@ -118,3 +129,140 @@ def test_unreadable_bytes_are_a_failure_not_a_crash(tmp_path):
     (tmp_path / "bin.yaml").write_bytes(b"\xff\xfe\x00garbage")
     loaded, failed = load_theme_dir(tmp_path)
     assert loaded == {} and "bin.yaml" in failed[0][1]
+
+
+# --- hostile theme files ------------------------------------------------------------------------
+
+BASE = "name: bad\nprimary: '#336699'\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        (BASE + "variables:\n  level-ok: notacolour\n", "variable 'level-ok' is not a colour: 'notacolour'"),
+        (BASE + "variables:\n  level-crit-style: blinky\n",
+         "variable 'level-crit-style' is not a text style: 'blinky'"),
+        (BASE + "variables:\n  level-ok: $primary\n", "'level-ok' is not one colour or style: '$primary'"),
+        (BASE + "variables:\n  level-ok: 'red; background: blue'\n", "variable 'level-ok' is not one colour"),
+        (BASE + "variables:\n  pane-border: 12\n", "variable 'pane-border' is not a colour: '12'"),
+        (BASE + "variables:\n  border: zzz\n", "variable 'border' is not a colour: 'zzz'"),
+        (BASE + "variables:\n  block-cursor-text-style: xx\n", "'block-cursor-text-style' is not a text"),
+        (BASE + "variables:\n  level-ok: ''\n", "variable 'level-ok' is not a colour: ''"),
+        (BASE + "luminosity_spread: .nan\n", "'luminosity_spread' must be a number from 0 to 1, got nan"),
+        (BASE + "luminosity_spread: 1.0e+308\n", "'luminosity_spread' must be a number from 0 to 1, got 1e"),
+        (BASE + "text_alpha: -1\n", "'text_alpha' must be a number from 0 to 1, got -1"),
+        (BASE + "text_alpha: '0.5'\n", "'text_alpha' must be a number from 0 to 1, got '0.5'"),
+        (BASE + "background: '#12345'\n", "'background' is not a colour: '#12345'"),
+        (BASE + "surface: [1, 2]\n", "'surface' must be a colour string such as '#1e90ff', got [1, 2]"),
+        (BASE + "dark: 1\n", "'dark' must be true or false, got 1"),
+        (BASE + f"variables:\n  level-ok: '{'x' * 5000}'\n", "variable 'level-ok' is not a colour: 'xxx"),
+        ("name: \"a\\nb\"\nprimary: '#fff'\n", "'name' must be a non-empty string"),
+    ],
+)
+def test_bad_colour_style_or_number_is_refused_with_file_field_and_value(tmp_path, text, reason):
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    loaded, failed = load_theme_dir(tmp_path)
+    if loaded:  # the shape is right: the colours are checked where Textual's parser is at hand
+        with pytest.raises(ThemeError) as info:
+            to_textual_theme(loaded["bad"])
+        message = str(info.value)
+    else:
+        message = failed[0][1]
+    assert message.startswith(f"{path}: ") and reason in message
+    assert "\n" not in message and len(message) < len(str(path)) + 150
+
+
+def run_jroof_stylesheet(theme_names: list[str], themes: list[Any]) -> None:
+    """Apply each theme to an app with jroof's stylesheet and Textual's footer: where a bad value
+    would fail, when the stylesheet is built."""
+
+    class StyleApp(App[None]):
+        CSS_PATH = str(REPO / "jtop_roof" / "app.tcss")
+
+        def get_theme_variable_defaults(self) -> dict[str, str]:
+            return theme_variable_defaults(self.current_theme.to_color_system().generate())
+
+        def compose(self) -> ComposeResult:
+            yield Static("x", classes="readout--crit")
+            yield Footer()
+
+    async def cycle() -> None:
+        app = StyleApp()
+        for theme in themes:
+            app.register_theme(theme)
+        async with app.run_test() as pilot:
+            for name in theme_names:
+                app.theme = name
+                await pilot.pause()
+
+    asyncio.run(cycle())
+
+
+def test_values_textual_takes_are_accepted_and_work():
+    """Not over-strict: alpha, auto colours, ANSI names, 'initial' and style lists all apply."""
+    spec = parse_theme(
+        {"name": "odd", "primary": "#336699", "luminosity_spread": 0, "text_alpha": 1,
+         "variables": {"rec": "red 50%", "level-ok": "auto 87%", "level-warn": "ansi_bright_yellow",
+                       "link-background": "initial", "level-crit-style": "b reverse",
+                       "plot-1": "rgb(1,2,3)"}},
+        "odd.yaml", "odd")
+    themes = [to_textual_theme(spec), *(to_textual_theme(s) for s in builtin_theme_specs().values())]
+    run_jroof_stylesheet(["odd", *BUILTIN_THEME_NAMES, "odd"], themes)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    key=st.sampled_from(["level-ok", "level-crit-style", "border", "text", "plot-2", "surface"]),
+    value=st.one_of(st.text(max_size=20), st.sampled_from(["red 50%", "auto 80%", "bold underline", "#fff"])),
+)
+def test_any_value_is_refused_or_works(key, value):
+    """A value either gives a ThemeError or applies to the stylesheet without an error."""
+    data: dict[str, Any] = {"name": "h", "primary": "#336699"}
+    if key == "surface":
+        data[key] = value
+    else:
+        data["variables"] = {key: value}
+    try:
+        theme = to_textual_theme(parse_theme(data, "h.yaml", "h"))
+    except ThemeError as exc:
+        assert str(exc).startswith("h.yaml: ") and "\n" not in str(exc)
+        return
+    run_jroof_stylesheet(["h"], [theme])
+
+
+def test_theme_name_error_says_unknown_only_for_names_without_a_file(tmp_path):
+    (tmp_path / "broken.yaml").write_text("name: [unclosed\n")
+    (tmp_path / "badcolour.yaml").write_text("name: badcolour\nprimary: notacolour\n")
+    (tmp_path / "mine.yaml").write_text("name: mine\nprimary: '#ff8800'\n")
+    for usable in ("jroof-light", "textual-dark", "mine", "broken", "badcolour"):
+        assert theme_name_error(usable, user_dir=tmp_path) is None  # broken: the app falls back, says why
+    message = theme_name_error("nope\x1b[31m", user_dir=tmp_path)
+    assert message is not None and message.startswith("unknown theme 'nope\\x1b[31m'; available: jroof-dark")
+
+
+def test_theme_files_are_read_bounded(tmp_path):
+    os.mkfifo(tmp_path / "fifo.yaml")  # no writer: opening it for reading would block
+    (tmp_path / "zero.yaml").symlink_to("/dev/zero")
+    (tmp_path / "dir.yaml").mkdir()
+    with (tmp_path / "huge.yaml").open("wb") as out:
+        out.truncate(4 * 2**30)
+    lines = ["a: &a [" + ", ".join(["lol"] * 9) + "]"]
+    for prev, cur in zip("abcdefgh", "bcdefghi", strict=True):  # 9**9 strings once expanded
+        lines.append(f"{cur}: &{cur} [" + ", ".join([f"*{prev}"] * 9) + "]")
+    (tmp_path / "bomb.yaml").write_text("\n".join(lines) + "\n")
+    started = time.monotonic()
+    loaded, failed = load_theme_dir(tmp_path)
+    assert time.monotonic() - started < 5
+    reasons = dict(failed)
+    assert loaded == {} and set(reasons) == {str(tmp_path / "huge.yaml"), str(tmp_path / "bomb.yaml")}
+    assert reasons[str(tmp_path / "huge.yaml")].endswith("cannot read: larger than 1,048,576 bytes")
+    assert "values once aliases are expanded" in reasons[str(tmp_path / "bomb.yaml")]
+
+
+def test_a_folder_of_many_theme_files_is_read_up_to_a_limit(tmp_path):
+    for i in range(MAX_THEME_FILES + 5):
+        (tmp_path / f"t{i:03d}.yaml").write_text(f"name: t{i}\nprimary: '#336699'\n")
+    loaded, failed = load_theme_dir(tmp_path)
+    assert len(loaded) == MAX_THEME_FILES
+    assert failed == [(str(tmp_path), f"{tmp_path}: 5 theme files past the first 100 were not read")]
