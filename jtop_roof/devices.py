@@ -114,10 +114,10 @@ def _number(where: str, key: str, value: object, *, integer: bool = False, zero_
     return number
 
 
-def _opt_number(where: str, raw: Mapping[str, Any], key: str, *, integer: bool = False) -> float | None:
+def _opt_number(where: str, raw: Mapping[str, Any], key: str) -> float | None:
     if raw.get(key) is None:
         return None
-    return _number(where, key, raw[key], integer=integer)
+    return _number(where, key, raw[key])
 
 
 def _opt_int(where: str, raw: Mapping[str, Any], key: str, *, zero_ok: bool = False) -> int | None:
