@@ -6,23 +6,35 @@ Each running monitor (TUI or headless ``record``) listens on its own Unix socket
 can reach. ``send_marker`` delivers one marker to every monitor of this user and removes sockets
 left behind by monitors that died. The monitor stamps the marker with its own clocks on receipt,
 so a marker lines up with the samples around it.
+
+One thread serves every client at once (``selectors``): a client that connects and says nothing,
+or many of them, never delays another's marker. Each client has ``READ_TIMEOUT_S`` to send one
+line of at most ``_MAX_MESSAGE_BYTES``; past ``MAX_CLIENTS`` open connections the oldest is dropped.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import selectors
 import socket
 import stat
 import sys
 import threading
+import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from jtop_roof.model import MARKER_KINDS
 
 MAX_NAME_CHARS = 200
 _MAX_MESSAGE_BYTES = 4096
+#: A client's time to send its line (``send_marker`` sends at once); then it is told and dropped.
+READ_TIMEOUT_S = 1.0
+#: Connections open at once; a new one past this drops the oldest (idle the longest).
+MAX_CLIENTS = 32
 
 
 class ControlError(OSError):
@@ -44,20 +56,38 @@ def control_dir(environ: dict[str, str] | None = None) -> Path:
     return path
 
 
-def _validate(kind: str, name: str | None) -> None:
-    if kind not in MARKER_KINDS:
+def _validate(kind: Any, name: Any) -> tuple[str, str | None]:
+    """(kind, name) when they make a marker (from the command line or a client's JSON)."""
+    if not isinstance(kind, str) or kind not in MARKER_KINDS:
         raise ValueError(f"marker kind must be one of {', '.join(MARKER_KINDS)}")
-    if name is not None and (len(name) > MAX_NAME_CHARS or not name.isprintable()):
-        raise ValueError(f"a phase name is at most {MAX_NAME_CHARS} printable characters")
+    if name is None or (isinstance(name, str) and len(name) <= MAX_NAME_CHARS and name.isprintable()):
+        return kind, name
+    raise ValueError(f"a phase name is at most {MAX_NAME_CHARS} printable characters")
+
+
+@dataclass
+class _Client:
+    deadline: float
+    data: bytearray = field(default_factory=bytearray)
 
 
 class MarkerListener:
-    """Accepts markers for one monitor and hands them to ``on_marker(kind, name)`` from its thread."""
+    """Accepts markers for one monitor and hands them to ``on_marker(kind, name)`` from its thread,
+    each as it arrives."""
 
-    def __init__(self, on_marker: Callable[[str, str | None], None], directory: Path | None = None):
+    def __init__(
+        self,
+        on_marker: Callable[[str, str | None], None],
+        directory: Path | None = None,
+        *,
+        read_timeout_s: float = READ_TIMEOUT_S,
+    ):
         self._on_marker = on_marker
         self._directory = directory
-        self._sock: socket.socket | None = None
+        self._read_timeout_s = read_timeout_s
+        self._selector = selectors.DefaultSelector()
+        self._clients: dict[socket.socket, _Client] = {}  # in order of arrival: the oldest first
+        self._wake_r, self._wake_w = socket.socketpair()  # close() writes to it to end the loop
         self._thread: threading.Thread | None = None
         self.path: Path | None = None
 
@@ -69,53 +99,98 @@ class MarkerListener:
         old_umask = os.umask(0o177)  # the socket file is created 0600, never briefly wider
         try:
             sock.bind(str(path))
+        except OSError:
+            sock.close()
+            raise
         finally:
             os.umask(old_umask)
-        sock.listen(8)
-        self._sock, self.path = sock, path
-        self._thread = threading.Thread(target=self._serve, name="jroof-markers", daemon=True)
+        sock.listen(MAX_CLIENTS)
+        sock.setblocking(False)
+        self.path = path
+        self._thread = threading.Thread(target=self._serve, args=(sock,), name="jroof-markers", daemon=True)
         self._thread.start()
         return path
 
     def close(self) -> None:
-        sock, self._sock = self._sock, None
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            sock.close()
         if self.path is not None:
-            self.path.unlink(missing_ok=True)
-        if self._thread is not None:
-            self._thread.join(timeout=2)
-
-    def _serve(self) -> None:
-        while self._sock is not None:
+            self.path.unlink(missing_ok=True)  # no new client finds this monitor
+        if self._thread is None:  # never started: nothing serves, the loop's resources are ours
+            self._selector.close()
+            self._wake_r.close()
+        else:
             try:
-                conn, _ = self._sock.accept()
+                self._wake_w.send(b"x")
             except OSError:
-                return  # closed
-            with conn:
-                conn.settimeout(2.0)
-                reply = self._handle(conn)
-                try:
-                    conn.sendall(reply.encode() + b"\n")
-                except OSError:
-                    pass  # the client left before the reply (or timed out): the marker still counts
+                pass  # closed already
+            self._thread.join(timeout=2)
+        self._wake_w.close()
 
-    def _handle(self, conn: socket.socket) -> str:
-        data = b""
+    def _serve(self, listener: socket.socket) -> None:
+        selector = self._selector
+        with selector, listener, self._wake_r:
+            selector.register(listener, selectors.EVENT_READ)
+            selector.register(self._wake_r, selectors.EVENT_READ)
+            try:
+                while True:
+                    deadline = min((c.deadline for c in self._clients.values()), default=None)
+                    timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+                    for key, _ in selector.select(timeout):
+                        if key.fileobj is self._wake_r:
+                            return
+                        if key.fileobj is listener:
+                            self._accept(listener)
+                        elif isinstance(key.fileobj, socket.socket):
+                            self._read(key.fileobj)
+                    now = time.monotonic()
+                    for conn in [c for c, client in self._clients.items() if client.deadline <= now]:
+                        self._finish(conn, f"error: no marker within {self._read_timeout_s:g} s")
+            finally:
+                for conn in list(self._clients):
+                    self._finish(conn, "error: the monitor is closing")
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:  # none left (BlockingIOError), or out of file descriptors: try later
+                return
+            conn.setblocking(False)
+            self._selector.register(conn, selectors.EVENT_READ)
+            self._clients[conn] = _Client(time.monotonic() + self._read_timeout_s)
+            if len(self._clients) > MAX_CLIENTS:
+                self._finish(next(iter(self._clients)), "error: too many connections")
+
+    def _read(self, conn: socket.socket) -> None:
+        client = self._clients[conn]
         try:
-            while b"\n" not in data and len(data) < _MAX_MESSAGE_BYTES:
-                chunk = conn.recv(_MAX_MESSAGE_BYTES)
-                if not chunk:
-                    break
-                data += chunk
-            message = json.loads(data.decode("utf-8"))
-            kind, name = message["kind"], message.get("name")
-            _validate(kind, name)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+            chunk = conn.recv(_MAX_MESSAGE_BYTES)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            chunk = b""  # the client is gone; what it sent before still counts
+        client.data += chunk
+        line, newline, _ = client.data.partition(b"\n")
+        if newline or not chunk:
+            self._finish(conn, self._handle(bytes(line)))
+        elif len(client.data) > _MAX_MESSAGE_BYTES:
+            self._finish(conn, f"error: a message is at most {_MAX_MESSAGE_BYTES} bytes")
+
+    def _finish(self, conn: socket.socket, reply: str) -> None:
+        del self._clients[conn]
+        self._selector.unregister(conn)
+        try:
+            conn.send(reply.encode("utf-8", "replace")[:255] + b"\n")  # fits any socket buffer at once
+        except OSError:
+            pass  # the client left before the reply: the marker still counts
+        conn.close()
+
+    def _handle(self, line: bytes) -> str:
+        try:
+            message = json.loads(line.decode("utf-8"))
+            if not isinstance(message, dict):
+                raise ValueError("expected a JSON object")
+            kind, name = _validate(message.get("kind"), message.get("name"))
+        except (ValueError, RecursionError) as exc:  # JSON and UTF-8 errors are ValueErrors
             return f"error: {exc}"
         try:
             self._on_marker(kind, name)
@@ -131,6 +206,7 @@ def start_listener(on_marker: Callable[[str, str | None], None]) -> MarkerListen
     try:
         listener.start()
     except OSError as exc:  # ControlError included
+        listener.close()
         print(f"jroof-tui: markers from scripts are off: {exc}", file=sys.stderr)
         return None
     return listener

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from jtop_roof.control import ControlError, MarkerListener, control_dir, send_marker
+from jtop_roof.control import MAX_CLIENTS, ControlError, MarkerListener, control_dir, send_marker
 
 
 @pytest.fixture
@@ -134,3 +134,115 @@ def test_listener_survives_a_client_that_leaves_early_and_a_failing_callback(run
     finally:
         listener.close()
     assert received == ["hasty", "later"]
+
+
+# --- clients served at once ---------------------------------------------------------------------
+
+
+def idle_clients(path, count):
+    """Clients that connect and say nothing (a stuck script, a port scanner of this user)."""
+    socks = []
+    for _ in range(count):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(str(path))
+        socks.append(sock)
+    return socks
+
+
+def test_an_idle_client_does_not_delay_another_clients_marker(runtime_dir):
+    arrived = []
+    listener = MarkerListener(lambda kind, name: arrived.append((time.monotonic(), name)))
+    path = listener.start()
+    idle = idle_clients(path, 1)
+    try:
+        time.sleep(0.05)  # the idle client is accepted first
+        sent = time.monotonic()
+        assert send_marker("phase_start", "on time") == 1
+        assert time.monotonic() - sent < 0.5
+    finally:
+        for sock in idle:
+            sock.close()
+        listener.close()
+    assert [name for _, name in arrived] == ["on time"]
+    assert arrived[0][0] - sent < 0.5  # stamped on arrival, not after the idle client's timeout
+
+
+@pytest.mark.parametrize("count", [3, MAX_CLIENTS + 8])
+def test_many_idle_clients_do_not_make_send_marker_fail(runtime_dir, count):
+    received = []
+    listener = MarkerListener(lambda kind, name: received.append(name))
+    path = listener.start()
+    idle = idle_clients(path, count)
+    try:
+        started = time.monotonic()
+        for name in ("a", "b", "c"):
+            assert send_marker("phase_start", name) == 1
+        assert time.monotonic() - started < 1.5
+    finally:
+        for sock in idle:
+            sock.close()
+        listener.close()
+    assert received == ["a", "b", "c"]
+
+
+def test_idle_and_oversized_clients_are_told_and_dropped(runtime_dir):
+    received = []
+    listener = MarkerListener(lambda kind, name: received.append(name), read_timeout_s=0.2)
+    path = listener.start()
+    try:
+        (idle,) = idle_clients(path, 1)
+        with idle:
+            idle.settimeout(5)
+            assert idle.recv(256).startswith(b"error: no marker within 0.2 s")
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(5)
+            sock.connect(str(path))
+            sock.sendall(b"{" * 10_000)  # no newline, ever
+            assert sock.recv(256).startswith(b"error: a message is at most 4096 bytes")
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:  # a line in pieces still counts
+            sock.settimeout(5)
+            sock.connect(str(path))
+            for piece in (b'{"kind": "phase_', b'start", "name": "slow"}', b"\n"):
+                sock.sendall(piece)
+                time.sleep(0.02)
+            assert sock.recv(256) == b"ok\n"
+    finally:
+        listener.close()
+    assert received == ["slow"]
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [b"[1, 2]\n", b'{"kind": "phase_start", "name": 7}\n', b'{"kind": ["phase_start"]}\n', b"\xff\xfe\n",
+     b"[" * 3000 + b"\n", b"\n"],
+)
+def test_odd_json_is_an_error_reply(runtime_dir, payload):
+    received = []
+    listener = MarkerListener(lambda kind, name: received.append(name))
+    path = listener.start()
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(5)
+            sock.connect(str(path))
+            sock.sendall(payload)
+            reply = sock.recv(256)
+        assert reply.startswith(b"error: ") and reply.endswith(b"\n") and reply.count(b"\n") == 1
+        assert send_marker("phase_end", None) == 1  # still serving
+    finally:
+        listener.close()
+    assert received == [None]
+
+
+def test_close_ends_idle_clients_at_once(runtime_dir):
+    listener = MarkerListener(lambda kind, name: None)
+    path = listener.start()
+    idle = idle_clients(path, 5)
+    time.sleep(0.05)
+    started = time.monotonic()
+    listener.close()
+    assert time.monotonic() - started < 1
+    assert not path.exists()
+    for sock in idle:
+        with sock:
+            sock.settimeout(5)
+            assert sock.recv(256) in (b"", b"error: the monitor is closing\n")
