@@ -1,13 +1,14 @@
 """The monitor: a Textual app fed by one source in one worker thread.
 
 Data flow: ``Source.records()`` runs in a thread worker, which writes each record to the recording
-(if any) and posts it to the app; the app's handler ingests it into ``History`` in O(1). A timer
-at ``redraw_hz`` repaints what changed and is visible: readouts when there is a new sample, each
-plot at most once per time-column it can show. Nothing but the handlers touches history or widgets.
+(if any, through the pipeline's sink) and posts it to the app; the app's handler hands it to the
+``Pipeline`` (history, phases, energy, detectors: the same path as headless ``record`` and
+``report``). A timer at ``redraw_hz`` repaints what changed and is visible: readouts when there is
+new data, each plot at most once per time-column it can show. The App only draws what the
+pipeline holds; nothing but the handlers touches the pipeline or widgets.
 
-Seeks: a replay answers each seek with a ``seek`` event, on which history is cleared and refilled
-from the file. Recordings never hold seek events (they describe the viewer, not the board), and the
-replay source turns one read back from an older recording into a note.
+Seeks: a replay answers each seek with a ``seek`` event, on which the pipeline clears the display
+history (never the ledger) and the replay refills it from the file.
 
 Quitting, SIGHUP (the SSH session dropped) and SIGTERM all stop the source and close the recording,
 so what was recorded stays on disk.
@@ -16,10 +17,7 @@ so what was recorded stays on disk.
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
 import sys
-import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -29,12 +27,14 @@ from textual import work
 from textual.app import App, ComposeResult, InvalidThemeError
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Footer
 from textual.worker import get_current_worker
 
 from jtop_roof.config import Config
 from jtop_roof.history import History
+from jtop_roof.info import SourceInfo
 from jtop_roof.messages import (
     MarkerRequested,
     RecordingFailed,
@@ -42,9 +42,13 @@ from jtop_roof.messages import (
     SourceDescribed,
     SourceEnded,
 )
-from jtop_roof.metrics import fmt_duration, fmt_speed, printable, trip_points
-from jtop_roof.model import Event, Marker, Record, Sample, auto_phase_name
-from jtop_roof.sources.base import Source
+from jtop_roof.metrics import fmt_duration, fmt_speed, printable
+from jtop_roof.model import Sample
+from jtop_roof.pipeline import Pipeline, RecordingSink
+from jtop_roof.recorder import Recorder
+from jtop_roof.session import auto_record_path, file_ledger_builder, open_recording
+from jtop_roof.sources.base import ReplayControls, Source
+from jtop_roof.terminal import TerminalWatch
 from jtop_roof.themes import (
     BUILTIN_THEME_NAMES,
     ThemeError,
@@ -86,52 +90,7 @@ REPLAY_ACTIONS = ("toggle_pause", "step", "speed_up", "speed_down", "seek", "see
 #: Help shows binding ids (the keymap's names) from this width on; narrower, it says where they are.
 HELP_IDS_MIN_COLUMNS = 100
 
-__all__ = ["JroofApp", "RecordingSink", "run_app"]
-
-
-class RecordingSink:
-    """The recording the worker and the UI both write to; swapped and closed under a lock.
-
-    With ``forward_only`` (replays), samples are only written when their stream time moves
-    forward, so seeking back in a replay that is being recorded does not duplicate samples.
-    Seek events are never written: they describe the viewer, not the board."""
-
-    def __init__(self, recorder: Any = None, *, forward_only: bool = False) -> None:
-        self._lock = threading.Lock()
-        self._recorder = recorder
-        self._forward_only = forward_only
-        self._last_mono: float | None = None
-
-    @property
-    def path(self) -> str | None:
-        with self._lock:
-            return None if self._recorder is None else self._recorder.path
-
-    def start(self, recorder: Any) -> None:
-        with self._lock:
-            previous, self._recorder = self._recorder, recorder
-            self._last_mono = None
-        if previous is not None:
-            previous.close()
-
-    def stop(self) -> None:
-        with self._lock:
-            recorder, self._recorder = self._recorder, None
-        if recorder is not None:
-            recorder.close()
-
-    def write(self, record: Record) -> None:
-        """Raises OSError when the file cannot be written (the caller stops recording)."""
-        with self._lock:
-            if self._recorder is None:
-                return
-            if isinstance(record, Event) and record.kind == "seek":
-                return
-            if self._forward_only and isinstance(record, Sample) and record.t_mono is not None:
-                if self._last_mono is not None and record.t_mono <= self._last_mono:
-                    return
-                self._last_mono = record.t_mono
-            self._recorder.write(record)
+__all__ = ["JroofApp", "run_app"]
 
 
 #: Footer groups: "+- speed" and "←→ seek" take less room at 80 columns than one item per key.
@@ -180,12 +139,19 @@ class JroofApp(App[int]):
         Binding("q", "quit", "quit", tooltip="Quit (the recording is kept)", id="quit"),
     ]
 
+    #: The plots' time window in seconds (None: all of history); the z key cycles it.
+    window_s: reactive[float | None] = reactive(None, init=False)
+    #: The pane shown full-screen (None: all panes); the f key cycles it.
+    focused_pane: reactive[str | None] = reactive(None, init=False)
+    #: The phase open at the newest record shown (the header, the end key).
+    phase: reactive[str | None] = reactive(None, init=False)
+
     def __init__(
         self,
         source: Source,
         config: Config,
         *,
-        recorder: Any = None,
+        recorder: Recorder | None = None,
         notices: Sequence[str] = (),
         user_themes: Path | None = None,
         mono: Callable[[], float] = time.monotonic,
@@ -199,27 +165,25 @@ class JroofApp(App[int]):
         self.source = source
         self.config = config
         self.animation_level = "none"
-        # The demo is a looping replay: it gets the same transport keys and axis.
-        self.replay = source.kind in ("replay", "demo")
-        self.sink = RecordingSink(recorder, forward_only=self.replay)
-        self.history = History.for_duration(config.history_s, config.interval_ms / 1000.0)
+        # A replay (and the demo, a looping one) gets the transport keys and a wall-clock axis.
+        self.controls: ReplayControls | None = source if isinstance(source, ReplayControls) else None
+        self.replay = self.controls is not None
+        self.pipeline = Pipeline(
+            history_s=config.history_s,
+            interval_s=config.interval_ms / 1000.0,
+            info=SourceInfo(source.kind),
+            sink=RecordingSink(recorder, forward_only=self.replay),
+        )
         self._mono = mono
         self._wall = wall
         self._tz = parse_tz(config.tz)
-        self._describe: dict[str, Any] = {"source": source.kind}
-        self._trips: dict[str, float] = {}
         self._notes: list[str] = []
         self._notices = [printable(str(text)) for text in notices]
-        self._window_s: float | None = config.window_s
-        self._focus: str | None = None
         self._narrow = False  # below WIDE_MIN_COLUMNS: the footer drops its least needed keys
-        self._phases_started = 0
-        self._session_markers: list[Marker] = []  # replay only: put back after a seek
-        self._pending_markers: list[Marker] = []
         self._last_receipt: float | None = None
         self._ended: str | None = None
-        self._drawn_version = -1
-        self._plot_drawn: dict[str, tuple[int, float]] = {}
+        self._drawn_version: tuple[int, int] = (-1, -1)
+        self._plot_drawn: dict[str, tuple[tuple[int, int], float]] = {}
         self._force_redraw = True
         self._theme_failures: list[tuple[str, str]] = []
         self._theme_cycle: list[str] = []
@@ -227,6 +191,21 @@ class JroofApp(App[int]):
         self.loop: asyncio.AbstractEventLoop | None = None
         self._register_themes(user_theme_dir() if user_themes is None else user_themes)
         self._apply_theme(config.theme)
+        self.set_reactive(JroofApp.window_s, config.window_s)
+
+    @property
+    def history(self) -> History:
+        """What the panes draw: the pipeline's display history."""
+        return self.pipeline.history
+
+    @property
+    def sink(self) -> RecordingSink:
+        return self.pipeline.sink
+
+    @property
+    def notes(self) -> list[str]:
+        """Notices and source hints shown so far (the Events pane lists them)."""
+        return list(self._notes)
 
     # ------------------------------------------------------------------------------- themes
 
@@ -325,16 +304,19 @@ class JroofApp(App[int]):
         try:
             info = self.source.describe()
         except Exception as exc:  # noqa: BLE001 - a description is optional
-            info = {"source": self.source.kind, "hints": [f"source description failed: {exc}"]}
-        self.post_message(SourceDescribed(info))
+            info = SourceInfo(self.source.kind, hints=(f"source description failed: {exc}",))
+        # A whole replayed file: its ledger is read here, off the UI thread, once.
+        build = file_ledger_builder(self.source)
+        self.post_message(SourceDescribed(info, build, None if build is None else build(())))
+        sink = self.pipeline.sink
         try:
             for record in self.source.records():
                 if worker.is_cancelled:
                     break
                 try:
-                    self.sink.write(record)
+                    sink.write(record)
                 except OSError as exc:
-                    self.sink.stop()
+                    sink.stop()
                     self.post_message(RecordingFailed(exc.strerror or str(exc)))
                 self.post_message(RecordReceived(record))
         except Exception as exc:  # noqa: BLE001 - shown to the user; the app keeps its last data
@@ -343,52 +325,28 @@ class JroofApp(App[int]):
         self.post_message(SourceEnded(None))
 
     def on_source_described(self, message: SourceDescribed) -> None:
-        self._describe = dict(message.info)
-        self._trips = trip_points(self._describe.get("thermal_trips"))
-        interval_ms = self._describe.get("interval_ms")
-        if (isinstance(interval_ms, (int, float)) and not isinstance(interval_ms, bool) and interval_ms > 0
-                and self.history.version == 0 and interval_ms / 1000.0 != self.history.interval_s):
-            # Size history for the stream's own interval (a replayed 100 ms log, say), not the config's.
-            self.history = History.for_duration(self.config.history_s, interval_ms / 1000.0)
-        hints = self._describe.get("hints") or []
-        if isinstance(hints, str):
-            hints = [hints]
+        info = message.info
+        self.pipeline.describe(info)
+        if message.ledger_builder is not None and message.ledger is not None:
+            self.pipeline.load_ledger(message.ledger_builder, message.ledger)
         # A replayed recording's hints are about the board it was made on, not this machine.
         prefix = "recorded: " if self.source.kind == "replay" else ""
-        for hint in hints:
-            text = prefix + printable(str(hint))
+        for hint in info.hints:
+            text = prefix + printable(hint)
             self._notes.append(text)
             self.notify(text, title="note", markup=False, timeout=10)
         self._force_redraw = True
 
     def on_record_received(self, message: RecordReceived) -> None:
         record = message.record
-        phase_before = self.history.current_phase
-        if isinstance(record, Sample):
-            if not record.is_sample:
-                return
-            self.history.append(record)
+        self.pipeline.ingest(record)
+        if isinstance(record, Sample) and record.is_sample:
             self._last_receipt = self._mono()
-            self._flush_pending_markers()
-        elif isinstance(record, Marker):
-            self.history.add_marker(record)
-        elif isinstance(record, Event):
-            self._add_event(record)
-        if self.history.current_phase != phase_before:
-            self.refresh_bindings()
+        self.phase = self.pipeline.current_phase
 
-    def _add_event(self, event: Event) -> None:
-        if event.kind == "seek":
-            # The replay jumped: the backfill that follows refills history from the file.
-            self.history.clear()
-            self._pending_markers = sorted(self._session_markers, key=lambda m: m.t_mono or 0.0)
-        self.history.add_event(event)
-
-    def _flush_pending_markers(self) -> None:
-        """After a seek, put this session's own markers back as the replay passes them."""
-        last = self.history.last_t_mono
-        while self._pending_markers and last is not None and (self._pending_markers[0].t_mono or 0.0) <= last:
-            self.history.add_marker(self._pending_markers.pop(0))
+    def watch_phase(self) -> None:
+        self.refresh_bindings()
+        self._update_header()
 
     def on_source_ended(self, message: SourceEnded) -> None:
         self._ended = message.error or "ended"
@@ -403,15 +361,23 @@ class JroofApp(App[int]):
     # ------------------------------------------------------------------------------ drawing
 
     def _view(self) -> View:
-        max_clocks = self._describe.get("max_clocks")
+        pipeline = self.pipeline
+        ledger = pipeline.ledger
+        last = pipeline.history.last_t_mono
+        if pipeline.ledger_from_file:
+            # The whole file's ledger: the phase the playhead is in, with all of its energy.
+            phase = None if last is None else ledger.phase_at(last)
+        else:
+            phase = ledger.current
         return View(
-            history=self.history,
+            history=pipeline.history,
             thresholds=self.config.thresholds,
             tz=self._tz,
-            window_s=self._window_s,
+            window_s=self.window_s,
             wall_axis=self.replay,
-            trips=self._trips,
-            max_clocks=max_clocks if isinstance(max_clocks, dict) else {},
+            info=pipeline.info,
+            whole=ledger.whole,
+            phase=phase,
             notes=self._notes,
         )
 
@@ -422,7 +388,7 @@ class JroofApp(App[int]):
         force, self._force_redraw = self._force_redraw, False
         view = self._view()
         self._draw_header()
-        version = self.history.version
+        version = (self.history.version, self.pipeline.ledger_version)
         if force or version != self._drawn_version:
             for pane in self.panes:
                 if _shown(pane):
@@ -433,7 +399,7 @@ class JroofApp(App[int]):
             plot = pane.plot
             if plot is None or not _shown(plot) or not plot.size.area:
                 continue
-            drawn_version, drawn_at = self._plot_drawn.get(pane.id or "", (-1, -1e9))
+            drawn_version, drawn_at = self._plot_drawn.get(pane.id or "", ((-1, -1), -1e9))
             if not force and drawn_version == version:
                 continue
             if not force and now - drawn_at < self._plot_period(plot.size.width):
@@ -452,7 +418,7 @@ class JroofApp(App[int]):
 
     def _plot_period(self, width: int) -> float:
         """A plot changes visibly once per time column: no need to redraw it more often."""
-        span = self._window_s
+        span = self.window_s
         if span is None:
             first, last = self.history.first_t_mono, self.history.last_t_mono
             span = (last - first) if first is not None and last is not None else 0.0
@@ -467,19 +433,19 @@ class JroofApp(App[int]):
         """Board · power mode · source state · REC file · elapsed · phase; the board name gives way
         first when the terminal is narrow."""
         sep = (" · ", "muted")
-        info = self._describe
-        board = info.get("model") or info.get("host")
-        if not board and info.get("file"):
-            board = Path(str(info["file"])).name
+        info = self.pipeline.info
+        board = info.model or info.host
+        if not board and info.file:
+            board = Path(info.file).name
         tail: Line = []
-        if info.get("power_mode"):
-            tail += [sep, (printable(str(info["power_mode"]), 20), None)]
+        if info.power_mode:
+            tail += [sep, (printable(info.power_mode, 20), None)]
         tail += [sep, *self._source_state()]
         rec = self.sink.path
         if rec:
             tail += [sep, ("● REC ", "rec"), (printable(Path(rec).name, 32), None)]
         tail += [sep, (self._elapsed(), None)]
-        phase = self.history.current_phase
+        phase = self.phase
         if phase is not None:
             tail += [sep, ("▶ ", "phase"), (printable(phase or "phase", 32), "phase")]
         line: Line = [("jroof", "title")]
@@ -489,24 +455,24 @@ class JroofApp(App[int]):
         return line + tail
 
     def _source_state(self) -> Line:
-        if self._ended and not self.replay:
-            return [("ENDED", "crit" if self._ended != "ended" else "paused")]
-        if not self.replay:
+        controls = self.controls
+        if controls is None:
+            if self._ended:
+                return [("ENDED", "crit" if self._ended != "ended" else "paused")]
             return [("LIVE", "live")]
-        speed = getattr(self.source, "speed", 1.0)
         label = "DEMO " if self.source.kind == "demo" else "REPLAY "
-        state: Line = [(label, "live"), (fmt_speed(speed), None)]
-        if getattr(self.source, "paused", False):
+        state: Line = [(label, "live"), (fmt_speed(controls.speed), None)]
+        if controls.paused:
             state += [(" ", None), ("PAUSED", "paused")]
-        if getattr(self.source, "following", False):
+        if controls.following:
             state += [(" ", None), ("FOLLOW", "live")]
         if self._ended:
             state += [(" ", None), ("ENDED", "paused")]
         return state
 
     def _elapsed(self) -> str:
-        if self.replay and hasattr(self.source, "position_s"):
-            return f"{fmt_duration(self.source.position_s)}/{fmt_duration(self.source.duration_s)}"
+        if self.controls is not None:
+            return f"{fmt_duration(self.controls.position_s)}/{fmt_duration(self.controls.duration_s)}"
         first, last = self.history.first_t_mono, self.history.last_t_mono
         return fmt_duration(None if first is None or last is None else last - first)
 
@@ -518,14 +484,11 @@ class JroofApp(App[int]):
         if action == "toggle_record":
             return not self.replay
         if action == "end_phase":
-            return self.history.current_phase is not None
+            return self.phase is not None
         if action in ("cycle_theme", "cycle_theme_unlisted"):
             unlisted = self.replay and self._narrow
             return unlisted == (action == "cycle_theme_unlisted")
         return True
-
-    def _next_phase_name(self) -> str:
-        return auto_phase_name(self._phases_started + 1)
 
     def _marker_times(self) -> tuple[float | None, float | None]:
         """Stream times for a marker made now: the newest sample's, moved on by the time since it
@@ -538,26 +501,18 @@ class JroofApp(App[int]):
         return self._wall(), t_mono
 
     def _add_marker(self, kind: str, name: str | None, origin: str = "key") -> None:
+        """A phase boundary made here (``name`` None: the pipeline names it ``phase N``)."""
         t_wall, t_mono = self._marker_times()
-        marker = Marker(kind, name, t_wall, t_mono, origin)
-        try:
-            self.sink.write(marker)
-        except OSError as exc:
+        _, error = self.pipeline.mark(kind, name, origin, t_wall, t_mono)
+        if error is not None:
             self.sink.stop()
-            self.notify(f"recording stopped: {exc.strerror or exc}", severity="error", markup=False)
-        self.history.add_marker(marker)
-        if self.replay and marker.t_mono is not None:
-            self._session_markers.append(marker)
-        self.refresh_bindings()
+            self.notify(f"recording stopped: {error.strerror or error}", severity="error", markup=False)
+        self.phase = self.pipeline.current_phase
         self._force_redraw = True  # every plot draws the new boundary, on the timer's next tick
         self._update_header()
 
     def action_mark_phase(self) -> None:
-        self._start_phase(self._next_phase_name())
-
-    def _start_phase(self, name: str, origin: str = "key") -> None:
-        self._phases_started += 1
-        self._add_marker("phase_start", name, origin)
+        self._add_marker("phase_start", None)
 
     def request_marker(self, kind: str, name: str | None, origin: str = "script") -> None:
         """Thread-safe: a phase start or end from outside the UI (the ``jroof-tui mark`` listener)."""
@@ -565,40 +520,44 @@ class JroofApp(App[int]):
 
     def on_marker_requested(self, message: MarkerRequested) -> None:
         if message.kind == "phase_start":
-            self._start_phase(message.name or self._next_phase_name(), message.origin)
+            self._add_marker("phase_start", message.name, message.origin)
         elif message.kind == "phase_end":
             self._add_marker("phase_end", None, message.origin)
 
     def action_name_phase(self) -> None:
-        suggestion = self._next_phase_name()
+        suggestion = self.pipeline.ledger.next_auto_name
 
         def started(name: str | None) -> None:
             if name is None:
                 return
-            self._start_phase(name or suggestion)
+            self._add_marker("phase_start", name or suggestion)
 
         self.push_screen(PhaseNameScreen(suggestion), started)
 
     def action_end_phase(self) -> None:
-        if self.history.current_phase is not None:
+        if self.phase is not None:
             self._add_marker("phase_end", None)
 
     def action_toggle_pause(self) -> None:
-        self.source.toggle_pause()
-        self._update_header()
+        if self.controls is not None:
+            self.controls.toggle_pause()
+            self._update_header()
 
     def action_step(self) -> None:
-        self.source.step()
+        if self.controls is not None:
+            self.controls.step()
 
     def _change_speed(self, direction: int) -> None:
-        current = getattr(self.source, "speed", 1.0)
+        if self.controls is None:
+            return
+        current = self.controls.speed
         if direction > 0:
             options = [s for s in SPEEDS if s > current + 1e-9]
             target = options[0] if options else SPEEDS[-1]
         else:
             options = [s for s in SPEEDS if s < current - 1e-9]
             target = options[-1] if options else SPEEDS[0]
-        self.source.set_speed(target)
+        self.controls.set_speed(target)
         self._update_header()
 
     def action_speed_up(self) -> None:
@@ -609,10 +568,12 @@ class JroofApp(App[int]):
 
     def request_seek(self, seconds: float, *, relative: bool = True) -> None:
         """Seek the replay; its seek event, when it comes, clears history (see the module doc)."""
-        self.source.seek(float(seconds), relative=relative)
+        if self.controls is not None:
+            self.controls.seek(float(seconds), relative=relative)
 
     def request_seek_to(self, where: str) -> None:
-        self.source.seek_to(where)
+        if self.controls is not None:
+            self.controls.seek_to(where)
 
     def action_seek(self, seconds: float) -> None:
         self.request_seek(seconds)
@@ -623,12 +584,15 @@ class JroofApp(App[int]):
     def action_follow(self) -> None:
         """Follow mode on: tail the file, jump to its end and play new lines as they come
         (FOLLOW in the header once caught up). Pressed again: stop following, stay where it is."""
-        if getattr(self.source, "follow_enabled", False):
-            self.source.set_follow(False)
+        controls = self.controls
+        if controls is None:
+            return
+        if controls.follow_enabled:
+            controls.set_follow(False)
         else:
-            self.source.set_follow(True)
+            controls.set_follow(True)
             self.request_seek_to("end")
-            self.source.resume()
+            controls.resume()
         self._update_header()
 
     def action_toggle_record(self) -> None:
@@ -637,8 +601,6 @@ class JroofApp(App[int]):
             self.sink.stop()
             self.notify(f"recording saved: {path}", markup=False)
         else:
-            from jtop_roof.session import auto_record_path, open_recording
-
             path = auto_record_path(self.config)
             try:
                 self.start_recording(open_recording(path, self.source, self.config))
@@ -649,14 +611,13 @@ class JroofApp(App[int]):
             self.notify(f"recording to {path}", markup=False)
         self._update_header()
 
-    def start_recording(self, recorder: Any) -> None:
+    def start_recording(self, recorder: Recorder) -> None:
         """Record from now on; a phase already open is written as a start (origin ``resume``) at
         this moment, so the recording has the phase it is in. Raises OSError."""
         self.sink.start(recorder)
-        phase = self.history.current_phase
-        if phase is not None:
-            t_wall, t_mono = self._marker_times()
-            self.sink.write(Marker("phase_start", phase or None, t_wall, t_mono, "resume"))
+        resume = self.pipeline.resume_marker(*self._marker_times())
+        if resume is not None:
+            self.sink.write(resume, from_stream=False)
 
     def action_cycle_theme(self) -> None:
         names = self._theme_cycle
@@ -667,38 +628,33 @@ class JroofApp(App[int]):
         self.action_cycle_theme()
 
     def action_zoom(self) -> None:
-        current = self._window_s
+        current = self.window_s
         if current is None:
-            self._window_s = ZOOMS[0]
+            self.window_s = ZOOMS[0]
         else:
-            larger = [z for z in ZOOMS if z is None or z > current + 1e-9]
-            self._window_s = larger[0]
+            self.window_s = [z for z in ZOOMS if z is None or z > current + 1e-9][0]
+
+    def watch_window_s(self) -> None:
         self.redraw_now()
 
     def action_focus_pane(self) -> None:
         """Cycle: each pane full-screen in turn, then back to all panes."""
         order = list(PANE_IDS)
-        if self._focus is None:
-            self._focus = order[0]
+        if self.focused_pane is None:
+            self.focused_pane = order[0]
         else:
-            index = order.index(self._focus) + 1
-            self._focus = order[index] if index < len(order) else None
+            index = order.index(self.focused_pane) + 1
+            self.focused_pane = order[index] if index < len(order) else None
+
+    def watch_focused_pane(self, focus: str | None) -> None:
         main = self.screen_stack[0]
-        main.set_class(self._focus is not None, "-focus")
+        main.set_class(focus is not None, "-focus")
         for pane in self.panes:
-            pane.set_class(pane.id == self._focus, "-focused")
+            pane.set_class(pane.id == focus, "-focused")
         for column in main.query(".column"):
-            column.set_class(self._focus is not None and bool(column.query(f"#{self._focus}")), "-has-focus")
+            column.set_class(focus is not None and bool(column.query(f"#{focus}")), "-has-focus")
         self._force_redraw = True
         self.call_after_refresh(self._redraw)
-
-    @property
-    def focused_pane(self) -> str | None:
-        return self._focus
-
-    @property
-    def window_s(self) -> float | None:
-        return self._window_s
 
     def action_help(self) -> None:
         keymap = self.config.keymap
@@ -744,62 +700,6 @@ def _shown(widget: Widget) -> bool:
     return True
 
 
-def _isatty(fd: int) -> bool:
-    try:
-        return os.isatty(fd)
-    except OSError:
-        return False
-
-
-class TerminalWatch:
-    """Leaves cleanly when the terminal goes away (SSH drop, closed window) or on SIGHUP/SIGTERM.
-
-    A hung-up terminal fails every write, which stops Textual's output thread; the event loop can
-    then block for good on its full output queue, and a SIGHUP may never arrive at all (it goes to
-    the session leader). So a small thread watches both the signals and ``isatty`` of the terminal,
-    and on either: stops the source, closes the recording (fsync), asks the app to exit, and ends
-    the process itself if the app cannot (the recording is already safe by then).
-    """
-
-    POLL_S = 2.0
-    GRACE_S = 3.0
-
-    def __init__(self, app: JroofApp, fds: tuple[int, ...] = (0, 2)) -> None:
-        self._app = app
-        # Only descriptors that are terminals now (stderr may be redirected to a file).
-        self._fds = [fd for fd in fds if _isatty(fd)]
-        self._gone = threading.Event()
-        self.finished = threading.Event()
-        self.reason: str | None = None
-        self._thread = threading.Thread(target=self._watch, name="jroof-terminal-watch", daemon=True)
-
-    def start(self) -> None:
-        for signum in (signal.SIGHUP, signal.SIGTERM):
-            signal.signal(signum, self._on_signal)
-        self._thread.start()
-
-    def _on_signal(self, signum: int, _frame: Any) -> None:
-        # Only an Event.set here: the main thread may be interrupted while holding any other lock.
-        self.reason = signal.Signals(signum).name
-        self._gone.set()
-
-    def _watch(self) -> None:
-        while not self._gone.wait(self.POLL_S):
-            if self.finished.is_set():
-                return
-            if not all(_isatty(fd) for fd in self._fds):
-                self.reason = "terminal gone"
-                break
-        if self.finished.is_set():
-            return
-        self._app.shutdown_source()
-        loop = self._app.loop
-        if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(self._app.exit, 0)
-        if not self.finished.wait(self.GRACE_S):
-            os._exit(0)
-
-
 def run_app(
     source: Source, config: Config, *, record_path: str | None = None, notices: Sequence[str] = ()
 ) -> int:
@@ -807,8 +707,6 @@ def run_app(
     opened before the screen starts so that an unwritable path is a plain one-line error."""
     recorder = None
     if record_path is not None:
-        from jtop_roof.session import open_recording
-
         try:
             recorder = open_recording(record_path, source, config)
         except OSError as exc:

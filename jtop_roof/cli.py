@@ -12,10 +12,13 @@ import json
 import math
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from jtop_roof import __version__
 from jtop_roof.config import MIN_INTERVAL_MS, SOURCES, Config, ConfigError, load_config
+from jtop_roof.logfile import open_text
+from jtop_roof.report import FORMATS
 
 EXIT_USAGE = 2
 
@@ -63,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--record", metavar="FILE", default=argparse.SUPPRESS,
                         help="record every sample to FILE (JSON Lines) while monitoring")
     parser.add_argument("--theme", metavar="NAME", default=argparse.SUPPRESS, help="colour theme")
-    sub = parser.add_subparsers(dest="command", metavar="{record,parse,mark}", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="{record,parse,report,mark}", parser_class=_Parser)
     record = sub.add_parser("record", parents=[common], help="record without the TUI (scripts, SSH)",
                             description="Record samples to FILE without a screen, until --duration "
                             "elapses or SIGINT/SIGTERM/SIGHUP.")
@@ -75,6 +78,17 @@ def build_parser() -> argparse.ArgumentParser:
     parse.add_argument("--interval", type=int, metavar="MS", dest="interval_ms", default=None,
                        help="spacing of lines without timestamps (default 1000)")
     parse.add_argument("--tz", metavar="ZONE", default=None, help="zone of tegrastats stamps")
+    report = sub.add_parser("report", help="energy, power and duration of the run and each phase",
+                            description="Report the whole run and each phase of a jroof recording or a "
+                            "tegrastats log: duration, samples, gaps, energy per rail (J) and mean/peak "
+                            "power, through the same pipeline as the monitor.")
+    report.add_argument("file", metavar="FILE")
+    report.add_argument("--format", choices=FORMATS, default="md", help="md (default), json or csv")
+    report.add_argument("--out", metavar="PATH", default=None, help="write here instead of stdout")
+    report.add_argument("--interval", type=int, metavar="MS", dest="interval_ms", default=None,
+                        help="spacing of lines without timestamps (default 1000)")
+    report.add_argument("--tz", metavar="ZONE", default=None,
+                        help="zone of tegrastats stamps and of the times printed (default: this machine's)")
     mark = sub.add_parser("mark", help="start (or --end) a phase in every running jroof-tui of this user",
                           description="For benchmark scripts: mark a phase boundary in the running "
                           "monitors (TUI or record) of this user, through a per-user Unix socket.")
@@ -93,7 +107,7 @@ def _load(args: argparse.Namespace) -> Config:
 
 
 def _cmd_parse(args: argparse.Namespace) -> int:
-    from jtop_roof.logfile import iter_records, open_text
+    from jtop_roof.logfile import RecordingError, iter_records
     from jtop_roof.model import Sample, record_to_json, sample_to_json
     from jtop_roof.timeline import parse_tz
 
@@ -109,16 +123,75 @@ def _cmd_parse(args: argparse.Namespace) -> int:
         return _fail(f"cannot read {args.file}: {exc.strerror or exc}")
     interval_s = None if args.interval_ms is None else args.interval_ms / 1000.0
     out = sys.stdout
-    with stream:
-        for record in iter_records(stream, tz=tz, interval_s=interval_s):
-            if isinstance(record, Sample):
-                obj: dict[str, Any] = sample_to_json(record)
-                if not record.is_sample:
-                    obj["line"] = record.raw
-            else:
-                obj = record_to_json(record)
-            out.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
+    try:
+        with stream:
+            for record in iter_records(stream, tz=tz, interval_s=interval_s):
+                if isinstance(record, Sample):
+                    obj: dict[str, Any] = sample_to_json(record)
+                    if not record.is_sample:
+                        obj["line"] = record.raw
+                else:
+                    obj = record_to_json(record)
+                out.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
+    except RecordingError as exc:
+        out.flush()
+        return _fail(f"cannot parse {args.file}: {exc}")
     out.flush()
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from jtop_roof.logfile import ReadStats, RecordingError, read_header
+    from jtop_roof.report import build_report, to_csv, to_markdown
+    from jtop_roof.timeline import parse_tz
+
+    if args.interval_ms is not None and args.interval_ms < MIN_INTERVAL_MS:
+        return _fail(f"--interval must be at least {MIN_INTERVAL_MS} milliseconds")
+    try:
+        tz = parse_tz(args.tz)
+    except ValueError as exc:
+        return _fail(str(exc))
+    path = args.file
+    try:
+        if not os.path.isfile(path):
+            return _fail(f"cannot read {path}: not a regular file" if os.path.exists(path)
+                         else f"cannot read {path}: No such file or directory")
+        header = read_header(path)
+        stats = ReadStats()
+
+        def lines() -> Iterator[str]:
+            with open_text(path) as stream:
+                yield from stream
+
+        source: dict[str, Any] = {"file": path, "format": "tegrastats log" if header is None else "recording"}
+        if header is not None:
+            source.update({key: header.get(key) for key in ("model", "host") if header.get(key)})
+        interval_s = None if args.interval_ms is None else args.interval_ms / 1000.0
+        report = build_report(lines, source=source, tz=tz, interval_s=interval_s, stats=stats)
+    except OSError as exc:
+        return _fail(f"cannot read {path}: {exc.strerror or exc}")
+    except RecordingError as exc:
+        return _fail(f"cannot report {path}: {exc}")
+    if stats.truncated_tail:
+        print(f"jroof-tui: {path}: the last line is cut short (line {stats.last_line}); the rest is used",
+              file=sys.stderr)
+    elif stats.skipped_lines:
+        print(f"jroof-tui: {path}: skipped {len(stats.skipped_lines)} lines that are not records",
+              file=sys.stderr)
+    if args.format == "json":
+        text = json.dumps(report, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    elif args.format == "csv":
+        text = to_csv(report)
+    else:
+        text = to_markdown(report)
+    if args.out is None:
+        sys.stdout.write(text)
+        return 0
+    try:
+        with open(args.out, "w", encoding="utf-8") as out:
+            out.write(text)
+    except OSError as exc:
+        return _fail(f"cannot write {args.out}: {exc.strerror or exc}")
     return 0
 
 
@@ -137,25 +210,8 @@ def _cmd_mark(args: argparse.Namespace) -> int:
     return 0
 
 
-class _AutoNamedMarkers:
-    """Writes script markers into a headless recording; an unnamed phase is named by its number
-    among all phases of the session (phase 1, phase 2...), as the TUI does."""
-
-    def __init__(self, recorder: Any) -> None:
-        self._recorder = recorder
-        self._count = 0
-
-    def __call__(self, kind: str, name: str | None) -> None:
-        from jtop_roof.model import auto_phase_name
-
-        if kind == "phase_start":
-            self._count += 1
-            name = name or auto_phase_name(self._count)
-        self._recorder.write_marker(kind, name, origin="script")
-
-
 def _cmd_record(args: argparse.Namespace, config: Config) -> int:
-    from jtop_roof.recorder import run_headless
+    from jtop_roof.headless import run_headless
     from jtop_roof.session import make_source, open_recording, resolve_source_kind
 
     duration = getattr(args, "duration", None)
@@ -170,14 +226,7 @@ def _cmd_record(args: argparse.Namespace, config: Config) -> int:
     except OSError as exc:
         source.stop()
         return _fail(f"cannot write {args.file}: {exc.strerror or exc}")
-    from jtop_roof.control import start_listener
-
-    listener = start_listener(_AutoNamedMarkers(recorder))
-    try:
-        return run_headless(source, recorder, duration)
-    finally:
-        if listener is not None:
-            listener.close()
+    return run_headless(source, recorder, duration, listen_for_markers=True)
 
 
 def _cmd_monitor(args: argparse.Namespace, config: Config) -> int:
@@ -203,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "parse":
             return _cmd_parse(args)
+        if args.command == "report":
+            return _cmd_report(args)
         if args.command == "mark":
             return _cmd_mark(args)
         config = _load(args)

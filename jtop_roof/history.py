@@ -1,4 +1,7 @@
-"""What the monitor remembers: columnar ring buffers of samples, phase markers, stream events, energy.
+"""What the monitor shows: columnar ring buffers of samples, phase markers and stream events.
+
+Display only: phases and energy live in the pipeline's ledger, which a seek or a wrapped ring
+never touches.
 
 Ingest is O(1) per sample (one row written into preallocated numpy columns), memory is bounded
 (rows are allocated once for ``history_s`` at the sampling interval; phase markers older than the
@@ -20,8 +23,6 @@ from jtop_roof.model import Event, Marker, Sample
 #: Upper bound on rows, whatever ``history_s`` and the interval ask for: 200k rows of ~60 float32
 #: columns stay near 50 MB, inside the 150 MB budget for the whole monitor.
 MAX_ROWS = 200_000
-#: Event kinds that break the stream: no energy is integrated across them.
-BREAK_EVENTS = ("gap", "source_restart", "source_error", "seek")
 #: How many stream events the event log keeps.
 EVENT_LOG_SIZE = 500
 
@@ -46,67 +47,6 @@ class PhaseMark:
     name: str | None
 
 
-class EnergyMeter:
-    """Joules per rail and in total, integrated by the trapezoid rule over monotonic time.
-
-    Only instantaneous readings are used (never tegrastats' running average). Integration stops at
-    a break (gap, restart, seek) and at any step longer than ``max_step_s``: energy over time
-    nobody observed is not made up.
-    """
-
-    def __init__(self, max_step_s: float) -> None:
-        self.max_step_s = max_step_s
-        self.clear()
-
-    def clear(self) -> None:
-        self.total_j = 0.0
-        self.rails_j: dict[str, float] = {}
-        self._prev_t: float | None = None
-        self._prev_total_mw: float | None = None
-        self._prev_rails: dict[str, float] = {}
-        self._phase_start_total_j: float | None = None
-        self._phase_start_rails_j: dict[str, float] = {}
-
-    def interrupt(self) -> None:
-        """The stream broke: the next reading starts a new integration segment."""
-        self._prev_t = None
-
-    def add(self, t_mono: float, total_mw: float | None, rails_mw: dict[str, float]) -> None:
-        prev_t = self._prev_t
-        if prev_t is not None:
-            dt = t_mono - prev_t
-            if 0 < dt <= self.max_step_s:
-                if total_mw is not None and self._prev_total_mw is not None:
-                    self.total_j += (total_mw + self._prev_total_mw) * 0.5e-3 * dt
-                for name, mw in rails_mw.items():
-                    before = self._prev_rails.get(name)
-                    if before is not None:
-                        self.rails_j[name] = self.rails_j.get(name, 0.0) + (mw + before) * 0.5e-3 * dt
-        self._prev_t = t_mono
-        self._prev_total_mw = total_mw
-        self._prev_rails = rails_mw
-
-    def start_phase(self) -> None:
-        self._phase_start_total_j = self.total_j
-        self._phase_start_rails_j = dict(self.rails_j)
-
-    def end_phase(self) -> None:
-        self._phase_start_total_j = None
-        self._phase_start_rails_j = {}
-
-    @property
-    def phase_j(self) -> float | None:
-        """Total energy since the current phase started; None outside a phase."""
-        if self._phase_start_total_j is None:
-            return None
-        return self.total_j - self._phase_start_total_j
-
-    def phase_rail_j(self, name: str) -> float | None:
-        if self._phase_start_total_j is None:
-            return None
-        return self.rails_j.get(name, 0.0) - self._phase_start_rails_j.get(name, 0.0)
-
-
 class History:
     """Ring buffers of the last ``capacity`` samples, one numpy column per series.
 
@@ -128,7 +68,6 @@ class History:
         }
         self._head = 0  # physical row of the oldest sample
         self._count = 0
-        self.energy = EnergyMeter(max_step_s=max(5.0, 10 * interval_s))
         self.markers: list[PhaseMark] = []
         self.events: deque[Event] = deque(maxlen=EVENT_LOG_SIZE)
         self._has_data: set[str] = set()  # series known to hold a reading (until clear)
@@ -166,7 +105,7 @@ class History:
         return None if np.isnan(value) else float(value)
 
     def append(self, sample: Sample) -> None:
-        """Store one sample (O(1) unless a new rail, zone or core appears) and integrate energy."""
+        """Store one sample (O(1) unless a new rail, zone or core appears)."""
         if not sample.is_sample:
             return
         last = self.last_t_mono
@@ -234,7 +173,6 @@ class History:
         if total is not None:
             cols["power_mw"][row] = total.mw
             self.power_source = total.source
-        self.energy.add(t_mono, None if total is None else total.mw, rails_mw)
         self.latest = sample
         self.version += 1
 
@@ -280,30 +218,21 @@ class History:
             last = self.last_t_mono
             t_mono = last if last is not None else 0.0
         self.markers.append(PhaseMark(t_mono, marker.kind, marker.name))
-        if marker.kind == "phase_start":
-            self.energy.start_phase()
-        elif marker.kind == "phase_end":
-            self.energy.end_phase()
         self.version += 1
         self.log_version += 1
 
     def add_event(self, event: Event) -> None:
-        """A stream event: kept for the event log; a break stops energy integration. A seek does
-        not clear history here: only the one who asked for the seek knows that this event answers
-        it (a seek read back from an old recording does not), so the app calls ``clear``."""
-        if event.kind in BREAK_EVENTS:
-            self.energy.interrupt()
+        """A stream event, kept for the event log."""
         self.events.append(event)
         self.version += 1
         self.log_version += 1
 
     def clear(self) -> None:
-        """Forget every sample, marker, event and joule (a replay seek re-ingests from the file)."""
+        """Forget every sample, marker and event (a replay seek re-ingests from the file)."""
         self._head = 0
         self._count = 0
         for column in self._columns.values():
             column.fill(np.nan)
-        self.energy.clear()
         self.markers.clear()
         self.events.clear()
         self._has_data.clear()

@@ -20,16 +20,19 @@ seconds. The given interval is used for logs without stamps and when the stamps 
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import math
 import statistics
 import sys
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Generic, TextIO, TypeVar
 
-from jtop_roof.model import Record, record_from_json
+from jtop_roof.model import SCHEMA_VERSION, Event, Record, Sample, record_from_json
 from jtop_roof.parser import parse_line, stamp_of
 from jtop_roof.timeline import Timeline, parse_tz
 
@@ -38,7 +41,14 @@ DEFAULT_INTERVAL_S = 1.0  # tegrastats' own default interval
 # starts printing within seconds.
 INFER_GROUPS = 5
 INFER_MAX_LINES = 600  # stop looking after this many lines even if the groups are not complete
+#: Following a stamped log that is still short: infer the interval from what came within this time
+#: when the stamps have not filled the inference window by then.
+INFER_WAIT_S = 10.0
 HEADER_MAX_BYTES = 1 << 20  # a header line longer than this is not one of ours
+#: Record types of schema 1 this reader knows; others (added later, additively) are skipped.
+KNOWN_TYPES = ("header", "sample", "marker", "event")
+
+K = TypeVar("K")
 
 
 def open_text(path: str | Path) -> TextIO:
@@ -141,74 +151,276 @@ def as_tz(tz: tzinfo | str | None) -> tzinfo:
     return tz if isinstance(tz, tzinfo) else parse_tz(tz)
 
 
+class RecordingError(ValueError):
+    """A recording this program must not read: a newer schema, or another program's header."""
+
+
+def check_header(header: Mapping[str, Any], where: str = "") -> None:
+    """Refuse a header of another program or of a newer schema (RecordingError, one line)."""
+    app = header.get("app")
+    if app != "jroof-tui":
+        raise RecordingError(f"{where}not a jroof recording (its header names app {str(app)[:40]!r})")
+    schema = header.get("schema")
+    if isinstance(schema, bool) or not isinstance(schema, int) or schema < 1:
+        raise RecordingError(f"{where}recording header has no valid schema ({str(schema)[:40]!r})")
+    if schema > SCHEMA_VERSION:
+        raise RecordingError(
+            f"{where}recording schema {schema} is newer than this jroof-tui reads ({SCHEMA_VERSION}); "
+            "upgrade jroof-tui"
+        )
+
+
+class SessionPlacer:
+    """Places the sessions of one recording file on one stream timeline.
+
+    A recording appended to (a second ``--record`` of the same file, after a reboot say) holds
+    several sessions, each with its own header and monotonic clock. Session B's first record comes
+    at A's last + max(B's first wall time - A's last wall time, one interval), with a ``gap`` event
+    there, even when B's monotonic clock restarted lower. Within a session times are kept as
+    recorded. ``place`` returns the stream time and, for the first timed record of a session after
+    the first, the gap event to put before it."""
+
+    def __init__(self, interval_s: float = DEFAULT_INTERVAL_S) -> None:
+        self.interval_s = interval_s
+        self.sessions = 0
+        self._new_session = False
+        self._offset = 0.0
+        self._last_mono: float | None = None
+        self._last_wall: float | None = None
+
+    def new_session(self, header: Mapping[str, Any]) -> None:
+        """A header line; raises RecordingError for one this program must not read."""
+        check_header(header)
+        self.sessions += 1
+        self._new_session = True
+        interval_ms = header.get("interval_ms")
+        if isinstance(interval_ms, (int, float)) and not isinstance(interval_ms, bool) \
+                and 0 < interval_ms <= 3.6e6:
+            self.interval_s = interval_ms / 1000.0
+
+    def place(self, mono: float, wall: float | None) -> tuple[float, Event | None]:
+        gap: Event | None = None
+        if self._new_session:
+            self._new_session = False
+            if self._last_mono is None:
+                self._offset = 0.0
+            else:
+                step = self.interval_s
+                if wall is not None and self._last_wall is not None:
+                    step = max(wall - self._last_wall, step)
+                self._offset = self._last_mono + step - mono
+                gap = Event("gap", f"recording session {self.sessions} starts {step:.1f} s after the last",
+                            wall, mono + self._offset, gap_s=step)
+        placed = mono + self._offset
+        if self._last_mono is None or placed >= self._last_mono:
+            self._last_mono = placed
+            self._last_wall = wall if wall is not None else self._last_wall
+        return placed, gap
+
+
+def record_type(line: str | bytes) -> str | None:
+    """The ``type`` of a recording line (None for a blank or malformed line)."""
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    kind = obj.get("type") if isinstance(obj, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+def unknown_type_note(kind: str, t_mono: float | None) -> Event:
+    """Said once per unknown record type: a newer jroof-tui wrote records this one skips."""
+    detail = f"skipped records of unknown type {kind[:40]!r} (from a newer jroof-tui?)"
+    return Event("note", detail, None, t_mono)
+
+
+class PlainTimer(Generic[K]):
+    """Times for the sample lines of a plain tegrastats log, shared by ``iter_records`` and the
+    replay's index so both place every line alike (the interval rule is in the module docstring).
+
+    ``add(key, stamp)`` queues a sample line (``key``: whatever the caller finds it by: a byte
+    offset, a line); ``release(final)`` returns the queued ones that can be timed now as (key,
+    t_wall or None, t_mono). Lines wait until the interval is known: given, or inferred once enough
+    stamp groups are complete (or ``final``, or after ``wait_s``). The first stamp group's size is
+    counted then, so the Timeline can place a partial first second at its end."""
+
+    def __init__(self, tz: tzinfo, interval_s: float | None, *, wait_s: float = INFER_WAIT_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._tz = tz
+        self.interval_s = interval_s or DEFAULT_INTERVAL_S
+        self._wait_s = wait_s
+        self._clock = clock
+        self._pending: list[tuple[K, str | None]] = []
+        self._groups = 0
+        self._since: float | None = None
+        self.timeline: Timeline | None = None
+
+    def add(self, key: K, stamp: str | None) -> None:
+        pending = self._pending
+        if not pending:
+            self._since = self._clock()
+            self._groups = 1
+        elif stamp != pending[-1][1]:
+            self._groups += 1
+        pending.append((key, stamp))
+
+    def release(self, final: bool) -> list[tuple[K, float | None, float]]:
+        if not self._pending:
+            return []
+        if self.timeline is None:
+            stamps = [stamp for _, stamp in self._pending]
+            first_group: int | None = None
+            if stamps[0] is not None:
+                waited = 0.0 if self._since is None else self._clock() - self._since
+                if not (final or window_is_complete(self._groups, len(stamps)) or waited >= self._wait_s):
+                    return []
+                self.interval_s = infer_interval_s(stamps) or self.interval_s
+                lines = next((i for i, stamp in enumerate(stamps) if stamp != stamps[0]), None)
+                first_group = lines  # None when the first group may still be growing
+            self.timeline = Timeline(self._tz, self.interval_s, first_group_lines=first_group)
+        assign = self.timeline.assign
+        probe = Sample()  # only its stamp matters to the Timeline; reused, it is cheap
+        out: list[tuple[K, float | None, float]] = []
+        for key, stamp in self._pending:
+            probe.stamp = stamp
+            assign(probe)
+            out.append((key, probe.t_wall, probe.t_mono or 0.0))
+        self._pending.clear()
+        self._since = None
+        return out
+
+
+@dataclass
+class ReadStats:
+    """What a reader skipped, for commands that say so (``parse``, ``report``): the 1-based
+    numbers of lines that were not valid records, and whether the file's last line was one of
+    them (a recording cut short by a kill or a full disk)."""
+
+    skipped_lines: list[int] = field(default_factory=list)
+    last_line: int = 0
+    #: The stream's interval as the replay's index finds it (see ``FileIndex.interval_s``).
+    interval_s: float | None = None
+
+    @property
+    def truncated_tail(self) -> bool:
+        return bool(self.skipped_lines) and self.skipped_lines[-1] == self.last_line
+
+
+#: Samples whose spacing gives a recording's real interval (its header may only say the config's).
+INTERVAL_PROBE_SAMPLES = 50
+
+
+class IntervalProbe:
+    """A recording's real interval: the lower median of the steps between its first samples
+    (not across a session break), else its header's. One rule for the replay's index and the
+    reader, so a replay and ``report`` bound integration steps alike."""
+
+    def __init__(self) -> None:
+        self._steps: list[float] = []
+        self._last: float | None = None
+
+    def sample(self, t_mono: float, *, after_break: bool = False) -> None:
+        last, self._last = self._last, t_mono
+        if last is None or after_break or t_mono <= last or len(self._steps) >= INTERVAL_PROBE_SAMPLES:
+            return
+        self._steps.append(round(t_mono - last, 6))
+
+    def interval_s(self, fallback: float) -> float:
+        if not self._steps:
+            return fallback
+        steps = sorted(self._steps)
+        return steps[(len(steps) - 1) // 2]  # the lower median: one long step does not move it
+
+
 def iter_records(
-    lines: Iterable[str], *, tz: tzinfo | str | None = None, interval_s: float | None = None
+    lines: Iterable[str],
+    *,
+    tz: tzinfo | str | None = None,
+    interval_s: float | None = None,
+    stats: ReadStats | None = None,
 ) -> Iterator[Record]:
     """Records of a plain tegrastats log or of one of our recordings, with times.
 
-    Recordings keep their own ``t``/``mono``; lines that are not valid records are skipped. Plain
-    logs give one Sample per non-blank line, including ``Sample(is_sample=False)`` for lines such
-    as a ``date`` header, so that ``parse`` can report them; samples get times from a Timeline
-    (the interval rule is in the module docstring).
+    Recordings: every session placed on one timeline (``SessionPlacer``, with a ``gap`` event
+    between sessions); lines that are not valid records are skipped, records of an unknown type
+    too (with one note per type); a header this program must not read raises RecordingError.
+    Plain logs give one Sample per non-blank line, including ``Sample(is_sample=False)`` for lines
+    such as a ``date`` header, so that ``parse`` can report them; samples get times from the
+    ``PlainTimer`` (the interval rule is in the module docstring).
     """
     it = iter(lines)
-    head: list[str] = []
     for line in it:
-        head.append(line)
-        if line.strip():
-            break
-    if not head or not head[-1].strip():
+        if not line.strip():
+            continue
+        header = parse_header_line(line)
+        if header is not None:
+            yield from _recording_records(header, it, stats if stats is not None else ReadStats())
+        else:
+            yield from _plain_records(line, it, as_tz(tz), interval_s, stats)
         return
-    if parse_header_line(head[-1]) is not None:
-        for line in it:
-            record = decode_record_line(line)
-            if record is not None:
-                yield record
-        return
-    yield from _plain_records(head, it, as_tz(tz), interval_s)
+
+
+def _recording_records(header: Mapping[str, Any], rest: Iterator[str], stats: ReadStats) -> Iterator[Record]:
+    placer = SessionPlacer()
+    placer.new_session(header)
+    noted: set[str] = set()
+    last_mono: float | None = None
+    probe = IntervalProbe()
+    number = 1
+    for line in rest:
+        number += 1
+        if not line.strip():
+            continue
+        stats.last_line = number
+        record = decode_record_line(line)
+        if record is None:
+            kind = record_type(line)
+            if kind == "header":
+                placer.new_session(parse_header_line(line) or {})
+            elif kind is None:
+                stats.skipped_lines.append(number)
+            elif kind not in KNOWN_TYPES and kind not in noted:
+                noted.add(kind)
+                yield unknown_type_note(kind, last_mono)
+            continue
+        if record.t_mono is not None:
+            record.t_mono, gap = placer.place(record.t_mono, record.t_wall)
+            last_mono = record.t_mono
+            if isinstance(record, Sample):
+                probe.sample(record.t_mono, after_break=gap is not None)
+                stats.interval_s = probe.interval_s(placer.interval_s)
+            if gap is not None:
+                yield gap
+        yield record
 
 
 def _plain_records(
-    head: list[str], rest: Iterator[str], tz: tzinfo, interval_s: float | None
+    first: str, rest: Iterator[str], tz: tzinfo, interval_s: float | None, stats: ReadStats | None
 ) -> Iterator[Record]:
-    head = _read_inference_window(head, rest)
-    stamps = (stamp_of(line) for line in head if is_sample_candidate(line))
-    timeline = Timeline(tz, infer_interval_s(stamps) or interval_s or DEFAULT_INTERVAL_S)
-    for source in (head, rest):
-        for line in source:
-            if not line.strip():
-                continue
-            sample = parse_line(line)
-            if sample.is_sample:
-                timeline.assign(sample)
-            yield sample
-
-
-def _read_inference_window(head: list[str], rest: Iterator[str]) -> list[str]:
-    """Buffer lines until enough stamp groups are complete to infer the interval. Stops at once
-    when the first sample line has no stamp (nothing to infer)."""
-    window = list(head)
-    groups = 0
-    last: str | None = None
-    seen_sample = False
-    for line in _chain_from(window, rest):
-        if not is_sample_candidate(line):
+    """Lines wait (in order) until the timer can time the samples among them."""
+    timer: PlainTimer[Sample] = PlainTimer(tz, interval_s)
+    waiting: list[Sample] = []
+    for line in itertools.chain((first,), rest):
+        if not line.strip():
             continue
-        stamp = stamp_of(line)
-        if not seen_sample and stamp is None:
-            break
-        seen_sample = True
-        if stamp is not None and stamp != last:
-            groups += 1
-            last = stamp
-        if window_is_complete(groups, len(window)):
-            break
-    return window
+        sample = parse_line(line)
+        if is_sample_candidate(line):
+            timer.add(sample, stamp_of(line))
+        waiting.append(sample)
+        _set_times(timer.release(False))
+        if timer.timeline is None:
+            continue
+        if stats is not None:
+            stats.interval_s = timer.interval_s
+        yield from waiting
+        waiting.clear()
+    _set_times(timer.release(True))
+    if stats is not None:
+        stats.interval_s = timer.interval_s
+    yield from waiting
 
 
-def _chain_from(window: list[str], rest: Iterator[str]) -> Iterator[str]:
-    """Yield the lines already in ``window``, then pull more from ``rest`` into it."""
-    yield from list(window)
-    for line in rest:
-        window.append(line)
-        yield line
+def _set_times(timed: list[tuple[Sample, float | None, float]]) -> None:
+    for sample, wall, mono in timed:
+        if sample.is_sample:  # a line that only looked like one keeps its slot, not a time
+            sample.t_wall, sample.t_mono = wall, mono

@@ -3,11 +3,14 @@ on the event loop, so only they touch history and widgets)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from textual.message import Message
 
-from jtop_roof.model import Record
+from jtop_roof.info import SourceInfo
+from jtop_roof.ledger import EnergyLedger
+from jtop_roof.model import Marker, Record
 
 
 @dataclass
@@ -34,9 +37,12 @@ class RecordingFailed(Message, bubble=False):
 @dataclass
 class SourceDescribed(Message, bubble=False):
     """``source.describe()`` (board, power mode, trip points, hints), fetched in the worker because
-    it may run commands such as ``nvpmodel -q``."""
+    it may run commands such as ``nvpmodel -q``; for a whole replayed file, also its ledger (read
+    in the worker too) and how to build it again with this session's markers."""
 
-    info: dict
+    info: SourceInfo
+    ledger_builder: Callable[[Sequence[Marker]], EnergyLedger] | None = None
+    ledger: EnergyLedger | None = None
 
 
 @dataclass

@@ -1,27 +1,16 @@
-"""How each number reads: formatting, colour levels (load, temperature headroom), bars,
-sparklines and time-axis ticks.
+"""How each number reads: formatting, load levels, bars, sparklines and time-axis ticks.
 
-Pure functions with no Textual import, so the rules (a PMIC placeholder is never "hot", an off
-sensor is "off", headroom to the trip point wins over fixed levels) are unit-tested directly.
+Pure functions with no Textual import, unit-tested directly. How hot a temperature is lives in
+``thermal`` (data layer: the coming detectors judge it the same way).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from datetime import datetime, tzinfo
-from typing import Any
 
 from jtop_roof.config import Thresholds
-
-#: tegrastats prints these for PMIC on TX1/TX2/Nano/Xavier: a fixed value, not a measurement.
-PMIC_PLACEHOLDERS_C = (100.0, 50.0)
-#: tegrastats' "sensor unavailable" value, in case a reading reaches us unconverted.
-SENSOR_OFF_C = -256.0
-#: With a known trip point, colour by headroom: this close is critical, this close is a warning.
-HEADROOM_CRIT_C = 5.0
-HEADROOM_WARN_C = 15.0
 
 # ----------------------------------------------------------------------------------- formatting
 
@@ -87,97 +76,6 @@ def load_level(pct: float | None, thresholds: Thresholds) -> str:
     if pct >= thresholds.load_warn_pct:
         return "warn"
     return "ok"
-
-
-@dataclass(frozen=True, slots=True)
-class TempReading:
-    """One zone as the Temperatures pane shows it.
-
-    ``state`` is ``off`` (sensor unavailable), ``fixed`` (a placeholder such as PMIC@100C, never
-    coloured hot), or ``ok``/``warn``/``crit``. ``headroom_c`` is to the trip point when known.
-    """
-
-    zone: str
-    value_c: float | None
-    state: str
-    trip_c: float | None = None
-    headroom_c: float | None = None
-
-
-def is_placeholder(zone: str, value_c: float | None) -> bool:
-    return value_c is not None and zone.upper().startswith("PMIC") and value_c in PMIC_PLACEHOLDERS_C
-
-
-def _zone_key(name: str) -> str:
-    key = name.strip().lower()
-    for suffix in ("-thermal", "_thermal"):
-        if key.endswith(suffix) and len(key) > len(suffix):
-            key = key[: -len(suffix)]
-    return key
-
-
-_TRIP_PREFERENCE = ("passive", "hot", "critical")
-
-
-def _trip_value(raw: Any) -> float | None:
-    """A zone's throttling trip from what a header may hold: sysfs' list of
-    ``{"type": ..., "temp_c": ...}`` (the lowest passive trip, else hot, else critical; fan-only
-    ``active`` trips are not a limit), a plain number, or a list of numbers (the lowest)."""
-    if isinstance(raw, bool):
-        return None
-    if isinstance(raw, (int, float)):
-        return float(raw) if math.isfinite(raw) else None
-    if isinstance(raw, Sequence) and not isinstance(raw, str):
-        typed = [p for p in raw if isinstance(p, Mapping)]
-        for kind in _TRIP_PREFERENCE:
-            values = [_trip_value(p.get("temp_c")) for p in typed if p.get("type") == kind]
-            values = [v for v in values if v is not None]
-            if values:
-                return min(values)
-        values = [v for v in (_trip_value(p) for p in raw if not isinstance(p, Mapping)) if v is not None]
-        return min(values) if values else None
-    return None
-
-
-def trip_points(raw: Any) -> dict[str, float]:
-    """Normalise ``describe()["thermal_trips"]`` (or the recording header's) to {zone key: °C}.
-
-    Zone names match tegrastats' case-insensitively, with sysfs' ``-thermal`` suffix dropped.
-    Anything unreadable is left out (then the configured levels apply)."""
-    if not isinstance(raw, Mapping):
-        return {}
-    trips: dict[str, float] = {}
-    for name, value in raw.items():
-        trip = _trip_value(value)
-        if isinstance(name, str) and trip is not None:
-            trips[_zone_key(name)] = trip
-    return trips
-
-
-def classify_temp(
-    zone: str, value_c: float | None, trips: Mapping[str, float], thresholds: Thresholds
-) -> TempReading:
-    if value_c is None or math.isnan(value_c) or value_c <= SENSOR_OFF_C:
-        return TempReading(zone, None, "off")
-    if is_placeholder(zone, value_c):
-        return TempReading(zone, value_c, "fixed")
-    trip = trips.get(_zone_key(zone))
-    if trip is not None:
-        headroom = trip - value_c
-        if headroom <= HEADROOM_CRIT_C:
-            state = "crit"
-        elif headroom <= HEADROOM_WARN_C:
-            state = "warn"
-        else:
-            state = "ok"
-        return TempReading(zone, value_c, state, trip, headroom)
-    if value_c >= thresholds.temp_crit_c:
-        state = "crit"
-    elif value_c >= thresholds.temp_warn_c:
-        state = "warn"
-    else:
-        state = "ok"
-    return TempReading(zone, value_c, state)
 
 
 # ------------------------------------------------------------------------------- bars, sparkline

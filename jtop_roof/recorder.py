@@ -24,17 +24,13 @@ from __future__ import annotations
 import json
 import math
 import os
-import signal
-import sys
 import threading
 import time
 from collections.abc import Callable
-from types import FrameType
 from typing import Any
 
 import jtop_roof
 from jtop_roof.model import MARKER_KINDS, SCHEMA_VERSION, Event, Marker, Record, Sample, record_to_json
-from jtop_roof.sources.base import Source
 
 # The first line of an existing file is read at most this far to recognise our header.
 _HEADER_PROBE_BYTES = 1 << 16
@@ -253,121 +249,3 @@ def _fsync_directory_of(path: str) -> None:
         pass
     finally:
         os.close(dir_fd)
-
-
-# ---------------------------------------------------------------------------------------------
-# Headless recording (`jroof-tui record FILE`)
-
-#: Signals that end a headless recording cleanly: Ctrl-C, kill/systemd, and an SSH session dropping.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-def run_headless(
-    source: Source,
-    recorder: Recorder,
-    duration_s: float | None,
-    *,
-    install_signal_handlers: bool = True,
-) -> int:
-    """Record ``source`` until it ends, ``duration_s`` passes, or a stop signal comes; then close.
-
-    Returns 0 for every normal stop, signals included (a script that stops the recorder with
-    SIGTERM or Ctrl-C has not failed); 1 when the source fails (or ends on a ``source_error``
-    event) or the file cannot be written;
-    130 when a second Ctrl-C forces the stop. SIGINT/SIGTERM/SIGHUP stop the source, write a
-    closing ``note`` event and fsync. A signal that was ignored when we started (``nohup``, ``&``
-    in a script) stays ignored. A second SIGINT acts as Ctrl-C normally does; repeated SIGTERM or
-    SIGHUP (a hangup often comes twice) only repeat the stop. Must run in the main thread when it
-    installs signal handlers.
-    """
-    stop_requested = threading.Event()
-    stopped_by: list[int] = []
-    previous: dict[int, Any] = {}
-
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        if not stopped_by:
-            stopped_by.append(signum)
-        if signum == signal.SIGINT:
-            signal.signal(signum, previous[signum])
-        # The source is stopped from another thread: this handler may interrupt the source's own
-        # code in the main thread, and its stop() may need a lock that code holds.
-        stop_requested.set()
-
-    def stop_source_when_asked() -> None:
-        # Event.wait overflows past threading.TIMEOUT_MAX: a huge duration is "no limit".
-        limit = None if duration_s is None else min(duration_s, threading.TIMEOUT_MAX)
-        stop_requested.wait(limit)
-        source.stop()
-
-    if install_signal_handlers:
-        for signum in STOP_SIGNALS:
-            current = signal.getsignal(signum)
-            if current is not signal.SIG_IGN:
-                previous[signum] = current
-                signal.signal(signum, on_signal)
-    stopper = threading.Thread(target=stop_source_when_asked, name="jroof-record-stop", daemon=True)
-    deadline = None if duration_s is None else time.monotonic() + duration_s
-    status = 0
-    try:
-        stopper.start()
-        records = None
-        last: Record | None = None
-        try:
-            records = source.records()
-            for record in records:
-                last = record
-                try:
-                    recorder.write(record)
-                except OSError as exc:
-                    _say(f"jroof-tui: cannot write {recorder.path}: {exc.strerror or exc}; recording stopped")
-                    status = 1
-                    break
-                if deadline is not None and time.monotonic() >= deadline:
-                    break
-        except KeyboardInterrupt:
-            status = 130
-        except Exception as exc:  # a failing source must still leave a closed, valid recording
-            _say(f"jroof-tui: source failed: {type(exc).__name__}: {exc}")
-            _try_event(recorder, "source_error", f"{type(exc).__name__}: {exc}")
-            status = 1
-        stop_requested.set()
-        stopper.join()
-        close_records = getattr(records, "close", None)
-        if close_records is not None:
-            close_records()  # runs the source generator's cleanup (its child process, files)
-        if status == 130:
-            _try_event(recorder, "note", "forced stop by SIGINT")
-        elif stopped_by:
-            _try_event(recorder, "note", f"stopped by {signal.Signals(stopped_by[0]).name}")
-        elif status == 0 and deadline is not None and time.monotonic() >= deadline:
-            _try_event(recorder, "note", f"stopped after --duration {duration_s:g} s")
-        elif status == 0 and isinstance(last, Event) and last.kind == "source_error":
-            _say(f"jroof-tui: {last.detail}")  # e.g. tegrastats cannot be started: not a success
-            status = 1
-        elif status == 0:
-            _try_event(recorder, "note", "source ended")
-    finally:
-        stop_requested.set()
-        try:
-            recorder.close()
-        except OSError as exc:
-            _say(f"jroof-tui: cannot finish {recorder.path}: {exc.strerror or exc}")
-            status = 1
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-    return status
-
-
-def _try_event(recorder: Recorder, kind: str, detail: str) -> None:
-    try:
-        recorder.write_event(kind, detail)
-    except OSError:
-        pass
-
-
-def _say(message: str) -> None:
-    """Report on stderr, which may be gone after an SSH hangup."""
-    try:
-        print(message, file=sys.stderr, flush=True)
-    except (OSError, ValueError):
-        pass

@@ -10,11 +10,17 @@ import shutil
 import socket
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from jtop_roof.config import Config
-from jtop_roof.sources.base import Source
+from jtop_roof.info import SourceInfo
+from jtop_roof.ledger import EnergyLedger
+from jtop_roof.model import Marker
+from jtop_roof.pipeline import Pipeline, RecordingSink, build_ledger
+from jtop_roof.recorder import Recorder
+from jtop_roof.sources.base import ReplayControls, Source
 
 HOST_HINT = (
     "no tegrastats on PATH: showing this host (psutil/NVML); "
@@ -55,6 +61,7 @@ def make_source(config: Config, kind: str, replay: str | None, *, interactive: b
         raise SessionError(str(exc)) from None
     if kind == "replay":
         assert replay is not None
+        from jtop_roof.logfile import RecordingError
         from jtop_roof.sources.replay import ReplaySource
 
         try:
@@ -68,6 +75,8 @@ def make_source(config: Config, kind: str, replay: str | None, *, interactive: b
             )
         except OSError as exc:
             raise SessionError(f"cannot replay {replay}: {exc.strerror or exc}") from None
+        except RecordingError as exc:
+            raise SessionError(f"cannot replay {exc}") from None
     if kind == "demo":
         from jtop_roof.sources.demo import DemoSource
 
@@ -88,6 +97,31 @@ def make_source(config: Config, kind: str, replay: str | None, *, interactive: b
     return HostSource(config.interval_ms)
 
 
+def make_pipeline(
+    source: Source, info: SourceInfo, *, recorder: Recorder | None = None, history_s: float = 60.0
+) -> Pipeline:
+    """The pipeline a source's stream goes through (TUI and headless alike). A replay of a whole
+    file gets its ledger from the file, once (and again when a marker is made), so seeks never
+    change a joule; a replay's recording takes each record of the file once."""
+    interval_s = (info.interval_ms or 1000.0) / 1000.0
+    pipeline = Pipeline(history_s=history_s, interval_s=interval_s, info=info,
+                        sink=RecordingSink(recorder, forward_only=isinstance(source, ReplayControls)))
+    build = file_ledger_builder(source)
+    if build is not None:
+        pipeline.load_ledger(build)
+    return pipeline
+
+
+def file_ledger_builder(source: Source) -> Callable[[Sequence[Marker]], EnergyLedger] | None:
+    """For a replay of a whole file: how to build its ledger (with given session markers)."""
+    from jtop_roof.sources.replay import ReplaySource
+
+    if not (isinstance(source, ReplaySource) and source.whole_file):
+        return None
+    index, interval_s = source.index, source.interval_s
+    return lambda markers: build_ledger(index.scan(), interval_s, markers)
+
+
 def build_header(source: Source, config: Config) -> dict[str, Any]:
     """The recording header: schema, identity, clocks and everything replay needs to judge data."""
     from jtop_roof.timeline import local_tz_name
@@ -101,15 +135,16 @@ def build_header(source: Source, config: Config) -> dict[str, Any]:
     }
     if source.kind == "tegrastats":
         header["tegrastats_command"] = list(config.tegrastats_command)
-    for key, value in source.describe().items():
+    info = source.describe()
+    for key, value in info.header.items():
         header.setdefault(key, value)
+    if info.interval_ms is not None:
+        header["interval_ms"] = info.interval_ms  # the stream's own (a replayed 100 ms log, say)
     return header
 
 
-def open_recording(path: str, source: Source, config: Config):
+def open_recording(path: str, source: Source, config: Config) -> Recorder:
     """Open an append-only recording with this session's header."""
-    from jtop_roof.recorder import Recorder
-
     return Recorder(path, build_header(source, config))
 
 

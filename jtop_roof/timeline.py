@@ -8,7 +8,10 @@ Rules (the contract other parts code against):
   more than halfway from the previous line to the end of the second goes halfway instead. Lines
   come with jitter (46 a second, then 48), and a spread past the next stamp would make ``t_wall``
   run backwards there. With no lookahead a line cannot know how many more share its stamp, so a
-  partial first group (the log started late in that second) is spread from ``.0`` as well.
+  partial first group (the log started late in that second) is spread from ``.0`` as well, unless
+  the reader counted its lines (``first_group_lines``, n): then line k (0-based) of it goes at
+  ``stamp + 1 - (n - k) * interval_s``, the last slots of its second, so a 1 Hz log's first line
+  stays at its stamp and a 10 Hz log that started at .7 has its three first lines at .7, .8, .9.
 * Without stamps (JetPack 4 and older), ``t_wall`` stays None and ``t_mono = index * interval_s``.
 * With stamps, ``t_mono = t_wall - first t_wall``. ``t_mono`` never runs backwards: when the wall
   clock steps back (NTP, a hand-set clock) the stream's timeline continues one interval after the
@@ -130,9 +133,13 @@ def _local_zone() -> tzinfo:
 class Timeline:
     """Assigns ``t_wall`` and ``t_mono`` to the samples of one stream, in order."""
 
-    def __init__(self, tz: tzinfo, interval_s: float) -> None:
+    def __init__(self, tz: tzinfo, interval_s: float, *, first_group_lines: int | None = None) -> None:
         self.tz = tz
         self.interval_s = interval_s
+        # Lines of the first stamp, when known and fewer than a second holds at this interval.
+        self._first_group = (
+            first_group_lines if first_group_lines and first_group_lines * interval_s < 1.0 else None
+        )
         self._hours: dict[str, float] = {}  # "MM-DD-YYYY HH" -> epoch of HH:00:00 (uniform hours only)
         self._count = 0  # samples assigned
         self._last_stamp: str | None = None
@@ -171,6 +178,13 @@ class Timeline:
             return None
         return epoch
 
+    def _first_group_wall(self) -> float:
+        assert self._first_group is not None
+        slot = self._first_group - min(self._repeat, self._first_group - 1)
+        spread = 1.0 - slot * self.interval_s
+        self._spread = spread
+        return self._last_stamp_epoch + spread
+
     def assign(self, sample: Sample) -> None:
         """Set ``sample.t_wall`` and ``sample.t_mono``; non-sample lines are left alone."""
         if not sample.is_sample:
@@ -180,7 +194,10 @@ class Timeline:
         stamp = sample.stamp
         wall: float | None = None
         if stamp is not None:
-            if stamp == self._last_stamp:
+            if stamp == self._last_stamp and self._first_group is not None:
+                self._repeat += 1
+                wall = self._first_group_wall()
+            elif stamp == self._last_stamp:
                 self._repeat += 1
                 spread = self._repeat * self.interval_s
                 halfway = (1.0 + self._spread) * 0.5
@@ -195,11 +212,13 @@ class Timeline:
                         later = self._convert(stamp, fold=1)
                         if later is not None and later >= self._last_wall:
                             epoch = later
+                    if self._last_stamp is not None:
+                        self._first_group = None  # only the log's first stamp is partial
                     self._last_stamp = stamp
                     self._last_stamp_epoch = epoch
                     self._repeat = 0
                     self._spread = 0.0
-                    wall = epoch
+                    wall = epoch if self._first_group is None else self._first_group_wall()
         if wall is None:
             # no usable stamp: one interval after the previous sample (or index x interval)
             if self._last_mono is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from datetime import timezone
 from pathlib import Path
 
@@ -23,7 +24,9 @@ from tui_support import (
 from jtop_roof.app import JroofApp
 from jtop_roof.config import Thresholds
 from jtop_roof.history import History
+from jtop_roof.info import SourceInfo
 from jtop_roof.model import Clocked, CpuCore, Event, Gpu, Memory, Rail, Sample, record_from_json
+from jtop_roof.pipeline import Pipeline
 from jtop_roof.recorder import Recorder
 from jtop_roof.session import HOST_HINT
 from jtop_roof.sources.replay import ReplaySource
@@ -84,7 +87,8 @@ async def test_replay_fills_every_pane(tmp_path):
         events = app.query_one("#events").readout.plain
         assert "gap" in events and "no data for 2.0 s" in events
         assert "phase resnet50-int8" in events and "phase end" in events
-        assert app.history.energy.phase_j is not None and app.history.energy.phase_j > 0
+        phase = app.pipeline.ledger.phase_at(app.history.last_t_mono)
+        assert phase is not None and phase.name == "resnet50-fp16" and phase.energy_j > 0
 
 
 async def test_pause_and_resume(tmp_path):
@@ -227,8 +231,9 @@ async def test_phase_keys_mark_name_and_end_into_the_recording(tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         await park_replay(pilot, app)
         await pilot.press("m")
-        assert app.history.current_phase == "phase 1"
-        assert "▶ phase 1" in app.query_one("#header").plain
+        # Unnamed phases are numbered among all phases of the stream: the replay holds three.
+        assert app.history.current_phase == "phase 4"
+        assert "▶ phase 4" in app.query_one("#header").plain
         await pilot.press("M")
         assert isinstance(app.screen, PhaseNameScreen)
         await pilot.press(*"warm [b]up", "enter")
@@ -237,14 +242,14 @@ async def test_phase_keys_mark_name_and_end_into_the_recording(tmp_path):
         await pilot.press("M", "escape")  # cancelled: no new phase
         assert app.history.current_phase == "warm [b]up"
         await pilot.press("M", "enter")  # empty name: the automatic one
-        assert app.history.current_phase == "phase 3"
+        assert app.history.current_phase == "phase 6"
         await pilot.press("e")
         assert app.history.current_phase is None
         assert app.check_action("end_phase", ()) is False  # nothing to end: hidden
         assert "end-phase" not in {b.binding.id for b in app.screen.active_bindings.values()}
     markers = [m for m in markers_in(path) if m["origin"] == "key"]  # the replayed file's own are copied too
     assert [(m["kind"], m["name"]) for m in markers] == [
-        ("phase_start", "phase 1"), ("phase_start", "warm [b]up"), ("phase_start", "phase 3"),
+        ("phase_start", "phase 4"), ("phase_start", "warm [b]up"), ("phase_start", "phase 6"),
         ("phase_end", None)]
     expected = last_sample_before(POSITION_S)
     assert all(m["mono"] == expected and m["origin"] == "key" for m in markers)
@@ -292,7 +297,6 @@ async def test_recording_started_inside_a_phase_starts_with_that_phase(tmp_path)
         await pilot.press("r")
         path = Path(app.sink.path)
         await pilot.press("e", "r")
-        assert app._session_markers == []  # kept for seeks, which a live source has not
     assert [(m["kind"], m["name"], m["origin"]) for m in markers_in(path)] == [
         ("phase_start", "warm", "resume"), ("phase_end", None, "key")]
     assert all(record_from_json(json.loads(line)) for line in path.read_text().splitlines()[1:])
@@ -455,7 +459,8 @@ async def test_80x24_shows_rails_in_mw_energy_a_trend_plot_and_events(tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         await park_replay(pilot, app)
         power = app.query_one("#power", PowerPane).readout.plain.splitlines()
-        assert power[0].startswith("PWR  21.39 W VDD_IN  energy 601 J  phase 120 J  ")
+        # The whole file and the whole phase at the playhead (the ledger is read from the file).
+        assert power[0].startswith("PWR  21.39 W VDD_IN  energy 866 J  phase 376 J  ")
         assert "VDD_IN 21389 mW  VDD_CPU_GPU_CV 9416 mW  VDD_SOC 5934 mW" in power[1]
         assert all(len(line) <= 78 for line in power)
         trends = app.query_one("#trends")
@@ -509,8 +514,8 @@ async def test_hints_of_a_replayed_recording_say_they_were_recorded(tmp_path):
     source.pause()
     app = JroofApp(source, make_config(), user_themes=tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app._notes, "the hint")
-        assert app._notes == ["recorded: No temperature sensors are visible to psutil on this machine"]
+        await wait_until(pilot, lambda: app.notes, "the hint")
+        assert app.notes == ["recorded: No temperature sensors are visible to psutil on this machine"]
 
 
 # -------------------------------------------------------------------------------------- safety
@@ -543,7 +548,7 @@ async def test_why_this_source_was_chosen_is_shown_in_the_ui(tmp_path):
 async def test_source_failure_is_reported_and_the_data_stays(tmp_path):
     app = live_app(tmp_path, fail="tegrastats exited")
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: "ENDED" in app._source_state()[0][0], "the source ended")
+        await wait_until(pilot, lambda: "ENDED" in app.query_one("#header").plain, "the source ended")
         assert len(app.history) == 5
         assert any("tegrastats exited" in str(n.message) for n in app._notifications)
 
@@ -578,7 +583,7 @@ def _view(sample: Sample, **kwargs) -> View:
 
 def test_temperatures_show_off_and_fixed_placeholders():
     sample = Sample(t_mono=0.0, temps_c={"PMIC": 100.0, "GPU": None, "CPU": 88.0, "tj": 60.0})
-    view = _view(sample, trips={"tj": 99.0})
+    view = _view(sample, info=SourceInfo("tegrastats", trips_c={"tj": 99.0}))
     text = "\n".join("".join(t for t, _ in line) for line in TempPane(id="t").lines(view, 60))
     assert "PMIC 100 fixed" in text
     assert "GPU off" in text
@@ -609,14 +614,15 @@ def test_power_pane_labels_the_total_and_its_source():
     text = "\n".join("".join(t for t, _ in line) for line in PowerPane(id="p").lines(view, 60))
     assert "VDD_GPU_SOC   3000 mW" in text  # every rail by name, in instantaneous mW
     assert "total         4000 mW\n  = sum(VDD_GPU_SOC+VDD_CPU_CV)" in text
-    assert "energy 0.0 J  phase —" in text
+    assert "energy —  phase —" in text  # no ledger in this view: nothing integrated yet
 
 
 def test_a_gpu_only_host_shows_rail_energy_and_no_made_up_total():
-    history = History(10)
+    pipeline = Pipeline(history_s=10.0, interval_s=1.0)
     for t, mw in ((0.0, 100_000.0), (1.0, 700_000.0), (2.0, 700_000.0)):
-        history.append(Sample(t_mono=t, rails={"NVML_GPU": Rail(mw)}))
-    view = View(history=history, thresholds=Thresholds(), tz=timezone.utc, window_s=120.0)
+        pipeline.ingest(Sample(t_mono=t, rails={"NVML_GPU": Rail(mw)}))
+    view = View(history=pipeline.history, thresholds=Thresholds(), tz=timezone.utc, window_s=120.0,
+                whole=pipeline.ledger.whole)
     pane = PowerPane(id="p")
     text = "\n".join("".join(t for t, _ in line) for line in pane.lines(view, 60))
     assert "NVML_GPU 700000 mW" in text and "mW  total" not in text
@@ -748,11 +754,11 @@ async def test_recording_a_replay_keeps_time_order_across_seeks(tmp_path):
 
 
 async def test_history_is_sized_for_the_stream_interval(tmp_path):
-    app = replay_app(tmp_path)  # the fixture's header says 100 ms
+    app = replay_app(tmp_path)  # the header says 100 ms, but the fixture kept every 4th sample
     async with app.run_test(size=(120, 40)) as pilot:
         await park_replay(pilot, app)
-        assert app.history.interval_s == 0.1
-        assert app.history.capacity == 200_000  # 24 h at 10 Hz is capped (MAX_ROWS)
+        assert app.history.interval_s == 0.444  # the samples' own spacing (their lower median)
+        assert app.history.capacity == math.ceil(86400 / 0.444) + 1
 
 
 async def test_markers_from_scripts_are_recorded_with_their_origin(tmp_path):

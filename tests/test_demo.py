@@ -72,7 +72,7 @@ def test_demo_loops_as_one_continuous_stream():
 
 def test_demo_describes_itself_as_a_real_recording():
     demo = DemoSource()
-    info = demo.describe()
+    info = demo.describe().header
     demo.stop()
     assert info["source"] == "demo"
     assert "Orin Nano 8GB Super" in info["model"] and info["jetpack"] == "6.2"

@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jtop_roof.history import History
 from jtop_roof.logfile import iter_records, read_header
 from jtop_roof.model import Event, Marker, Sample
+from jtop_roof.pipeline import Pipeline
 from jtop_roof.timeline import parse_tz
 
 RECORDING = Path(__file__).parent / "data" / "h200_host_recording.jsonl"
@@ -83,30 +83,22 @@ def test_copy_ran_at_full_clock_without_a_cap():
 
 
 def test_phase_energy_matches_an_independent_trapezoid():
-    """History's per-rail energy against numpy's trapezoid over the same instantaneous samples."""
+    """The pipeline's per-rail phase energy against numpy's trapezoid over the same instantaneous
+    samples: those of the phase, first to last (the step into it belongs to no phase)."""
     records = load()
-    history = History.for_duration(3600, 0.5)
+    pipeline = Pipeline(history_s=3600, interval_s=0.5)
     in_phase: list[Sample] = []
-    last_before_phase: Sample | None = None
-    last_sample: Sample | None = None
-    measured_j = None
+    inside = False
     for record in records:
-        if isinstance(record, Sample):
-            history.append(record)
-            if measured_j is None and history.energy.phase_rail_j("NVML_GPU") is not None:
-                in_phase.append(record)
-            last_sample = record
-        elif isinstance(record, Marker):
-            if record.kind == "phase_start" and measured_j is None:
-                last_before_phase = last_sample
-            elif record.kind == "phase_end" and measured_j is None:
-                measured_j = history.energy.phase_rail_j("NVML_GPU")
-            history.add_marker(record)
-        elif isinstance(record, Event):
-            history.add_event(record)
-    points = [last_before_phase, *in_phase]
-    t = np.array([s.t_mono for s in points])
-    watts = np.array([s.rails["NVML_GPU"].now_mw for s in points]) / 1000
+        pipeline.ingest(record)
+        if isinstance(record, Marker) and not pipeline.ledger.phases()[1:]:
+            inside = record.kind == "phase_start"
+        elif isinstance(record, Sample) and inside:
+            in_phase.append(record)
+    first = pipeline.ledger.phases()[0]
+    t = np.array([s.t_mono for s in in_phase])
+    watts = np.array([s.rails["NVML_GPU"].now_mw for s in in_phase]) / 1000
     expected_j = float(np.sum((watts[1:] + watts[:-1]) / 2 * np.diff(t)))
-    assert measured_j == pytest.approx(expected_j, rel=1e-9)
-    assert 7_000 < measured_j < 12_000  # ~16 s at up to 700 W, idle edges included
+    assert first.samples == len(in_phase) and first.duration_s == pytest.approx(t[-1] - t[0])
+    assert first.rails_j["NVML_GPU"] == pytest.approx(expected_j, rel=1e-9)
+    assert 7_000 < expected_j < 12_000  # ~16 s at up to 700 W, idle edges included

@@ -1,13 +1,10 @@
-"""History ring buffers, downsampling, phase markers and energy integration."""
+"""History ring buffers, downsampling and phase markers (display only; energy: test_ledger)."""
 
 import math
 
-import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from jtop_roof.history import MAX_ROWS, EnergyMeter, History
+from jtop_roof.history import MAX_ROWS, History
 from jtop_roof.model import Clocked, CpuCore, Event, Gpu, Marker, Memory, Rail, Sample
 
 
@@ -140,21 +137,18 @@ def test_marker_without_time_lands_on_the_newest_sample():
     assert history.markers[0].t_mono == 7.0
 
 
-def test_a_seek_event_breaks_energy_but_only_clear_forgets():
-    """Whether a seek event answers our own seek is the app's to know (an old recording can hold
-    seeks of the replay it recorded): the event alone keeps the data."""
+def test_a_seek_event_keeps_the_data_only_clear_forgets():
+    """Whether a seek event answers our own seek is the pipeline's to know (an old recording can
+    hold seeks of the replay it recorded): the event alone keeps the data."""
     history = History(10)
     for t in range(3):
         history.append(make_sample(float(t), rails={"VDD_IN": 1000.0}))
     history.add_marker(Marker("phase_start", "a", None, 1.0))
     history.add_event(Event("seek", "seek to 30.0 s", None, 30.0))
     assert len(history) == 3 and history.current_phase == "a"
-    history.append(make_sample(3.0, rails={"VDD_IN": 1000.0}))
-    assert history.energy.total_j == pytest.approx(2.0)  # not across the seek
     history.clear()
     assert len(history) == 0
     assert history.markers == [] and list(history.events) == []
-    assert history.energy.total_j == 0.0
 
 
 def test_markers_older_than_the_ring_are_dropped_keeping_the_open_phase():
@@ -205,70 +199,6 @@ def test_the_log_version_moves_with_markers_and_events_not_samples():
     history.add_event(Event("note", "x", None, 1.0))
     history.add_marker(Marker("phase_start", "p", None, 1.0))
     assert history.log_version == before + 2
-
-
-# ------------------------------------------------------------------------------------- energy
-
-
-def test_energy_is_the_trapezoid_of_instantaneous_power():
-    history = History(10)
-    # 5 W then 7 W over 2 s: (5+7)/2 * 2 = 12 J. Rails: VDD_SOC 2 W constant: 4 J.
-    history.append(make_sample(0.0, rails={"VDD_IN": 5000.0, "VDD_SOC": 2000.0}))
-    history.append(make_sample(2.0, rails={"VDD_IN": 7000.0, "VDD_SOC": 2000.0}))
-    assert history.energy.total_j == pytest.approx(12.0)
-    assert history.energy.rails_j["VDD_SOC"] == pytest.approx(4.0)
-    assert history.energy.rails_j["VDD_IN"] == pytest.approx(12.0)
-
-
-def test_energy_ignores_the_running_average():
-    history = History(10)
-    for t, now in ((0.0, 1000.0), (1.0, 1000.0)):
-        sample = make_sample(t, rails={})
-        sample.rails = {"VDD_IN": Rail(now, 99999.0)}
-        history.append(sample)
-    assert history.energy.total_j == pytest.approx(1.0)
-
-
-def test_energy_is_not_integrated_across_a_gap_event():
-    history = History(10)
-    history.append(make_sample(0.0, rails={"VDD_IN": 1000.0}))
-    history.append(make_sample(1.0, rails={"VDD_IN": 1000.0}))
-    history.add_event(Event("gap", "no data", None, 1.0, gap_s=3.0))
-    history.append(make_sample(4.0, rails={"VDD_IN": 1000.0}))
-    history.append(make_sample(5.0, rails={"VDD_IN": 1000.0}))
-    assert history.energy.total_j == pytest.approx(2.0)
-
-
-def test_energy_skips_steps_nobody_observed():
-    meter = EnergyMeter(max_step_s=5.0)
-    meter.add(0.0, 1000.0, {})
-    meter.add(60.0, 1000.0, {})
-    assert meter.total_j == 0.0
-
-
-def test_phase_energy_counts_from_the_phase_start():
-    history = History(10)
-    history.append(make_sample(0.0, rails={"VDD_IN": 2000.0}))
-    history.append(make_sample(1.0, rails={"VDD_IN": 2000.0}))
-    assert history.energy.phase_j is None
-    history.add_marker(Marker("phase_start", "p", None, 1.0))
-    history.append(make_sample(2.0, rails={"VDD_IN": 4000.0}))
-    assert history.energy.total_j == pytest.approx(5.0)
-    assert history.energy.phase_j == pytest.approx(3.0)
-    assert history.energy.phase_rail_j("VDD_IN") == pytest.approx(3.0)
-    history.add_marker(Marker("phase_end", None, None, 2.0))
-    assert history.energy.phase_j is None
-
-
-@settings(max_examples=50, deadline=None)
-@given(st.lists(st.floats(min_value=0, max_value=60000), min_size=2, max_size=40),
-       st.floats(min_value=0.01, max_value=4.0))
-def test_constant_step_energy_matches_numpy_trapezoid(powers, step):
-    history = History(64, interval_s=step)
-    for i, mw in enumerate(powers):
-        history.append(make_sample(i * step, rails={"VDD_IN": mw}))
-    expected = float(np.sum((np.array(powers[1:]) + np.array(powers[:-1])) / 2 * step)) / 1000
-    assert history.energy.total_j == pytest.approx(expected, rel=1e-9, abs=1e-9)
 
 
 def test_wall_time_follows_the_nearest_sample():

@@ -9,7 +9,6 @@ from jtop_roof.metrics import (
     ago_label,
     ago_ticks,
     bar_parts,
-    classify_temp,
     clock_ticks,
     fmt_duration,
     fmt_energy,
@@ -17,8 +16,8 @@ from jtop_roof.metrics import (
     fmt_power,
     sparkline,
     tick_step,
-    trip_points,
 )
+from jtop_roof.thermal import classify_temp, trip_points
 
 LEVELS = Thresholds(temp_warn_c=70, temp_crit_c=85, load_warn_pct=80, load_crit_pct=95)
 

@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 
 import jtop_roof
+from jtop_roof import headless
 from jtop_roof import recorder as recorder_module
+from jtop_roof.headless import run_headless
 from jtop_roof.model import (
     SCHEMA_VERSION,
     CpuCore,
@@ -28,7 +30,7 @@ from jtop_roof.model import (
     Sample,
     record_from_json,
 )
-from jtop_roof.recorder import Recorder, run_headless
+from jtop_roof.recorder import Recorder
 from jtop_roof.sources.base import Source
 
 HEADER = {"source": "test", "tz": "UTC", "interval_ms": 20, "command": ["test"], "host": "bench"}
@@ -437,7 +439,7 @@ def test_write_error_stops_the_source_and_exits_1(tmp_path: Path, capsys: pytest
 
 def test_signal_stops_cleanly_and_handlers_are_restored(tmp_path: Path) -> None:
     path = tmp_path / "rec.jsonl"
-    before = {s: signal.getsignal(s) for s in recorder_module.STOP_SIGNALS}
+    before = {s: signal.getsignal(s) for s in headless.STOP_SIGNALS}
 
     def terminate_after_two(n: int) -> None:
         if n == 1:
@@ -449,7 +451,7 @@ def test_signal_stops_cleanly_and_handlers_are_restored(tmp_path: Path) -> None:
     objects = objects_of(path)
     assert [o["raw"] for o in objects if o["type"] == "sample"][:2] == ["0", "1"]
     assert objects[-1] == {**objects[-1], "type": "event", "kind": "note", "detail": "stopped by SIGTERM"}
-    assert {s: signal.getsignal(s) for s in recorder_module.STOP_SIGNALS} == before
+    assert {s: signal.getsignal(s) for s in headless.STOP_SIGNALS} == before
 
 
 def test_ignored_signal_stays_ignored(tmp_path: Path) -> None:
@@ -498,9 +500,9 @@ def test_source_failing_at_start_still_restores_handlers(tmp_path: Path) -> None
             raise PermissionError(13, "Permission denied", "/usr/bin/tegrastats")
 
     path = tmp_path / "rec.jsonl"
-    before = {s: signal.getsignal(s) for s in recorder_module.STOP_SIGNALS}
+    before = {s: signal.getsignal(s) for s in headless.STOP_SIGNALS}
     assert run(path, Broken([])) == 1
-    assert {s: signal.getsignal(s) for s in recorder_module.STOP_SIGNALS} == before
+    assert {s: signal.getsignal(s) for s in headless.STOP_SIGNALS} == before
     assert objects_of(path)[-1]["kind"] == "source_error"
 
 

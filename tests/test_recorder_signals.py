@@ -27,7 +27,8 @@ REPO = Path(__file__).resolve().parents[1]
 CHILD = r"""
 import signal, sys, threading, time
 from jtop_roof.model import Sample
-from jtop_roof.recorder import Recorder, run_headless
+from jtop_roof.headless import run_headless
+from jtop_roof.recorder import Recorder
 from jtop_roof.sources.base import Source
 
 path, duration, ignored = sys.argv[1], sys.argv[2], sys.argv[3]

@@ -17,9 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from jtop_roof import logfile
 from jtop_roof.logfile import iter_records, open_text
 from jtop_roof.model import Event, Marker, Sample, record_to_json
 from jtop_roof.parser import parse_line
+from jtop_roof.sources import fileindex
 from jtop_roof.sources import replay as replay_module
 from jtop_roof.sources.replay import ReplaySource
 
@@ -90,7 +92,10 @@ def test_stamped_log_plays_at_its_recorded_pace(tmp_path):
     for record, at in got:
         assert at == pytest.approx(record.t_mono)
     first = got[0][0]
-    assert first.t_wall == datetime(2026, 4, 19, 1, 31, 10, tzinfo=timezone.utc).timestamp()
+    # The log starts with 3 lines of 01:31:10 at 0.111 s (9 a second): the last slots of that second.
+    stamp = datetime(2026, 4, 19, 1, 31, 10, tzinfo=timezone.utc).timestamp()
+    assert [r.t_wall for r, _ in got[:4]] == pytest.approx([stamp + 1 - 3 * 0.111, stamp + 1 - 2 * 0.111,
+                                                            stamp + 1 - 0.111, stamp + 1])
     assert first.gpu.gpc_mhz == (1018,) and first.emc.mhz == 3199
 
 
@@ -112,8 +117,8 @@ def test_log_without_stamps_is_spaced_by_interval_ms_and_skips_the_date_line():
 
 def test_parsing_is_lazy(tmp_path, monkeypatch):
     calls = []
-    real = replay_module.parse_line
-    monkeypatch.setattr(replay_module, "parse_line", lambda line: calls.append(line) or real(line))
+    real = fileindex.parse_line
+    monkeypatch.setattr(fileindex, "parse_line", lambda line: calls.append(line) or real(line))
     path = unstamped_log(tmp_path / "u.log", 500)
     src = source(path, FakeTime(), interval_ms=1000)
     assert calls == [] and src.duration_s == 499.0
@@ -123,7 +128,7 @@ def test_parsing_is_lazy(tmp_path, monkeypatch):
 
 def test_describe_plain_log():
     src = source(DATA / "agxorin_jp6_500ms.log", FakeTime())
-    info = src.describe()
+    info = src.describe().header
     assert info["source"] == "replay" and info["file"].endswith("agxorin_jp6_500ms.log")
     assert info["interval_ms"] == 500 and info["tz"] == "UTC"
 
@@ -363,7 +368,7 @@ def test_recording_replays_markers_and_events_at_their_times(tmp_path):
                                           "marker:phase_end"]
     assert [(r.t_wall, r.t_mono) for r, _ in got] == [(r.t_wall, r.t_mono) for r in records]
     assert [at for _, at in got] == pytest.approx([0, 0.25, 0.5, 0.5, 3.0, 3.0])
-    info = src.describe()
+    info = src.describe().header
     assert info["source"] == "replay" and info["recorded_source"] == "tegrastats"
     assert info["model"] == "NVIDIA Jetson AGX Orin" and info["power_mode"] == "MAXN"
     assert info["max_clocks"] == {"gpu_mhz": 1300, "emc_mhz": 3199}
@@ -378,7 +383,7 @@ def test_recording_step_passes_markers_up_to_the_next_sample(tmp_path):
     later = parse_line(line)
     later.t_wall, later.t_mono = 2.0, 2.0
     path = tmp_path / "rec.jsonl"
-    lines = [{"type": "header", "interval_ms": 1000}, record_to_json(s),
+    lines = [{"type": "header", "app": "jroof-tui", "schema": 1, "interval_ms": 1000}, record_to_json(s),
              record_to_json(Marker("phase_start", "x", 1.5, 1.5)), record_to_json(later)]
     path.write_text("".join(json.dumps(obj) + "\n" for obj in lines))
     fake = FakeTime()
@@ -400,8 +405,8 @@ def test_a_seek_held_in_a_recording_plays_as_a_note(tmp_path):
     first.t_wall, first.t_mono, second.t_wall, second.t_mono = 1.0, 1.0, 2.0, 2.0
     seek = Event("seek", "seek to 10.0 s", 1.5, 1.5)
     path = tmp_path / "rec.jsonl"
-    lines = [{"type": "header", "interval_ms": 1000}, record_to_json(first), record_to_json(seek),
-             record_to_json(second)]
+    header = {"type": "header", "app": "jroof-tui", "schema": 1, "interval_ms": 1000}
+    lines = [header, record_to_json(first), record_to_json(seek), record_to_json(second)]
     path.write_text("".join(json.dumps(obj) + "\n" for obj in lines))
     fake = FakeTime()
     got = [record for record, _ in play(source(path, fake, speed=64), fake)]
@@ -495,7 +500,7 @@ def test_follow_infers_the_interval_once_enough_stamps_came(tmp_path):
     got = [r for r, _ in play(src, fake)]
     assert len(got) == 40
     assert [r.t_mono for r in got[:6]] == [0.0, 0.25, 0.5, 0.75, 1.0, 1.25]
-    assert src.describe()["interval_ms"] == 250
+    assert src.describe().interval_ms == 250
 
 
 def test_follow_a_short_log_that_stops_growing_uses_what_it_has(tmp_path):
@@ -511,7 +516,7 @@ def test_follow_a_short_log_that_stops_growing_uses_what_it_has(tmp_path):
     fake.hook = stop_when_played
     got = [r for r, _ in play(src, fake)]
     assert [r.t_mono for r in got] == [0.0, 0.5, 1.0, 1.5, 2.0]
-    assert fake.now >= replay_module.INFER_WAIT_S
+    assert fake.now >= logfile.INFER_WAIT_S
 
 
 # -- every real log in shared/ ------------------------------------------------------------------
@@ -534,4 +539,4 @@ def test_stamps_decide_the_interval_over_interval_ms():
     """The session passes its configured interval (default 1000 ms) for every replay."""
     fake = FakeTime()
     src = source(DATA / "agxorin_jp6_500ms.log", fake, interval_ms=1000)
-    assert src.duration_s == 6.0 and src.describe()["interval_ms"] == 500
+    assert src.duration_s == 6.0 and src.describe().interval_ms == 500

@@ -124,7 +124,7 @@ def test_real_host_sample_is_consistent():
 def test_real_host_with_whatever_nvml_this_machine_has_never_fails():
     source = host()  # imports nvidia-ml-py if present; NVML may or may not start here
     sample = first_sample(source)
-    info = source.describe()
+    info = source.describe().header
     if info["gpu"] is None:
         assert sample.gpu is None
         assert any(hint.startswith("No GPU readings") for hint in info["hints"])
@@ -230,13 +230,13 @@ def test_nvml_that_fails_to_start_leaves_gpu_fields_none():
     assert sample.gpu is None and sample.emc is None and sample.rails == {}
     assert sample.throttle_reasons is None
     assert sample.temps_c["gpu"] == 50.0  # psutil's own "gpu" chip; NVML's 66 is absent
-    info = source.describe()
+    info = source.describe().header
     assert info["gpu"] is None and info["max_clocks"]["gpu_mhz"] is None and info["driver_version"] is None
     assert any("Driver Not Loaded" in hint for hint in info["hints"])
 
 
 def test_describe_with_nvml():
-    info = host(nvml=FakeNvml(), psutil=FakePsutil()).describe()
+    info = host(nvml=FakeNvml(), psutil=FakePsutil()).describe().header
     assert info["source"] == "host"
     assert info["gpu"] == "NVIDIA H200" and info["model"] == "NVIDIA H200"
     assert info["max_clocks"] == {"gpu_mhz": 1980, "emc_mhz": 3201, "cpu_mhz": None}

@@ -310,7 +310,7 @@ def test_non_executable_command_gives_error_event(tmp_path):
 
 
 def test_describe_without_root_names_the_board_and_the_fix():
-    info = make_source(["tegrastats"], is_root=False).describe()
+    info = make_source(["tegrastats"], is_root=False).describe().header
     assert info["source"] == "tegrastats"
     assert info["model"] == "NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super"
     assert info["power_mode"] == "MAXN_SUPER" and info["power_mode_id"] == 2
@@ -321,7 +321,7 @@ def test_describe_without_root_names_the_board_and_the_fix():
 
 
 def test_describe_through_sudo_has_no_root_hint():
-    info = make_source(["sudo", "-n", "tegrastats"]).describe()
+    info = make_source(["sudo", "-n", "tegrastats"]).describe().header
     assert not any("need root" in hint for hint in info["hints"])
     assert info["command"] == ["sudo", "-n", "tegrastats"]
 

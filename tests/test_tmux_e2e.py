@@ -114,7 +114,7 @@ def test_mark_a_phase_and_quit(tmp_path):
         assert "REPLAY ×2" in screen and "● REC run.jsonl" in screen
         assert "CPU · 6 cores" in screen and "Temperatures" in screen
         term.keys("m")
-        term.wait_for("▶ phase 1")
+        term.wait_for("▶ phase 4")  # the replayed file holds three phases
         assert term.mark_from_script("from script").returncode == 0
         term.wait_for("▶ from script")
         term.keys("q")
@@ -125,9 +125,9 @@ def test_mark_a_phase_and_quit(tmp_path):
     assert records[0]["type"] == "header" and records[0]["source"] == "replay"
     assert any(r["type"] == "sample" for r in records)
     # (the replayed file's own markers, origin "script", are copied into the recording too)
-    ours = [r for r in records if r["type"] == "marker" and r["name"] in ("phase 1", "from script")]
+    ours = [r for r in records if r["type"] == "marker" and r["name"] in ("phase 4", "from script")]
     assert [(m["kind"], m["name"], m["origin"]) for m in ours] == [
-        ("phase_start", "phase 1", "key"), ("phase_start", "from script", "script")]
+        ("phase_start", "phase 4", "key"), ("phase_start", "from script", "script")]
 
 
 def test_terminal_loss_exits_cleanly_and_keeps_the_recording(tmp_path):
@@ -136,7 +136,7 @@ def test_terminal_loss_exits_cleanly_and_keeps_the_recording(tmp_path):
     try:
         term.wait_for("VDD_IN")
         term.keys("m")
-        term.wait_for("▶ phase 1")
+        term.wait_for("▶ phase 4")  # the replayed file holds three phases
         samples_before = sum(1 for r in read_recording(out) if r["type"] == "sample")
         term._tmux("kill-session", "-t", "e2e")  # the terminal goes away, as when SSH drops
         assert term.exit_status() == 0
@@ -144,7 +144,7 @@ def test_terminal_loss_exits_cleanly_and_keeps_the_recording(tmp_path):
         term.kill()
     records = read_recording(out)
     assert sum(1 for r in records if r["type"] == "sample") >= samples_before
-    assert [r["name"] for r in records if r["type"] == "marker" and r["origin"] == "key"] == ["phase 1"]
+    assert [r["name"] for r in records if r["type"] == "marker" and r["origin"] == "key"] == ["phase 4"]
 
 
 def test_sighup_to_the_monitor_itself_exits_cleanly(tmp_path):
@@ -153,11 +153,11 @@ def test_sighup_to_the_monitor_itself_exits_cleanly(tmp_path):
     try:
         term.wait_for("VDD_IN")
         term.keys("m")
-        term.wait_for("▶ phase 1")
+        term.wait_for("▶ phase 4")  # the replayed file holds three phases
         term._tmux("kill-session", "-t", "e2e")  # SIGHUP goes to the session leader: jroof-tui
         term.wait_gone()
     finally:
         term.kill()
     records = read_recording(out)
     assert records[0]["type"] == "header"
-    assert [r["name"] for r in records if r["type"] == "marker" and r["origin"] == "key"] == ["phase 1"]
+    assert [r["name"] for r in records if r["type"] == "marker" and r["origin"] == "key"] == ["phase 4"]

@@ -11,6 +11,7 @@ from typing import Any
 
 from jtop_roof.app import JroofApp
 from jtop_roof.config import Config
+from jtop_roof.info import SourceInfo
 from jtop_roof.model import Record
 from jtop_roof.sources.base import Source
 from jtop_roof.sources.replay import ReplaySource
@@ -94,5 +95,5 @@ class ScriptedSource(Source):
         self.stop_calls += 1
         self._stopped.set()
 
-    def describe(self) -> dict:
-        return {"source": self.kind, **self._info}
+    def describe(self) -> SourceInfo:
+        return SourceInfo.from_mapping({"source": self.kind, **self._info})

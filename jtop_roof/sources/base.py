@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from typing import Any
+from typing import Protocol, runtime_checkable
 
+from jtop_roof.info import SourceInfo
 from jtop_roof.model import Record
 
 
@@ -28,8 +29,48 @@ class Source(ABC):
     def stop(self) -> None:
         """Ask ``records()`` to end soon; thread-safe and idempotent. Ends any child process."""
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> SourceInfo:
         """Identity and context for the recording header and the UI header: board or host name,
         device model, power mode, maximum clocks, active GPU TPCs, thermal trip points, interval,
-        command used, hints (e.g. which fields need root). Keys absent when unknown."""
-        return {"source": self.kind}
+        command used, hints (e.g. which fields need root). May run commands (``nvpmodel -q``):
+        call it from the source's thread."""
+        return SourceInfo(self.kind, header={"source": self.kind})
+
+
+@runtime_checkable
+class ReplayControls(Protocol):
+    """Transport controls of a source that plays a file (replay, demo). Thread-safe: the UI
+    calls them while ``records()`` runs in the worker. The App checks a source against this
+    instead of its kind or attributes."""
+
+    @property
+    def paused(self) -> bool: ...
+
+    @property
+    def speed(self) -> float: ...
+
+    @property
+    def position_s(self) -> float: ...
+
+    @property
+    def duration_s(self) -> float: ...
+
+    @property
+    def following(self) -> bool: ...
+
+    @property
+    def follow_enabled(self) -> bool: ...
+
+    def toggle_pause(self) -> None: ...
+
+    def resume(self) -> None: ...
+
+    def step(self) -> None: ...
+
+    def set_speed(self, speed: float) -> None: ...
+
+    def seek(self, seconds: float, relative: bool = True) -> None: ...
+
+    def seek_to(self, position: str) -> None: ...
+
+    def set_follow(self, on: bool) -> None: ...

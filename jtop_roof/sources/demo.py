@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from importlib import resources
-from typing import Any
 
+from jtop_roof.info import SourceInfo
 from jtop_roof.sources.replay import ReplaySource
 
 DEMO_LOG = "demo_orinnano_super.log"
@@ -47,10 +47,10 @@ class DemoSource(ReplaySource):
         super().stop()
         self._files.close()
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> SourceInfo:
         """What the recording is, with the board's limits as known for it (research/jetson_specs.md:
         ``jetson_clocks`` on an Orin Nano Super pins CPU 1728, GPU 1020, EMC 3199 MHz)."""
-        out = super().describe()
+        out = dict(super().describe().header)
         out.update(
             {
                 "model": "Jetson Orin Nano 8GB Super (demo recording)",
@@ -71,4 +71,4 @@ class DemoSource(ReplaySource):
                 ],
             }
         )
-        return out
+        return SourceInfo.from_mapping(out)

@@ -23,6 +23,7 @@ from typing import Any
 
 import psutil as psutil_module
 
+from jtop_roof.info import SourceInfo
 from jtop_roof.model import (
     DEVICE_ONLY_RAIL_PREFIX,
     Clocked,
@@ -257,8 +258,8 @@ class HostSource(Source):
 
     # -- identity ------------------------------------------------------------------------------
 
-    def describe(self) -> dict[str, Any]:
-        """Host and GPU identity; every listed key is present, ``None`` when unknown."""
+    def describe(self) -> SourceInfo:
+        """Host and GPU identity; every listed header key is present, ``None`` when unknown."""
         handles = self._gpu_handles()
         first = handles[0] if handles else None
         names = [_text(_call(self._fn("nvmlDeviceGetName"), h)) for h in handles]
@@ -285,7 +286,7 @@ class HostSource(Source):
             ]
             if points:
                 trips[name] = points
-        return {
+        return SourceInfo.from_mapping({
             "source": self.kind,
             "interval_ms": self.interval_ms,
             "host": socket.gethostname() or None,
@@ -298,7 +299,7 @@ class HostSource(Source):
             "driver_version": _text(_call(self._fn("nvmlSystemGetDriverVersion"))) if handles else None,
             "thermal_trips": trips,
             "hints": self._hints(bool(handles), bool(sensors)),
-        }
+        })
 
     def _hints(self, has_gpu: bool, has_sensors: bool) -> list[str]:
         hints = []

@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from jtop_roof.info import SourceInfo
 from jtop_roof.model import Event, Record, Sample
 from jtop_roof.parser import parse_line
 from jtop_roof.sources.base import Source
@@ -161,12 +162,12 @@ class TegrastatsSource(Source):
 
     # -- identity ------------------------------------------------------------------------------
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> SourceInfo:
         info: dict[str, Any] = {"source": self.kind, "interval_ms": self.interval_ms, "command": self.command}
         board = self._board.describe()
         info.update(board)
         info["hints"] = self.hints(power_mode_known="power_mode" in board or "power_mode_id" in board)
-        return info
+        return SourceInfo.from_mapping(info)
 
     def hints(self, *, power_mode_known: bool) -> list[str]:
         """Plain sentences on fields this setup cannot show and how to get them."""

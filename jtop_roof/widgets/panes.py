@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import math
 import textwrap
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import Any
@@ -20,9 +21,10 @@ from textual.content import Content
 
 from jtop_roof.config import Thresholds
 from jtop_roof.history import History
+from jtop_roof.info import SourceInfo
+from jtop_roof.ledger import SpanStats
 from jtop_roof.metrics import (
     bar_parts,
-    classify_temp,
     fmt_energy,
     fmt_memory,
     fmt_mw,
@@ -33,6 +35,7 @@ from jtop_roof.metrics import (
 )
 from jtop_roof.model import Sample
 from jtop_roof.themes import PLOT_COLOURS
+from jtop_roof.thermal import classify_temp
 from jtop_roof.widgets.readout import Chunk, Line, Readout
 from jtop_roof.widgets.timeplot import Axis, Series, TimePlot
 
@@ -50,13 +53,29 @@ class View:
     tz: tzinfo
     window_s: float | None
     wall_axis: bool = False
-    trips: dict[str, float] = field(default_factory=dict)
-    max_clocks: dict[str, Any] = field(default_factory=dict)
+    info: SourceInfo = field(default_factory=lambda: SourceInfo("unknown"))
+    #: Energy of the whole run (of the whole file, in a replay of one).
+    whole: SpanStats | None = None
+    #: The phase shown: the open one, or the one a replay's playhead is in.
+    phase: SpanStats | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
     def sample(self) -> Sample | None:
         return self.history.latest
+
+    @property
+    def trips(self) -> Mapping[str, float]:
+        return self.info.trips_c
+
+    @property
+    def max_clocks(self) -> Mapping[str, float]:
+        return self.info.max_clocks
+
+
+def _rail_j(span: SpanStats | None, rail: str) -> float:
+    """A rail's joules in a span (0 before any step was integrated)."""
+    return 0.0 if span is None else span.rails_j.get(rail, 0.0)
 
 
 def window_label(window_s: float | None) -> str:
@@ -398,18 +417,20 @@ class PowerPane(Pane):
         if total is not None and total.source not in sample.rails:
             out.append([("total".ljust(pad), "plot-1"), (fmt_mw(total.mw).rjust(9), None)])
             out += self._source_lines(total.source, width)
-        energy = view.history.energy
+        whole, phase = view.whole, view.phase
         if total is not None:
-            out.append([("energy ", "label"), (fmt_energy(energy.total_j), None), ("  phase ", "label"),
-                        (fmt_energy(energy.phase_j), None if energy.phase_j is not None else "muted")])
+            whole_j = None if whole is None else whole.energy_j
+            phase_j = None if phase is None else phase.energy_j
+            out.append([("energy ", "label"), (fmt_energy(whole_j), None), ("  phase ", "label"),
+                        (fmt_energy(phase_j), None if phase_j is not None else "muted")])
             return out
         # Nothing measures the machine's input (a dGPU host): energy per rail, never a made-up total.
         out.append([("total input power: not measured here", "muted")])
         for raw_name, name in zip(sample.rails, names, strict=True):
-            phase_j = energy.phase_rail_j(raw_name)
+            rail_j = None if phase is None else phase.rails_j.get(raw_name)
             out.append([("energy ", "label"), (name.ljust(pad), None),
-                        (fmt_energy(energy.rails_j.get(raw_name, 0.0)), None), ("  phase ", "label"),
-                        (fmt_energy(phase_j), None if phase_j is not None else "muted")])
+                        (fmt_energy(_rail_j(whole, raw_name)), None), ("  phase ", "label"),
+                        (fmt_energy(rail_j), None if rail_j is not None else "muted")])
         return out
 
     @staticmethod
@@ -426,16 +447,16 @@ class PowerPane(Pane):
         total = sample.power_total if sample else None
         if sample is None or not sample.rails:
             return [head + [("no power rails reported", "muted")]]
-        energy = view.history.energy
+        whole, phase = view.whole, view.phase
         if total is None:
             rails = [[(printable(name, NAME_CHARS) + " ", "label"), (fmt_mw(rail.now_mw), None),
-                      ("  energy ", "label"), (fmt_energy(energy.rails_j.get(name, 0.0)), None)]
+                      ("  energy ", "label"), (fmt_energy(_rail_j(whole, name)), None)]
                      for name, rail in sample.rails.items()]
             return _flow([head + [("no total input power", "muted")], *rails], width)[:3]
         line = head + [(fmt_power(total.mw), None), (f" {printable(total.source, 20)}", "muted"),
-                       ("  energy ", "label"), (fmt_energy(energy.total_j), None)]
-        if energy.phase_j is not None:
-            line += [("  phase ", "label"), (fmt_energy(energy.phase_j), None)]
+                       ("  energy ", "label"), (fmt_energy(None if whole is None else whole.energy_j), None)]
+        if phase is not None and phase.energy_j is not None:
+            line += [("  phase ", "label"), (fmt_energy(phase.energy_j), None)]
         room = min(20, width - _width(line) - 2)
         if room >= 5:
             spark = _spark(view.history, "power_mw", room, view.window_s, 0, None, _power_span(total.mw))

@@ -1,0 +1,169 @@
+"""``jroof-tui report FILE``: the whole run and every phase of a recording or a tegrastats log.
+
+The file is read by the one reader (``logfile.iter_records``) and fed through the same
+``Pipeline`` as the monitor and headless ``record``, so its numbers are theirs. Energy is the
+ledger's trapezoid over instantaneous readings and stream time (never tegrastats' running "avg");
+gaps are counted, never bridged. JSON keeps numbers unrounded; md and csv round for reading.
+
+Keys (stable; later issues add to them): top level ``source``, ``whole``, ``phases``; per span
+``name``, ``start``, ``end`` (ISO 8601 with the UTC offset in ``--tz``; null without stamps),
+``start_s``, ``end_s`` (seconds from the run's first sample), ``duration_s``, ``samples``,
+``gaps``, ``energy_j`` {``total``, ``rails``} and ``power_w`` {``mean``, ``peak``, ``rails``
+{NAME: {``mean``, ``peak``}}}. Nothing here imports Textual.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime, tzinfo
+from typing import Any
+
+from jtop_roof.ledger import EnergyLedger, SpanStats
+from jtop_roof.logfile import ReadStats, iter_records
+from jtop_roof.model import Record
+from jtop_roof.pipeline import Pipeline
+
+FORMATS = ("md", "json", "csv")
+#: How much display history the report's pipeline keeps: it needs none, only the ledger.
+_HISTORY_S = 0.0
+
+
+def ledger_of(records: Iterable[Record], interval_s: float) -> EnergyLedger:
+    """Feed a whole stream through a pipeline, as the monitor does, and return its ledger."""
+    pipeline = Pipeline(history_s=_HISTORY_S, interval_s=interval_s)
+    for record in records:
+        pipeline.ingest(record)
+    return pipeline.ledger
+
+
+def build_report(
+    open_lines: Callable[[], Iterator[str]], *, source: dict[str, Any], tz: tzinfo,
+    interval_s: float | None, stats: ReadStats | None = None,
+) -> dict[str, Any]:
+    """The report as a JSON-ready dict (``source`` is passed through as the top-level key).
+    ``open_lines`` gives the file's lines; it is read twice, streaming: once for the stream's
+    interval (as the replay's index finds it), once through the pipeline. Raises
+    ``logfile.RecordingError`` for a recording this program must not read."""
+    stats = stats if stats is not None else ReadStats()
+    for _ in iter_records(open_lines(), tz=tz, interval_s=interval_s, stats=stats):
+        pass
+    records = iter_records(open_lines(), tz=tz, interval_s=interval_s)
+    ledger = ledger_of(records, stats.interval_s or interval_s or 1.0)
+    whole = ledger.whole
+    origin = whole.first_mono
+    return {
+        "source": source,
+        "whole": span_json(whole, origin, tz),
+        "phases": [span_json(phase, origin, tz) for phase in ledger.phases()],
+    }
+
+
+def span_json(span: SpanStats, origin: float | None, tz: tzinfo) -> dict[str, Any]:
+    def offset(t: float | None) -> float | None:
+        return None if t is None or origin is None else t - origin
+
+    rails: dict[str, dict[str, float | None]] = {
+        name: {"mean": _w(span.rail_mean_mw(name)), "peak": _w(span.rail_peak_mw.get(name))}
+        for name in sorted(set(span.rails_j) | set(span.rail_peak_mw))
+    }
+    return {
+        "name": span.name,
+        "start": _iso(span.first_wall, tz),
+        "end": _iso(span.last_wall, tz),
+        "start_s": offset(span.first_mono),
+        "end_s": offset(span.last_mono),
+        "duration_s": span.duration_s,
+        "samples": span.samples,
+        "gaps": span.gaps,
+        "open": span.is_open,
+        "energy_j": {"total": span.energy_j, "rails": dict(sorted(span.rails_j.items()))},
+        "power_w": {"mean": _w(span.mean_mw), "peak": _w(span.peak_mw), "rails": rails},
+    }
+
+
+def _w(mw: float | None) -> float | None:
+    return None if mw is None else mw / 1000.0
+
+
+def _iso(t_wall: float | None, tz: tzinfo) -> str | None:
+    if t_wall is None or not math.isfinite(t_wall):
+        return None
+    try:
+        return datetime.fromtimestamp(t_wall, tz).isoformat(timespec="milliseconds")
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+# ------------------------------------------------------------------------------------ renderers
+
+
+def _num(value: float | None, digits: int) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+def _spans(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return [report["whole"], *report["phases"]]
+
+
+def to_markdown(report: dict[str, Any]) -> str:
+    source = report["source"]
+    out = [f"# jroof report: {_md(str(source.get('file', '')))}", ""]
+    if source.get("model"):
+        out += [f"Board: {_md(str(source['model']))}", ""]
+    out += [
+        "| span | start | duration s | samples | gaps | energy J | mean W | peak W |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for span in _spans(report):
+        start = span["start"] or (f"+{span['start_s']:.1f} s" if span["start_s"] is not None else "")
+        name = _md(span["name"]) + (" (open)" if span["open"] else "")
+        out.append(
+            f"| {name} | {start} | {span['duration_s']:.1f} | {span['samples']} | {span['gaps']} "
+            f"| {_num(span['energy_j']['total'], 1)} | {_num(span['power_w']['mean'], 2)} "
+            f"| {_num(span['power_w']['peak'], 2)} |"
+        )
+    rails = sorted({name for span in _spans(report) for name in span["energy_j"]["rails"]})
+    if rails:
+        out += ["", "Energy per rail (J; mean W / peak W):", "",
+                "| span | " + " | ".join(_md(r) for r in rails) + " |",
+                "|---|" + "---:|" * len(rails)]
+        for span in _spans(report):
+            cells = []
+            for rail in rails:
+                joules = span["energy_j"]["rails"].get(rail)
+                power = span["power_w"]["rails"].get(rail, {})
+                mean, peak = _num(power.get("mean"), 2), _num(power.get("peak"), 2)
+                cells.append("" if joules is None else f"{_num(joules, 1)} ({mean} / {peak})")
+            out.append(f"| {_md(span['name'])} | " + " | ".join(cells) + " |")
+    out += ["", "Energy: trapezoid over instantaneous readings; gaps are counted, never bridged."]
+    return "\n".join(out) + "\n"
+
+
+def _md(text: str) -> str:
+    """Names from logs and users, shown literally in a table cell."""
+    return "".join(c if c.isprintable() else "\ufffd" for c in text).replace("|", "\\|")
+
+
+def to_csv(report: dict[str, Any]) -> str:
+    rails = sorted({name for span in _spans(report) for name in span["energy_j"]["rails"]})
+    fields = ["name", "start", "end", "start_s", "end_s", "duration_s", "samples", "gaps", "open",
+              "energy_j", "power_mean_w", "power_peak_w"]
+    for rail in rails:
+        fields += [f"energy_j_{rail}", f"power_mean_w_{rail}", f"power_peak_w_{rail}"]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(fields)
+    for span in _spans(report):
+        row: list[Any] = [span["name"], span["start"] or "", span["end"] or "", _num(span["start_s"], 3),
+                          _num(span["end_s"], 3), _num(span["duration_s"], 3), span["samples"], span["gaps"],
+                          int(span["open"]), _num(span["energy_j"]["total"], 3),
+                          _num(span["power_w"]["mean"], 3), _num(span["power_w"]["peak"], 3)]
+        for rail in rails:
+            power = span["power_w"]["rails"].get(rail, {})
+            row += [_num(span["energy_j"]["rails"].get(rail), 3), _num(power.get("mean"), 3),
+                    _num(power.get("peak"), 3)]
+        writer.writerow(row)
+    return buffer.getvalue()

@@ -1,0 +1,274 @@
+"""The index of a log file: where each record is and when it happened, without parsing it.
+
+For each record line: its byte offset, its time on the stream's timeline (``t_mono``) and its wall
+time. Plain tegrastats logs get those from their stamps through the same ``PlainTimer`` that
+``logfile.iter_records`` uses (so replay and ``parse`` place every line alike); recordings from
+their ``"mono"``/``"t"`` keys, each session placed on one timeline by the same ``SessionPlacer``.
+A line is parsed only when it is read back, so a 24 h log opens in a fraction of a second and a
+seek is a binary search. A session break of a recording is a synthetic ``gap`` event in the index.
+
+One thread (the replay's worker) indexes and reads; other threads only read ``first_mono``,
+``last_mono`` and ``interval_s``, plain attributes set after each batch, so no lock is held
+while a large append is indexed.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import time
+from array import array
+from bisect import bisect_right
+from collections.abc import Callable, Iterator
+from datetime import tzinfo
+from typing import Any, BinaryIO
+
+from jtop_roof.logfile import (
+    KNOWN_TYPES,
+    IntervalProbe,
+    PlainTimer,
+    SessionPlacer,
+    check_header,
+    decode_record_line,
+    parse_header_line,
+    record_type,
+    unknown_type_note,
+)
+from jtop_roof.model import Event, Record
+from jtop_roof.parser import parse_line, stamp_of
+
+READ_CHUNK = 1 << 22
+
+# A top-level key of a recording line. In JSON a quote inside a string is always escaped, so an
+# unescaped `"mono":` is a key; record_to_json writes "t" and "mono" before any nested object.
+_MONO_KEY = re.compile(rb'(?<!\\)"mono"\s*:\s*(null|-?\d[\d.eE+-]*)')
+_WALL_KEY = re.compile(rb'(?<!\\)"t"\s*:\s*(null|-?\d[\d.eE+-]*)')
+_SAMPLE_TYPE = re.compile(rb'^\s*\{\s*"type"\s*:\s*"sample"')
+_NAN = float("nan")
+_SYNTHETIC = -1  # offset of an index entry that is not a line (a session's gap event)
+
+
+def _number(match: re.Match[bytes] | None) -> float | None:
+    if match is None or match.group(1) == b"null":
+        return None
+    try:
+        value = float(match.group(1))
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+class FileIndex:
+    """Offsets and times of the records of one file (and of the files it is rotated to)."""
+
+    def __init__(self, path: str, *, tz: tzinfo, interval_s: float | None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        """Raises OSError if the file cannot be read, RecordingError for a refused header."""
+        self.path = path
+        self._tz = tz
+        self._given_interval_s = interval_s
+        self._clock = clock
+        self.mode: str | None = None  # "plain" | "recording", from the first non-blank line
+        self.header: dict[str, Any] | None = None  # the first session's
+        self._segments: list[tuple[int, BinaryIO]] = []  # (first record index, file) per inode
+        self._offsets = array("q")
+        self._monos = array("d")
+        self._walls = array("d")
+        self._synthetic: dict[int, Event] = {}
+        self._shifts: list[tuple[int, float]] = [(0, 0.0)]  # (first index, t_mono shift) per session
+        self._placer = SessionPlacer(interval_s or 1.0)
+        self._timer: PlainTimer[int] = PlainTimer(tz, interval_s, clock=clock)
+        self._probe = IntervalProbe()
+        self._read_offset = 0  # bytes of the current segment indexed (complete lines only)
+        #: Read by other threads: times of the first and last record indexed.
+        self.first_mono: float | None = None
+        self.last_mono: float | None = None
+        self.open_segment()
+
+    # ------------------------------------------------------------------------------ queries
+
+    def __len__(self) -> int:
+        return len(self._monos)
+
+    def mono(self, index: int) -> float:
+        return self._monos[index]
+
+    @property
+    def monos(self) -> array[float]:
+        """Sorted stream times of the records (for bisect); owned by the indexing thread."""
+        return self._monos
+
+    @property
+    def interval_s(self) -> float:
+        """The stream's real interval: a plain log's timer's; a recording's median sample step
+        (its header may hold only the configured interval), else its header's."""
+        if self.mode == "plain":
+            return self._timer.interval_s
+        return self._probe.interval_s(self._placer.interval_s)
+
+    def wall_at(self, index: int, mono: float) -> float | None:
+        if index >= len(self._walls) or math.isnan(self._walls[index]):
+            return None
+        return self._walls[index] - (self._monos[index] - mono)
+
+    def read(self, index: int, noted: set[str], fh: BinaryIO | None = None) -> Record | None:
+        """Record ``index`` parsed from its file with its stream times; None for a line that is
+        not a record. ``noted``: unknown record types already said (one note each). ``fh``: read
+        through this file instead of the index's own (another thread's scan)."""
+        if self._offsets[index] == _SYNTHETIC:
+            return self._synthetic[index]
+        if fh is None:
+            starts = [start for start, _ in self._segments]
+            _, fh = self._segments[bisect_right(starts, index) - 1]
+        fh.seek(self._offsets[index])
+        raw = fh.readline()
+        if self.mode == "recording":
+            record = decode_record_line(raw)
+            if record is None:
+                kind = record_type(raw)
+                if kind is not None and kind not in KNOWN_TYPES and kind not in noted:
+                    noted.add(kind)
+                    return unknown_type_note(kind, self._monos[index])
+                return None
+            if record.t_mono is not None:
+                record.t_mono += self._shifts[bisect_right(self._shifts, (index, math.inf)) - 1][1]
+            if isinstance(record, Event) and record.kind == "seek":
+                # A seek of the viewer that made this recording (older recordings kept them): a
+                # note now, or the UI would take it for a seek of this replay and clear its history.
+                return Event("note", f"recorded: {record.detail}", record.t_wall, record.t_mono)
+            return record
+        sample = parse_line(raw.decode("utf-8", errors="replace"))
+        if not sample.is_sample:
+            return None
+        sample.t_mono = self._monos[index]
+        wall = self._walls[index]
+        sample.t_wall = None if math.isnan(wall) else wall
+        return sample
+
+    def scan(self) -> Iterator[Record]:
+        """Every record of a finished single file, in order, as ``read`` gives them, through a
+        file of its own (so any thread may scan while the replay plays): the replay's ledger is
+        built from this, from the whole file."""
+        noted: set[str] = set()
+        with open(self.path, "rb") as fh:
+            for i in range(len(self._monos)):
+                record = self.read(i, noted, fh)
+                if record is not None:
+                    yield record
+
+    # ----------------------------------------------------------------------------- indexing
+
+    def open_segment(self) -> None:
+        fh = open(self.path, "rb")  # kept open for seeks; closed by close()
+        self._segments.append((len(self._monos), fh))
+        self._read_offset = 0
+
+    def close(self) -> None:
+        for _, fh in self._segments:
+            fh.close()
+
+    def poll(self) -> Iterator[Event]:
+        """Follow: index what was appended; notes for truncation and rotation. ``played_all``
+        (checked through ``rotated_ready``) decides when a rotated file is switched to."""
+        fh = self._segments[-1][1]
+        try:
+            ours = os.fstat(fh.fileno())
+            if ours.st_size < self._read_offset:
+                yield self._truncated()
+                return
+            self.index_new_data(final=False)
+        except OSError:
+            return
+
+    def rotated(self) -> bool:
+        """True when the path now names another file than the one being read."""
+        fh = self._segments[-1][1]
+        try:
+            ours = os.fstat(fh.fileno())
+            current = os.stat(self.path)
+        except OSError:
+            return False  # rotated away and not yet created again: keep the old file
+        return (current.st_ino, current.st_dev) != (ours.st_ino, ours.st_dev)
+
+    def _truncated(self) -> Event:
+        """The file shrank: forget its index and read it again from the start. The timer is
+        kept, so t_mono keeps increasing."""
+        note = Event("note", "file truncated", None, self.last_mono)
+        self.close()
+        self._segments.clear()
+        self._offsets, self._monos, self._walls = array("q"), array("d"), array("d")
+        self._synthetic.clear()
+        self._shifts = [(0, 0.0)]
+        self.mode = self.header = None
+        self.first_mono = self.last_mono = None
+        self.open_segment()
+        self.index_new_data(final=False)
+        return note
+
+    def index_new_data(self, *, final: bool) -> None:
+        """Index the complete lines after the last read (a last line without its newline too
+        when ``final``: the file is finished). Reads in chunks so memory stays small."""
+        fh = self._segments[-1][1]
+        fh.seek(self._read_offset)
+        pos = self._read_offset  # file offset of the first byte of `rest`
+        rest = b""
+        while chunk := fh.read(READ_CHUNK):
+            lines = (rest + chunk).split(b"\n")
+            rest = lines.pop()  # partial: still being written, or continued in the next chunk
+            for raw in lines:
+                self._index_line(raw, pos)
+                pos += len(raw) + 1
+        if final and rest:
+            self._index_line(rest, pos)
+            pos += len(rest)
+        self._read_offset = pos
+        for offset, wall, mono in self._timer.release(final):
+            self._append(offset, mono, wall)
+        if self._monos:
+            self.first_mono, self.last_mono = self._monos[0], self._monos[-1]
+
+    def _index_line(self, raw: bytes, offset: int) -> None:
+        if self.mode is None:
+            if not raw.strip():
+                return
+            header = parse_header_line(raw)
+            self.mode = "plain" if header is None else "recording"
+            if header is not None:
+                check_header(header, f"{self.path}: ")
+                self.header = header
+                self._placer.new_session(header)
+                return
+        if self.mode == "recording":
+            self._index_record(raw, offset)
+            return
+        if b"RAM " not in raw and b"CPU [" not in raw and b"cpu [" not in raw:
+            return  # logfile.is_sample_candidate, on bytes
+        self._timer.add(offset, stamp_of(raw[:40].decode("latin-1")))
+
+    def _index_record(self, raw: bytes, offset: int) -> None:
+        mono = _number(_MONO_KEY.search(raw))
+        if mono is None:
+            if b'"header"' in raw[:64]:
+                header = parse_header_line(raw)
+                if header is not None:
+                    check_header(header, f"{self.path}: ")
+                    self._placer.new_session(header)
+            return  # the header, a cut-off line, or a record without a time
+        wall = _number(_WALL_KEY.search(raw))
+        placed, gap = self._placer.place(mono, wall)
+        if gap is not None:
+            self._append(_SYNTHETIC, placed, wall)
+            self._synthetic[len(self._monos) - 1] = gap
+            self._shifts.append((len(self._monos), placed - mono))
+        if _SAMPLE_TYPE.match(raw):
+            self._probe.sample(placed, after_break=gap is not None)
+        self._append(offset, placed, wall)
+
+    def _append(self, offset: int, mono: float, wall: float | None) -> None:
+        if self._monos and mono < self._monos[-1]:
+            mono = self._monos[-1]  # keep the index sorted for bisect
+        self._offsets.append(offset)
+        self._monos.append(mono)
+        self._walls.append(_NAN if wall is None else wall)
+
