@@ -8,7 +8,9 @@ from importlib import resources
 
 import pytest
 
+from jtop_roof.config import Config
 from jtop_roof.model import Event, Sample
+from jtop_roof.session import build_header
 from jtop_roof.sources.demo import DEMO_LICENSE, DemoSource, demo_log_resource
 
 # git blob id of vlm-benchmarks/assets/results/tegrastats/trt_20260419_013102.raw in
@@ -80,3 +82,11 @@ def test_demo_describes_itself_as_a_real_recording():
     assert info["interval_ms"] == 111
     assert "hokwangchoi/jetson-orin-nano-benchmarks" in info["demo"]["origin"]
     assert any("Demo" in hint for hint in info["hints"])
+
+
+def test_a_recording_of_the_demo_says_its_real_interval():
+    """The header's interval_ms is the stream's (about 9 lines a second), not the config's 1000."""
+    demo = DemoSource()
+    header = build_header(demo, Config(interval_ms=1000))
+    demo.stop()
+    assert header["interval_ms"] == 111

@@ -540,3 +540,15 @@ def test_stamps_decide_the_interval_over_interval_ms():
     fake = FakeTime()
     src = source(DATA / "agxorin_jp6_500ms.log", fake, interval_ms=1000)
     assert src.duration_s == 6.0 and src.describe().interval_ms == 500
+
+
+def test_a_step_longer_than_replay_waits_is_a_gap_played_at_once(tmp_path):
+    """A board without RTC logs 1970 until NTP sets the clock: the jump is not waited for."""
+    path = tmp_path / "ntp.log"
+    path.write_text("".join(stamped_lines([0, 1, 2, 3, 100_000, 100_001])))
+    fake = FakeTime()
+    got = play(source(path, fake), fake)
+    assert kinds([r for r, _ in got]) == ["sample"] * 4 + ["event:gap", "sample", "sample"]
+    gap = got[4][0]
+    assert gap.gap_s == pytest.approx(100_000 - 3) and gap.t_mono == got[5][0].t_mono
+    assert fake.now < 10  # played at once, not after 27 hours

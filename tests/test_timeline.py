@@ -229,3 +229,22 @@ def test_a_day_of_distinct_stamps_is_converted_exactly():
     # the naive stamps pass 02:xx once (read as summer time), so 03:00 CET comes 1 h 1 s after 02:59:59
     assert monos[-1] == 86399 + 3600
     assert all(b > a for a, b in zip(monos, monos[1:], strict=False))
+
+
+def test_a_partial_first_second_takes_the_last_slots_of_it():
+    """The log started at .7 of its first second: its 3 lines of that stamp go at .7, .8, .9."""
+    timeline = Timeline(timezone.utc, 0.1, first_group_lines=3)
+    walls = []
+    for stamp in ("01-01-2026 00:00:00",) * 3 + ("01-01-2026 00:00:01",) * 2:
+        sample = Sample(stamp=stamp)
+        timeline.assign(sample)
+        walls.append(sample.t_wall)
+    start = datetime(2026, 1, 1, tzinfo=timezone.utc).timestamp()
+    assert walls == pytest.approx([start + 0.7, start + 0.8, start + 0.9, start + 1.0, start + 1.1])
+
+
+def test_a_one_hertz_log_keeps_its_first_line_at_its_stamp():
+    timeline = Timeline(timezone.utc, 1.0, first_group_lines=1)
+    sample = Sample(stamp="01-01-2026 00:00:00")
+    timeline.assign(sample)
+    assert sample.t_wall == datetime(2026, 1, 1, tzinfo=timezone.utc).timestamp() and sample.t_mono == 0.0
