@@ -4,9 +4,15 @@ Token based, not positional: field order differs between boards and releases (SW
 some TX2 builds, NVENC between power rails, TK1's GR3D after its engines), so a master regex with
 one named alternative per field walks the line and each match is dispatched on its name. Whatever
 no alternative recognises is kept verbatim in ``Sample.unknown`` and the rest of the line is still
-read. Every accepted form is backed by a real line (research/tegrastats_fields.md, the shared line
-corpus and logs). A line is a sample when it has a RAM or a CPU field; anything else (a ``date``
-header, a blank line) gives ``Sample(is_sample=False, raw=...)``.
+read. A line is a sample when it has a RAM or a CPU field; anything else (a ``date`` header, a
+blank line) gives ``Sample(is_sample=False, raw=...)``.
+
+Units and engines are read by their grammar, not by the shapes seen so far, since boards print
+shapes no capture shows: ``NAME_FREQ`` or ``NAME_LOAD`` followed by ``N%``, ``@N``, ``N%@N``,
+``N%@[N,N...]`` or ``@[N,N...]`` (or ``off``) is a load and clock wherever it appears. EMC and
+GR3D are the memory controller and the GPU (``EMC_FREQ @3199`` is a clock with no load), any other
+name an engine (``NVENC_LOAD 7%``). The engine names tegrastats prints without a suffix (``NVENC
+off``, ``APE 174``, TK1's ``VDE 120``) are known by name.
 
 Speed matters (a 24 h log at 1 Hz is 86,400 lines; sub-second intervals give more), so:
 
@@ -32,16 +38,18 @@ _INT = r"\d{1,12}"
 _DEC = r"\d{1,12}(?:\.\d{1,12})?"
 _GPC_LIST = rf"{_INT}(?:,{_INT})*"
 
-# Engines seen in real lines. A name may carry an instance number (NVENC0, NVJPG1, NVDLA0, PVA0)
-# and a _FREQ/_LOAD suffix that is not part of the stored name (VIC_FREQ -> VIC).
+# A unit's reading: N% | @N | N%@N | N%@[N,N...] | @[N,N...] (load and clock or per-GPC clocks).
+_CLOCKS = rf"@(?:{_INT}|\[{_GPC_LIST}\])"
+_UNIT = rf"(?:{_INT}%(?:{_CLOCKS})?|{_CLOCKS})"
+# Engines that tegrastats prints without a _FREQ/_LOAD suffix. A name may carry an instance number
+# (NVENC0, NVJPG1, NVDLA0, PVA0); the suffix is not part of the stored name (VIC_FREQ -> VIC).
 _ENGINE_NAMES = "APE|VIC|NVENC|NVDEC|NVJPG|OFA|NVDLA|PVA|MSENC|AVP|VDE"
-# NVENC off | VIC 36%@115 | NVENC0_FREQ @0 | VIC_FREQ 729, APE 174, NVENC 716
-_ENGINE = rf"(?:{_ENGINE_NAMES})\d?(?:_FREQ|_LOAD)?\s+(?:off|{_INT}%@{_INT}|@{_INT}|{_INT})"
+# NVENC off | VIC 36%@115 | APE 174 | NVENC0_FREQ @0 | NVENC_LOAD 7% | VIC_FREQ 5%@[115,230]
+_ENGINE = rf"(?:{_ENGINE_NAMES})\d?(?:_FREQ|_LOAD)?\s+(?:off|{_UNIT}|{_INT})"
 # cpu@52.5C | CV0@-256C (sensor off) | JetPack 7: cpu@52.968C/52.968C (current/max)
 _TEMP = rf"[A-Za-z][A-Za-z0-9_]*@-?{_DEC}C(?:/-?{_DEC}C)?"
 # VDD_IN 5000mW/5000mW | POM_5V_IN 1234/1234 (mW) | JetPack 7: now/avg/peak
 _RAIL = rf"[A-Za-z][A-Za-z0-9_]*\s+{_INT}(?:mW)?/{_INT}(?:mW)?(?:/{_INT}(?:mW)?)?"
-
 # One pattern per field; its groups are the values read by _field_value / _read_*.
 _FIELDS = {
     # RAM 4321/62801MB (lfb 1759x4MB); the lfb size comes in kB too (TX2: 1x512kB)
@@ -51,11 +59,11 @@ _FIELDS = {
     "iram": rf"IRAM\s+({_INT})/({_INT})kB(?:\s*\(lfb\s+({_INT})kB\))?",
     # CPU [3%@729,off,...]; the entries are read one by one
     "cpu": r"CPU\s+\[([^\]\s]*)\]",
-    # EMC_FREQ 0%@2133 | EMC_FREQ 0% (not root) | TK1: EMC 3%@924
-    "emc": rf"EMC(?:_FREQ)?\s+({_INT})%(?:@({_INT}))?",
-    # GR3D_FREQ 0%@611 | 0%@[305,305] | 0% (not root) | Thor: @[0,0,0]
+    # EMC_FREQ 0%@2133 | EMC_FREQ 0% (not root) | EMC_FREQ @3199 | TK1: EMC 3%@924
+    "emc": rf"EMC(?:_FREQ|_LOAD)?\s+({_UNIT})",
+    # GR3D_FREQ 0%@611 | 0%@[305,305] | 0% (not root) | Thor: @[0,0,0] | GR3D_FREQ @611
     # early JetPack 5: GR3D2_FREQ 0%@114 (the second GPC) | TK1: GR3D 0%@252
-    "gpu": rf"GR3D(2)?(?:_FREQ)?\s+(?:({_INT})%(?:@(?:\[({_GPC_LIST})\]|({_INT})))?|@\[({_GPC_LIST})\])",
+    "gpu": rf"GR3D(2)?(?:_FREQ|_LOAD)?\s+({_UNIT})",
     "engines": rf"{_ENGINE}(?:\s+{_ENGINE})*",
     "temps": rf"{_TEMP}(?:\s+{_TEMP})*",
     "rails": rf"{_RAIL}(?:\s+{_RAIL})*",
@@ -64,6 +72,9 @@ _FIELDS = {
     # TK1: cpu [25%,7%,1%,1%]@2218 (one clock for every core), EDP limit 0
     "tk1cpu": rf"cpu\s+\[([^\]\s]*)\]@({_INT})",
     "edp": rf"EDP\s+limit\s+({_INT})",
+    # Any other NAME_FREQ/NAME_LOAD with a unit's reading is an engine (EMC and GR3D are above).
+    # Last, and not in the one-match line: a name no board we know prints takes the token walk.
+    "units": rf"(?!(?:EMC|GR3D2?)_(?:FREQ|LOAD)\s)[A-Z][A-Z0-9_]*_(?:FREQ|LOAD)\s+(?:off|{_UNIT})",
 }
 _FIELD_RE = {kind: re.compile(pattern, re.ASCII) for kind, pattern in _FIELDS.items()}
 
@@ -109,9 +120,6 @@ _LINE_GROUPS = ("ram", "swap", "iram", "cpu", "emc", "gpu", "gpu2", "engines", "
 _STAMP = re.compile(r"\s*(\d\d-\d\d-\d{4} \d\d:\d\d:\d\d)(?!\S)", re.ASCII)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _CPU_ENTRY = re.compile(rf"({_INT})%(?:@({_INT}))?", re.ASCII)
-_ENGINE_ITEM = re.compile(
-    rf"({_ENGINE_NAMES})(\d?)(?:_FREQ|_LOAD)?\s+(?:(off)|(\d+)%@(\d+)|@(\d+)|(\d+))", re.ASCII
-)
 
 _SENSOR_OFF = -256.0  # tegrastats prints -256C for a zone whose sensor is unavailable
 _UNREAD = CpuCore(None, None)  # a CPU entry not understood (never cached: it goes to unknown)
@@ -213,9 +221,9 @@ def _walk(raw: str, text: str, pos: int, stamp: str | None) -> Sample:
         elif kind == "rails":
             for name, rail in _read_rails(field).items():
                 _put(rails, rail_counts, name, rail)
-        elif kind == "engines":
-            for name, engine in _read_engines(field).items():
-                _put(engines, engine_counts, name, engine)
+        elif kind == "engines" or kind == "units":
+            for name, engine in _engine_run(field)[0]:
+                _add_engine(engines, engine_counts, name, engine)
         elif kind == "cpu":
             cpus = _read_cpus(field[field.index("[") + 1 : -1], None, unknown)
         elif kind == "ram":
@@ -301,14 +309,19 @@ def _field_value(kind: str, text: str) -> Memory | Iram | Clocked | Gpu:
         used, total, lfb = groups
         value = Iram(float(used), float(total), None if lfb is None else float(lfb))
     elif kind == "emc":
-        load, mhz = groups
-        value = Clocked(float(load), None if mhz is None else int(mhz))
+        load, clocks = _unit(groups[0])
+        value = Clocked(load, max(clocks) if clocks else None)
     else:  # gpu; the GR3D2 group is told apart by _merge_gpu
-        _second, load, clocks, mhz, thor_clocks = groups
-        clocks = clocks or thor_clocks
-        gpc = tuple(map(int, clocks.split(","))) if clocks else (int(mhz),) if mhz else ()
-        value = Gpu(None if load is None else float(load), gpc)
+        value = Gpu(*_unit(groups[1]))
     return _remember(_fields, text, value)
+
+
+def _unit(text: str) -> tuple[float | None, tuple[int, ...]]:
+    """``5%@[611,611]`` -> (5.0, (611, 611)); ``@3199`` -> (None, (3199,)); ``7%`` -> (7.0, ()).
+    The regex has checked the form."""
+    load, _, clocks = text.partition("@")
+    gpc = tuple(map(int, clocks.strip("[]").split(","))) if clocks else ()
+    return (float(load[:-1]) if load else None), gpc
 
 
 def _merge_gpu(gpu: Gpu | None, text: str) -> Gpu:
@@ -433,20 +446,49 @@ def _read_engines(run: str) -> dict[str, Engine]:
     engines: dict[str, Engine] = {}
     counts: dict[str, int] = {}
     for name, engine in items:
-        _put(engines, counts, name, engine)
+        _add_engine(engines, counts, name, engine)
     return engines
 
 
 def _engine_run(run: str) -> tuple:
-    """((name, Engine) per engine, whether a name repeats) of a run of engine tokens."""
+    """((name, Engine) per engine, whether a name repeats) of a run of engine tokens (pairs of
+    name and reading, as the regex has checked)."""
+    cached = _engine_runs.get(run)
+    if cached is not None:
+        return cached
+    tokens = run.split()
     items = []
-    for name, index, off, load, mhz, at, clock in _ENGINE_ITEM.findall(run):
-        if off:
+    for token, reading in zip(tokens[0::2], tokens[1::2], strict=True):
+        name, suffix = token, ""
+        if token.endswith(("_FREQ", "_LOAD")):
+            name, suffix = token[:-5], token[-4:]
+        if reading == "off":
             engine = Engine(None, None, True)
-        elif load:
-            engine = Engine(float(load), int(mhz), False)
+        elif reading.isdigit():  # APE 174: a clock, unless the name says load
+            engine = Engine(float(reading), None) if suffix == "LOAD" else Engine(None, int(reading))
         else:
-            engine = Engine(None, int(at or clock), False)
-        items.append((name + index, engine))
+            load, clocks = _unit(reading)
+            engine = Engine(load, max(clocks) if clocks else None)
+        items.append((name, engine))
     repeats = len({name for name, _ in items}) != len(items)
     return _remember(_engine_runs, run, (tuple(items), repeats))
+
+
+def _add_engine(engines: dict[str, Engine], counts: dict[str, int], name: str, engine: Engine) -> None:
+    """An engine printed twice, once with its load (NVENC_LOAD 7%) and once with its clock
+    (NVENC_FREQ @716), is one engine; any other repeat is kept apart (``_put``)."""
+    seen = engines.get(name)
+    if (
+        seen is not None
+        and not seen.off
+        and not engine.off
+        and (seen.load_pct is None) != (engine.load_pct is None)
+        and (seen.mhz is None) != (engine.mhz is None)
+        and (seen.load_pct is None) == (engine.mhz is None)
+    ):
+        engines[name] = Engine(
+            seen.load_pct if seen.load_pct is not None else engine.load_pct,
+            seen.mhz if seen.mhz is not None else engine.mhz,
+        )
+        return
+    _put(engines, counts, name, engine)
