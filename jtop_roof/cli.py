@@ -35,9 +35,9 @@ def _fail(message: str) -> int:
     return EXIT_USAGE
 
 
-def _source_options() -> argparse.ArgumentParser:
+def _source_options() -> _Parser:
     """Options shared by the monitor and ``record`` (SUPPRESS keeps a subcommand from resetting them)."""
-    common = argparse.ArgumentParser(add_help=False, argument_default=argparse.SUPPRESS)
+    common = _Parser(add_help=False, argument_default=argparse.SUPPRESS)
     common.add_argument("--config", metavar="PATH", help="config file (default: $JROOF_CONFIG, then "
                         "~/.config/jroof/config.yaml)")
     common.add_argument("--source", choices=SOURCES, help="where samples come from (default: auto = "

@@ -134,8 +134,8 @@ def run_headless(
         except OSError as exc:
             _say(f"jroof-tui: cannot finish {recorder.path}: {exc.strerror or exc}")
             status = 1
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
     return status
 
 

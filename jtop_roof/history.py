@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -186,7 +187,7 @@ class History:
         self._columns[key] = np.full(self.capacity, np.nan, dtype=np.float32)
 
     def _write_dynamic(
-        self, prefix: str, names: list[str], values: dict[str, float | None], row: int
+        self, prefix: str, names: list[str], values: Mapping[str, float | None], row: int
     ) -> None:
         for name in values:
             if f"{prefix}:{name}" not in self._columns:

@@ -64,8 +64,8 @@ def _trip_value(raw: Any) -> float | None:
     if isinstance(raw, Sequence) and not isinstance(raw, str):
         typed = [p for p in raw if isinstance(p, Mapping)]
         for kind in _TRIP_PREFERENCE:
-            values = [_trip_value(p.get("temp_c")) for p in typed if p.get("type") == kind]
-            values = [v for v in values if v is not None]
+            found = [_trip_value(p.get("temp_c")) for p in typed if p.get("type") == kind]
+            values = [v for v in found if v is not None]
             if values:
                 return min(values)
         values = [v for v in (_trip_value(p) for p in raw if not isinstance(p, Mapping)) if v is not None]

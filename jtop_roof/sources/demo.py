@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from importlib import resources
+from importlib.abc import Traversable
 
 from jtop_roof.info import SourceInfo
 from jtop_roof.sources.replay import ReplaySource
@@ -20,7 +21,7 @@ DEMO_LOG = "demo_orinnano_super.log"
 DEMO_LICENSE = "LICENSE.demo"
 
 
-def demo_log_resource() -> resources.abc.Traversable:
+def demo_log_resource() -> Traversable:
     """The packaged demo log (read it with ``read_bytes`` or ``resources.as_file``)."""
     return resources.files("jtop_roof") / "data" / DEMO_LOG
 

@@ -129,7 +129,9 @@ class HostSource(Source):
         self._handles: list[Any] | None = None  # None: not started yet
         if nvml is None:
             try:
-                import pynvml as nvml
+                import pynvml
+
+                nvml = pynvml
             except ImportError:
                 nvml = False
                 self._nvml_problem = "nvidia-ml-py is not installed (pip install 'jroof-tui[nvml]')"

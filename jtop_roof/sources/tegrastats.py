@@ -43,7 +43,7 @@ from jtop_roof.sources.base import Source
 from jtop_roof.sources.sysfs import BoardFiles
 
 # Process groups started by any TegrastatsSource and not yet reaped; the atexit hook ends them.
-_LIVE_GROUPS: dict[int, subprocess.Popen] = {}
+_LIVE_GROUPS: dict[int, subprocess.Popen[bytes]] = {}
 _POLL_S = 0.2  # longest wait between checks of the stop flag
 _STDERR_KEEP = 2000  # bytes of the child's stderr kept for the restart message
 
@@ -56,7 +56,7 @@ def _signal_group(pgid: int, sig: int) -> None:
         pass
 
 
-def _wait_unreaped(proc: subprocess.Popen, timeout_s: float) -> int | None:
+def _wait_unreaped(proc: subprocess.Popen[bytes], timeout_s: float) -> int | None:
     """Wait up to ``timeout_s`` for the child to exit, without reaping it: a zombie keeps its pid,
     so the group id cannot be reused while we still signal it. Returns the Popen-style status
     (negative: killed by that signal), or ``None`` while it still runs."""
@@ -147,7 +147,7 @@ class TegrastatsSource(Source):
             is_root = os.geteuid() == 0 or via_sudo
         self._is_root = is_root
         self._stop = threading.Event()
-        self._proc: subprocess.Popen | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
 
     # -- control -------------------------------------------------------------------------------
 
@@ -233,13 +233,13 @@ class TegrastatsSource(Source):
                 if self._stop.wait(delay):
                     return
         finally:
-            proc = self._proc
-            if proc is not None:
-                self._end(proc)
+            running = self._proc
+            if running is not None:
+                self._end(running)
 
     def _gap(self, last_wall: float | None, last_mono: float, resumed: Sample) -> Event:
         """The gap event for samples resuming after a restart, at the resumed sample's time."""
-        gap_s = resumed.t_mono - last_mono
+        gap_s = (last_mono if resumed.t_mono is None else resumed.t_mono) - last_mono
         since = "" if last_wall is None else time.strftime(" since %H:%M:%S", time.localtime(last_wall))
         detail = f"no samples for {gap_s:.1f} s{since} while tegrastats restarted"
         return Event("gap", detail, resumed.t_wall, resumed.t_mono, gap_s=gap_s)
@@ -247,7 +247,7 @@ class TegrastatsSource(Source):
     def _event(self, kind: str, detail: str) -> Event:
         return Event(kind, detail, self._clock(), self._mono())
 
-    def _start(self) -> subprocess.Popen:
+    def _start(self) -> subprocess.Popen[bytes]:
         proc = subprocess.Popen(
             [*self.command, "--interval", str(self.interval_ms)],
             stdin=subprocess.DEVNULL,
@@ -271,7 +271,7 @@ class TegrastatsSource(Source):
             why = exc.strerror or str(exc)
         return f"cannot run {shlex.join(self.command) or '(empty command)'}: {why}"
 
-    def _read(self, proc: subprocess.Popen) -> Iterator[Any]:
+    def _read(self, proc: subprocess.Popen[bytes]) -> Iterator[Any]:
         """Yield stamped samples; finally yield a string saying why the child stopped serving
         (exited or hung). Returns without a reason when ``stop()`` was called."""
         assert proc.stdout is not None and proc.stderr is not None
@@ -326,7 +326,7 @@ class TegrastatsSource(Source):
         return sample
 
     def _exit_reason(
-        self, proc: subprocess.Popen, stderr_tail: bytes, err_fd: int, selector: selectors.BaseSelector
+        self, proc: subprocess.Popen[bytes], stderr_tail: bytes, err_fd: int, selector: selectors.BaseSelector
     ) -> str:
         """Why stdout ended: the exit status and the last words on stderr."""
         code = _wait_unreaped(proc, self._kill_grace_s)
@@ -344,7 +344,7 @@ class TegrastatsSource(Source):
         message = " ".join(stderr_tail.decode("utf-8", "replace").split())
         return f"tegrastats {status}" + (f": {message[-300:]}" if message else "")
 
-    def _end(self, proc: subprocess.Popen) -> None:
+    def _end(self, proc: subprocess.Popen[bytes]) -> None:
         """SIGTERM the group, close our pipe ends, SIGKILL the group after the grace period."""
         if self._proc is proc:
             self._proc = None  # before reaping: stop() must never signal a reused pid

@@ -122,8 +122,8 @@ def _legend(left: str, right: str | None) -> Line:
     return line
 
 
-def _spark(history: History, key: str, width: int, window_s: float | None, low=None, high=None,
-           min_span: float = 0.0) -> str:
+def _spark(history: History, key: str, width: int, window_s: float | None, low: float | None = None,
+           high: float | None = None, min_span: float = 0.0) -> str:
     t_to = history.last_t_mono
     if t_to is None or width <= 0:
         return ""
@@ -185,7 +185,7 @@ class Pane(Vertical):
         else:
             lines = self.lines(view, width)
         self.readout.set_lines(lines)
-        if self.HAS_PLOT:
+        if self.plot is not None:
             self.plot.set_class(not self.has_plot_data(view), "-empty")
         # Setting a border title repaints the whole pane: only when the text changes.
         title, subtitle = self.title(view), self.subtitle(view)

@@ -99,8 +99,8 @@ class TimePlot(PlotextPlot):
         plt.yticks(*nice_ticks(low, high, max_y_ticks))
         if data[True]:
             r_low, r_high = _limits(data[True], right)
-            plt.ylim(r_low, r_high, yside="right")
-            plt.yticks(*nice_ticks(r_low, r_high, max_y_ticks), yside="right")
+            plt.ylim(r_low, r_high, yside="right")  # type: ignore[arg-type]  # plotext's hints are wrong
+            plt.yticks(*nice_ticks(r_low, r_high, max_y_ticks), yside="right")  # type: ignore[arg-type]
         plt.xlim(-span, 0)
         max_ticks = max(2, width // 11)
         wall_now = history.last_t_wall if wall_axis else None
