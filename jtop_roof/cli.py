@@ -232,11 +232,11 @@ def _cmd_record(args: argparse.Namespace, config: Config) -> int:
 def _cmd_monitor(args: argparse.Namespace, config: Config) -> int:
     from jtop_roof.app import run_app
     from jtop_roof.session import make_source, resolve_source_kind
-    from jtop_roof.themes import available_theme_names
+    from jtop_roof.themes import theme_name_error
 
-    themes = available_theme_names()
-    if config.theme not in themes:
-        return _fail(f"unknown theme {config.theme!r}; available: {', '.join(themes)}")
+    problem = theme_name_error(config.theme)
+    if problem is not None:
+        return _fail(problem)
     kind, hint = resolve_source_kind(config, getattr(args, "replay", None))
     source = make_source(config, kind, getattr(args, "replay", None), interactive=True)
     status = run_app(source, config, record_path=config.record, notices=[hint] if hint else ())

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from jtop_roof.model import Event, Marker, Sample
+from jtop_roof.registry import SCALAR_KEYS
 
 #: Upper bound on rows, whatever ``history_s`` and the interval ask for: 200k rows of ~60 float32
 #: columns stay near 50 MB, inside the 150 MB budget for the whole monitor.
@@ -27,16 +28,6 @@ MAX_ROWS = 200_000
 #: How many stream events the event log keeps.
 EVENT_LOG_SIZE = 500
 
-_SCALARS = (
-    "cpu_avg_load",
-    "gpu_load",
-    "gpu_mhz",
-    "emc_load",
-    "emc_mhz",
-    "ram_used_mb",
-    "swap_used_mb",
-    "power_mw",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,8 +42,7 @@ class PhaseMark:
 class History:
     """Ring buffers of the last ``capacity`` samples, one numpy column per series.
 
-    Series keys: ``cpu_avg_load``, ``gpu_load``, ``gpu_mhz``, ``emc_load``, ``emc_mhz``,
-    ``ram_used_mb``, ``swap_used_mb``, ``power_mw`` (``Sample.power_total``), and the dynamic
+    Series keys are the registry's (``jtop_roof.registry``): the fixed ones, and the families
     ``cpu_load:N``, ``cpu_mhz:N``, ``rail:NAME`` (mW now), ``zone:NAME`` (°C). Rails, zones and
     cores are discovered from samples; a new one gets a column of NaN for the rows before it.
     """
@@ -65,7 +55,7 @@ class History:
         self._t_mono = np.zeros(self.capacity, dtype=np.float64)
         self._t_wall = np.full(self.capacity, np.nan, dtype=np.float64)
         self._columns: dict[str, np.ndarray] = {
-            key: np.full(self.capacity, np.nan, dtype=np.float32) for key in _SCALARS
+            key: np.full(self.capacity, np.nan, dtype=np.float32) for key in SCALAR_KEYS
         }
         self._head = 0  # physical row of the oldest sample
         self._count = 0
@@ -128,7 +118,7 @@ class History:
         self._t_mono[row] = t_mono
         self._t_wall[row] = np.nan if sample.t_wall is None else sample.t_wall
         cols = self._columns
-        for key in _SCALARS:
+        for key in SCALAR_KEYS:
             cols[key][row] = np.nan
 
         if sample.cpus is not None:

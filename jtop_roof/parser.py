@@ -29,7 +29,8 @@ Speed matters (a 24 h log at 1 Hz is 86,400 lines; sub-second intervals give mor
 from __future__ import annotations
 
 import re
-from typing import Any
+from re import Match, Pattern
+from typing import Any, TypeVar
 
 from jtop_roof.model import Clocked, CpuCore, Engine, Gpu, Iram, Memory, Rail, Sample
 
@@ -128,11 +129,13 @@ _UNREAD = CpuCore(None, None)  # a CPU entry not understood (never cached: it go
 # are frozen, so samples share them. Each cache is cleared when full, so a live stream stays bounded.
 _CACHE_LIMIT = 16384
 _cpu_cores: dict[str, CpuCore | None] = {}  # "5%@729" -> CpuCore; "off" -> None
-_temp_pairs: dict[str, tuple] = {}  # "cpu@47.6C" -> ("cpu", 47.6), for dict() of a run
-_temp_values: dict[str, tuple] = {}  # "cpu@52.9C/53.1C" -> ("cpu", 52.9, 53.1)
+_temp_pairs: dict[str, tuple[str, float | None]] = {}  # "cpu@47.6C" -> ("cpu", 47.6), for dict() of a run
+# "cpu@52.9C/53.1C" -> ("cpu", 52.9, 53.1)
+_temp_values: dict[str, tuple[str, float | None, float | None]] = {}
 _rail_readings: dict[str, Rail] = {}  # "2801mW/2801mW" -> Rail
-_engine_runs: dict[str, tuple] = {}  # "NVENC off ... APE 174" -> ((name, Engine), ...), repeats?
-_fields: dict[str, object] = {}  # "RAM 6879/62841MB (lfb 3x4MB)" -> Memory, etc.
+# "NVENC off ... APE 174" -> (((name, Engine), ...), whether a name repeats)
+_engine_runs: dict[str, tuple[tuple[tuple[str, Engine], ...], bool]] = {}
+_fields: dict[str, Any] = {}  # "RAM 6879/62841MB (lfb 3x4MB)" -> Memory, etc.
 
 
 def stamp_of(line: str) -> str | None:
@@ -239,10 +242,10 @@ def _walk(raw: str, text: str, pos: int, stamp: str | None) -> Sample:
         elif kind == "mts":
             _add_mts(engines, field)
         elif kind == "tk1cpu":
-            entries, mhz = _FIELD_RE[kind].fullmatch(field).groups()
+            entries, mhz = _matched(_FIELD_RE["tk1cpu"], field).groups()
             cpus = _read_cpus(entries, int(mhz), unknown)
         else:  # edp
-            engines["EDP_LIMIT"] = Engine(None, int(_FIELD_RE[kind].fullmatch(field).group(1)))
+            engines["EDP_LIMIT"] = Engine(None, int(_matched(_FIELD_RE["edp"], field).group(1)))
 
     if ram is None and cpus is None:
         return Sample(is_sample=False, raw=raw, stamp=stamp)
@@ -266,14 +269,24 @@ def _walk(raw: str, text: str, pos: int, stamp: str | None) -> Sample:
 # --- field readers (shared by both paths) ------------------------------------------------------
 
 
-def _remember(cache: dict[str, Any], key: str, value: Any) -> Any:
+V = TypeVar("V")
+
+
+def _matched(pattern: Pattern[str], text: str) -> Match[str]:
+    """The match of text the tokenizer has already checked against this field's form."""
+    m = pattern.fullmatch(text)
+    assert m is not None, text
+    return m
+
+
+def _remember(cache: dict[str, V], key: str, value: V) -> V:
     if len(cache) >= _CACHE_LIMIT:
         cache.clear()
     cache[key] = value
     return value
 
 
-def _put(target: dict, counts: dict[str, int], name: str, value: object) -> str:
+def _put(target: dict[str, V], counts: dict[str, int], name: str, value: V) -> str:
     """Store under ``name``, or, for a name printed again (AGX Orin's two ``NC`` rails), under
     ``NC_2``, ``NC_3``...; ``counts`` remembers the last suffix so that hostile lines repeating one
     name thousands of times stay linear. Returns the key used."""
@@ -290,9 +303,10 @@ def _put(target: dict, counts: dict[str, int], name: str, value: object) -> str:
     return name
 
 
-def _field_value(kind: str, text: str) -> Memory | Iram | Clocked | Gpu:
-    """The model object of a RAM/SWAP/IRAM/EMC/GPU field, cached by the field's text."""
-    groups = _FIELD_RE[kind].fullmatch(text).groups()
+def _field_value(kind: str, text: str) -> Any:
+    """The model object of a RAM/SWAP/IRAM/EMC/GPU field, cached by the field's text: a Memory,
+    Iram, Clocked or Gpu as ``kind`` says (Any: the kind, a string, decides the type)."""
+    groups = _matched(_FIELD_RE[kind], text).groups()
     if kind == "ram":
         used, total, count, size, unit = groups
         value: Memory | Iram | Clocked | Gpu = Memory(
@@ -327,7 +341,7 @@ def _unit(text: str) -> tuple[float | None, tuple[int, ...]]:
 def _merge_gpu(gpu: Gpu | None, text: str) -> Gpu:
     """Early JetPack 5 prints the second GPC as its own field (GR3D2_FREQ): one more GPC clock;
     the load stays the first field's when it has one. Any other GPU field replaces ``gpu``."""
-    value = _fields.get(text) or _field_value("gpu", text)
+    value: Gpu = _fields.get(text) or _field_value("gpu", text)
     if gpu is not None and text.startswith("GR3D2"):
         load = gpu.load_pct if gpu.load_pct is not None else value.load_pct
         return Gpu(load, gpu.gpc_mhz + value.gpc_mhz)
@@ -335,7 +349,7 @@ def _merge_gpu(gpu: Gpu | None, text: str) -> Gpu:
 
 
 def _add_mts(engines: dict[str, Engine], text: str) -> None:
-    fg, bg = _FIELD_RE["mts"].fullmatch(text).groups()
+    fg, bg = _matched(_FIELD_RE["mts"], text).groups()
     engines["MTS_FG"] = Engine(float(fg))
     engines["MTS_BG"] = Engine(float(bg))
 
@@ -397,11 +411,12 @@ def _read_temps(run: str) -> tuple[dict[str, float | None], dict[str, float]]:
     return temps, temps_max
 
 
-def _temp_pair(token: str) -> tuple:
-    return _temp_pairs.get(token) or _remember(_temp_pairs, token, _temp_value(token)[:2])
+def _temp_pair(token: str) -> tuple[str, float | None]:
+    name, celsius, _ = _temp_value(token)
+    return _temp_pairs.get(token) or _remember(_temp_pairs, token, (name, celsius))
 
 
-def _temp_value(token: str) -> tuple:
+def _temp_value(token: str) -> tuple[str, float | None, float | None]:
     """``CPU@44.5C`` -> ("cpu", 44.5, None); ``cpu@52.9C/53.1C`` -> ("cpu", 52.9, 53.1);
     ``-256C`` (sensor off) -> None. The regex has checked the form."""
     name, _, reading = token.partition("@")
@@ -450,7 +465,7 @@ def _read_engines(run: str) -> dict[str, Engine]:
     return engines
 
 
-def _engine_run(run: str) -> tuple:
+def _engine_run(run: str) -> tuple[tuple[tuple[str, Engine], ...], bool]:
     """((name, Engine) per engine, whether a name repeats) of a run of engine tokens (pairs of
     name and reading, as the regex has checked)."""
     cached = _engine_runs.get(run)

@@ -113,6 +113,8 @@ def test_mark_a_phase_and_quit(tmp_path):
         screen = term.wait_for("VDD_IN")
         assert "REPLAY ×2" in screen and "● REC run.jsonl" in screen
         assert "CPU · 6 cores" in screen and "Temperatures" in screen
+        term.keys("space")  # paused: the file's own markers cannot take over the header meanwhile
+        term.wait_for("PAUSED")
         term.keys("m")
         term.wait_for("▶ phase 4")  # the replayed file holds three phases
         assert term.mark_from_script("from script").returncode == 0

@@ -34,6 +34,7 @@ from jtop_roof.metrics import (
     sparkline,
 )
 from jtop_roof.model import Sample
+from jtop_roof.registry import metric
 from jtop_roof.themes import PLOT_COLOURS
 from jtop_roof.thermal import classify_temp
 from jtop_roof.widgets.readout import Chunk, Line, Readout
@@ -313,7 +314,8 @@ class GpuPane(Pane):
         if len(gpu.gpc_mhz) > 1:
             clocks = " · ".join(str(m) for m in gpu.gpc_mhz)
             out.append([("GPC  ", "label"), (clocks, None), (" MHz", "muted")])
-        out.append(_legend("load %", None if gpu.mhz is None else "clock MHz (right)"))
+        out.append(_legend(metric("gpu_load").legend(),
+                           None if gpu.mhz is None else metric("gpu_mhz").legend() + " (right)"))
         return out
 
     def compact_lines(self, view: View, width: int) -> list[Line]:
@@ -355,7 +357,8 @@ class MemoryPane(Pane):
             out.append([("IRAM ", "label"), (f"{sample.iram.used_kb:g}/{sample.iram.total_kb:g}", None),
                         (" kB", "muted")])
         if emc is not None:
-            out.append(_legend("EMC load %", None if emc.mhz is None else "clock MHz (right)"))
+            out.append(_legend(metric("emc_load").legend(),
+                               None if emc.mhz is None else metric("emc_mhz").legend() + " (right)"))
         return out
 
     @staticmethod
@@ -485,7 +488,7 @@ class TrendsPane(Pane):
 
     def lines(self, view: View, width: int) -> list[Line]:
         power = "power W (right)" if view.history.power_source is not None else None
-        return [_legend("GPU load %", power)]
+        return [_legend("GPU " + metric("gpu_load").legend(), power)]
 
     def series(self, view: View) -> tuple[list[Series], Axis, Axis]:
         return ([Series("gpu_load", "plot-1"), Series("power_mw", "plot-2", scale=1e-3, right=True)],
