@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tui_support import FIXTURE, make_config, park_replay, wait_until
 
 from jtop_roof.app import JroofApp
 from jtop_roof.headless import run_headless
@@ -21,7 +22,6 @@ from jtop_roof.report import build_report
 from jtop_roof.session import SessionError, make_source
 from jtop_roof.sources.replay import ReplaySource
 from jtop_roof.timeline import parse_tz
-from tests.tui_support import FIXTURE, make_config, park_replay, wait_until
 
 UTC = parse_tz("UTC")
 ROOT = Path(__file__).resolve().parents[1]

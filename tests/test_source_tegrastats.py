@@ -388,3 +388,18 @@ def test_monitor_killed_outright_child_dies_of_sigpipe(fake_env):
     monitor.kill()
     monitor.wait(timeout=WAIT_S)
     assert gone(pid)  # its next line hits a pipe nobody reads
+
+
+async def test_quitting_the_monitor_leaves_no_child(fake_env, tmp_path):
+    """The whole TUI over the real source: after q, the tegrastats child is gone."""
+    from tui_support import make_config, wait_until
+
+    from jtop_roof.app import JroofApp
+
+    app = JroofApp(make_source(), make_config(), user_themes=tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: len(app.history) >= 3, "live samples from the fake")
+        (pid,) = pids(fake_env)
+        assert alive(pid)
+        await pilot.press("q")
+    assert gone(pid)
