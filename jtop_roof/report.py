@@ -122,9 +122,11 @@ def to_markdown(report: dict[str, Any]) -> str:
         name = _md(span["name"]) + (" (open)" if span["open"] else "")
         out.append(
             f"| {name} | {start} | {span['duration_s']:.1f} | {span['samples']} | {span['gaps']} "
-            f"| {_num(span['energy_j']['total'], 1)} | {_num(span['power_w']['mean'], 2)} "
-            f"| {_num(span['power_w']['peak'], 2)} |"
+            f"| {_num(span['energy_j']['total'], 1) or '—'} | {_num(span['power_w']['mean'], 2) or '—'} "
+            f"| {_num(span['power_w']['peak'], 2) or '—'} |"
         )
+    if report["whole"]["energy_j"]["total"] is None:
+        out += ["", "No rail measures the total input power here: energy per rail only (—: none)."]
     rails = sorted({name for span in _spans(report) for name in span["energy_j"]["rails"]})
     if rails:
         out += ["", "Energy per rail (J; mean W / peak W):", "",
