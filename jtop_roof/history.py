@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from jtop_roof import model
 from jtop_roof.model import Event, Marker, Sample
 from jtop_roof.registry import SCALAR_KEYS
 
@@ -27,7 +28,14 @@ from jtop_roof.registry import SCALAR_KEYS
 MAX_ROWS = 200_000
 #: How many stream events the event log keeps.
 EVENT_LOG_SIZE = 500
-
+#: Series one stream may add, whatever it is fed (one hostile line of 3,000 cores would otherwise
+#: allocate 6,000 full-history columns, 2 GB): cores, and rails and zones each by name ...
+MAX_CORES = model.MAX_CORES
+MAX_NAMES = model.MAX_NAMED
+#: ... and all of them together at most this many bytes (194 columns of 24 h at 1 Hz, 83 of
+#: MAX_ROWS), so the monitor stays inside its 150 MB budget. Past either, a series is not kept,
+#: and an event says so once per family.
+DYNAMIC_BYTES = 64 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +74,7 @@ class History:
         self.rails: list[str] = []
         self.zones: list[str] = []
         self.cores = 0
+        self._refused: set[str] = set()  # families that hit a cap (said once)
         self.power_source: str | None = None
         self.first_t_mono: float | None = None  # stream time of the first sample ever seen
         self.version = 0  # bumped on every change; the UI redraws when it moved
@@ -122,13 +131,14 @@ class History:
             cols[key][row] = np.nan
 
         if sample.cpus is not None:
-            self._ensure_cores(len(sample.cpus))
+            self._ensure_cores(len(sample.cpus), sample)
             loads = []
             for index, core in enumerate(sample.cpus):
                 load = None if core is None else core.load_pct
-                mhz = None if core is None else core.mhz
-                cols[f"cpu_load:{index}"][row] = np.nan if load is None else load
-                cols[f"cpu_mhz:{index}"][row] = np.nan if mhz is None else mhz
+                if index < self.cores:
+                    mhz = None if core is None else core.mhz
+                    cols[f"cpu_load:{index}"][row] = np.nan if load is None else load
+                    cols[f"cpu_mhz:{index}"][row] = np.nan if mhz is None else mhz
                 if load is not None:
                     loads.append(load)
             for index in range(len(sample.cpus), self.cores):
@@ -158,8 +168,8 @@ class History:
             cols["swap_used_mb"][row] = sample.swap.used_mb
 
         rails_mw = {name: rail.now_mw for name, rail in sample.rails.items()}
-        self._write_dynamic("rail", self.rails, rails_mw, row)
-        self._write_dynamic("zone", self.zones, sample.temps_c, row)
+        self._write_dynamic("rail", self.rails, rails_mw, row, sample)
+        self._write_dynamic("zone", self.zones, sample.temps_c, row, sample)
         total = sample.power_total
         if total is not None:
             cols["power_mw"][row] = total.mw
@@ -167,20 +177,36 @@ class History:
         self.latest = sample
         self.version += 1
 
-    def _ensure_cores(self, count: int) -> None:
+    def _ensure_cores(self, count: int, sample: Sample) -> None:
         while self.cores < count:
+            if not self._room("core", self.cores, MAX_CORES, 2, sample):
+                return
             self._new_column(f"cpu_load:{self.cores}")
             self._new_column(f"cpu_mhz:{self.cores}")
             self.cores += 1
+
+    def _room(self, family: str, have: int, cap: int, columns: int, sample: Sample) -> bool:
+        """Whether ``columns`` more of a family fit its cap and the byte budget; says so once when not."""
+        dynamic = len(self._columns) - len(SCALAR_KEYS) + columns
+        if have < cap and dynamic * self.capacity * 4 <= DYNAMIC_BYTES:
+            return True
+        if family not in self._refused:
+            self._refused.add(family)
+            self.add_event(Event(
+                "note", f"more than {have} {family}s in the stream: the rest are not kept in history "
+                "(memory bound)", sample.t_wall, sample.t_mono))
+        return False
 
     def _new_column(self, key: str) -> None:
         self._columns[key] = np.full(self.capacity, np.nan, dtype=np.float32)
 
     def _write_dynamic(
-        self, prefix: str, names: list[str], values: Mapping[str, float | None], row: int
+        self, prefix: str, names: list[str], values: Mapping[str, float | None], row: int, sample: Sample
     ) -> None:
         for name in values:
             if f"{prefix}:{name}" not in self._columns:
+                if not self._room(prefix, len(names), MAX_NAMES, 1, sample):
+                    break
                 self._new_column(f"{prefix}:{name}")
                 names.append(name)
         for name in names:

@@ -19,10 +19,13 @@ seconds. The given interval is used for logs without stamps and when the stamps 
 
 from __future__ import annotations
 
+import errno
 import io
 import itertools
 import json
 import math
+import os
+import stat
 import statistics
 import sys
 import time
@@ -30,11 +33,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import Any, Generic, TextIO, TypeVar
+from typing import Any, BinaryIO, Generic, TypeVar
 
-from jtop_roof.model import SCHEMA_VERSION, Event, Record, Sample, record_from_json
+from jtop_roof.model import SCHEMA_VERSION, Event, Record, Sample, Tally, record_from_json
 from jtop_roof.parser import parse_line, stamp_of
-from jtop_roof.timeline import Timeline, parse_tz
+from jtop_roof.timeline import MAX_YEAR, MIN_YEAR, Timeline, parse_tz
 
 DEFAULT_INTERVAL_S = 1.0  # tegrastats' own default interval
 # Complete stamp groups looked at to infer the interval; few, so that `tegrastats | jroof-tui parse -`
@@ -44,19 +47,99 @@ INFER_MAX_LINES = 600  # stop looking after this many lines even if the groups a
 #: Following a stamped log that is still short: infer the interval from what came within this time
 #: when the stamps have not filled the inference window by then.
 INFER_WAIT_S = 10.0
+#: The longest interval a stream's times may give (the config's bound): stamps or times years
+#: apart would otherwise make replay wait for years before calling a step a gap.
+MAX_INTERVAL_S = 3600.0
 HEADER_MAX_BYTES = 1 << 20  # a header line longer than this is not one of ours
 #: Record types of schema 1 this reader knows; others (added later, additively) are skipped.
 KNOWN_TYPES = ("header", "sample", "marker", "event")
+#: Unknown record types said with a note, at most (a hostile file may hold a million).
+MAX_NOTED_TYPES = 16
 
 K = TypeVar("K")
 
 
-def open_text(path: str | Path) -> TextIO:
-    """Open a log for reading as text; ``"-"`` is stdin. Undecodable bytes become U+FFFD so a
-    damaged log never stops the reader."""
+#: A line longer than this is no tegrastats line nor one of our records: it is skipped without
+#: being held in memory (``/dev/zero``, a binary file, a hostile recording).
+MAX_LINE_BYTES = 1 << 20
+
+
+class LineReader:
+    """Text lines of a binary stream, each at most ``limit`` bytes. A longer line is read past in
+    bounded pieces and given as a blank line (so line numbers hold), counted in ``long_lines``.
+    Undecodable bytes become U+FFFD so a damaged log never stops the reader."""
+
+    def __init__(self, raw: BinaryIO, limit: int = MAX_LINE_BYTES) -> None:
+        self._raw = raw
+        self._limit = limit
+        self.long_lines = 0
+
+    def __iter__(self) -> Iterator[str]:
+        readline, limit = self._raw.readline, self._limit
+        while line := readline(limit + 1):
+            if len(line) > limit and not line.endswith(b"\n"):
+                self.long_lines += 1
+                while (more := readline(limit)) and not more.endswith(b"\n"):
+                    pass
+                line = b"\n"
+            yield line.decode("utf-8", "replace")
+
+    def close(self) -> None:
+        self._raw.close()
+
+    def __enter__(self) -> LineReader:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def open_text(path: str | Path) -> LineReader:
+    """Open a log for reading, by lines (``LineReader``); ``"-"`` is stdin. Only a regular file,
+    a pipe, a socket or a terminal is read: OSError for anything else (``/dev/zero`` would never
+    end). A FIFO without a writer is not waited for: it reads as empty."""
     if str(path) == "-":
-        return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
-    return open(path, encoding="utf-8", errors="replace")  # the caller closes it
+        stdin = sys.stdin.buffer
+        try:
+            _check_readable_kind(os.fstat(stdin.fileno()).st_mode, stdin.isatty(), "stdin")
+        except (AttributeError, io.UnsupportedOperation):
+            pass  # a stand-in without a descriptor (tests)
+        return LineReader(stdin)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        _check_readable_kind(os.fstat(fd).st_mode, os.isatty(fd), str(path))
+        os.set_blocking(fd, True)
+        return LineReader(open(fd, "rb", closefd=True))  # the caller closes it
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _check_readable_kind(mode: int, tty: bool, name: str) -> None:
+    if stat.S_ISREG(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or tty:
+        return
+    _refuse(mode, "not a regular file or a pipe", name)
+
+
+def _refuse(mode: int, why: str, name: str) -> None:
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), name)
+    raise OSError(errno.EINVAL, why, name)
+
+
+def open_regular(path: str | Path) -> BinaryIO:
+    """Open a file that must be a regular one (replay, report: they seek and read it again), in
+    binary; OSError for a FIFO, a device or a directory, without waiting on a FIFO's writer."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            _refuse(mode, "not a regular file", str(path))
+        os.set_blocking(fd, True)
+        return open(fd, "rb", closefd=True)
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def parse_header_line(line: str | bytes) -> dict[str, Any] | None:
@@ -69,7 +152,7 @@ def parse_header_line(line: str | bytes) -> dict[str, Any] | None:
         return None
     try:
         obj = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if isinstance(obj, dict) and obj.get("type") == "header":
         return obj
@@ -79,24 +162,25 @@ def parse_header_line(line: str | bytes) -> dict[str, Any] | None:
 def read_header(path: str | Path) -> dict[str, Any] | None:
     """The header of one of our recordings, or None for a plain tegrastats log (or an empty file).
     Raises OSError when the file cannot be read."""
-    with open(path, "rb") as f:
-        for raw in f:
+    with open_regular(path) as f:
+        for raw in LineReader(f, HEADER_MAX_BYTES):
             if raw.strip():
-                return parse_header_line(raw[:HEADER_MAX_BYTES])
+                return parse_header_line(raw)
     return None
 
 
-def decode_record_line(line: str | bytes) -> Record | None:
+def decode_record_line(line: str | bytes, tally: Tally | None = None) -> Record | None:
     """One line of a recording -> record. None for a blank, header, unknown or malformed line (a
-    kill -9 can leave the last line cut short); never raises."""
+    kill -9 can leave the last line cut short); bad values are nulled and counted in ``tally``
+    (``model.record_from_json``); never raises."""
     text = line.strip()
     if not text:
         return None
     try:
         obj = json.loads(text)
-        return record_from_json(obj) if isinstance(obj, dict) else None
-    except (ValueError, TypeError, KeyError, AttributeError):
+    except (ValueError, RecursionError):  # RecursionError: [[[[...]]]] nested past the stack
         return None
+    return record_from_json(obj, tally) if isinstance(obj, dict) else None
 
 
 def is_sample_candidate(line: str) -> bool:
@@ -105,8 +189,12 @@ def is_sample_candidate(line: str) -> bool:
 
 
 def stamp_seconds(stamp: str) -> float:
-    """Seconds of a ``MM-DD-YYYY HH:MM:SS`` stamp on a naive scale: only differences are used."""
-    return datetime.strptime(stamp, "%m-%d-%Y %H:%M:%S").timestamp()
+    """Seconds of a ``MM-DD-YYYY HH:MM:SS`` stamp on a naive scale: only differences are used.
+    ValueError for an invalid stamp or one the Timeline reads as none (a year out of range)."""
+    when = datetime.strptime(stamp, "%m-%d-%Y %H:%M:%S")
+    if not MIN_YEAR <= when.year <= MAX_YEAR:
+        raise ValueError(f"stamp year out of range: {stamp!r}")
+    return when.timestamp()
 
 
 def infer_interval_s(stamps: Iterable[str | None]) -> float | None:
@@ -137,7 +225,8 @@ def infer_interval_s(stamps: Iterable[str | None]) -> float | None:
         return None
     # Whole milliseconds, rounded down: 46 lines a second is 0.021 s, not 0.022 s, which would
     # spread a 46-line second over 0.99 s and a 47-line one past its end.
-    return max(math.floor(statistics.median(ratios) * 1000 + 1e-6), 1) / 1000
+    median = min(statistics.median(ratios), MAX_INTERVAL_S)
+    return max(math.floor(median * 1000 + 1e-6), 1) / 1000
 
 
 def window_is_complete(stamp_groups: int, lines: int) -> bool:
@@ -222,7 +311,7 @@ def record_type(line: str | bytes) -> str | None:
     """The ``type`` of a recording line (None for a blank or malformed line)."""
     try:
         obj = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     kind = obj.get("type") if isinstance(obj, dict) else None
     return kind if isinstance(kind, str) else None
@@ -293,11 +382,12 @@ class PlainTimer(Generic[K]):
 @dataclass
 class ReadStats:
     """What a reader skipped, for commands that say so (``parse``, ``report``): the 1-based
-    numbers of lines that were not valid records, and whether the file's last line was one of
-    them (a recording cut short by a kill or a full disk)."""
+    numbers of lines that were not valid records, whether the file's last line was one of them (a
+    recording cut short by a kill or a full disk), and the values decoding nulled or dropped."""
 
     skipped_lines: list[int] = field(default_factory=list)
     last_line: int = 0
+    tally: Tally = field(default_factory=Tally)
     #: The stream's interval as the replay's index finds it (see ``FileIndex.interval_s``).
     interval_s: float | None = None
 
@@ -329,7 +419,8 @@ class IntervalProbe:
         if not self._steps:
             return fallback
         steps = sorted(self._steps)
-        return steps[(len(steps) - 1) // 2]  # the lower median: one long step does not move it
+        # the lower median: one long step does not move it
+        return min(steps[(len(steps) - 1) // 2], MAX_INTERVAL_S)
 
 
 def iter_records(
@@ -372,25 +463,27 @@ def _recording_records(header: Mapping[str, Any], rest: Iterator[str], stats: Re
         if not line.strip():
             continue
         stats.last_line = number
-        record = decode_record_line(line)
+        record = decode_record_line(line, stats.tally)
         if record is None:
             kind = record_type(line)
             if kind == "header":
                 placer.new_session(parse_header_line(line) or {})
             elif kind is None:
                 stats.skipped_lines.append(number)
-            elif kind not in KNOWN_TYPES and kind not in noted:
+            elif kind not in KNOWN_TYPES and kind not in noted and len(noted) < MAX_NOTED_TYPES:
                 noted.add(kind)
                 yield unknown_type_note(kind, last_mono)
             continue
-        if record.t_mono is not None:
-            record.t_mono, gap = placer.place(record.t_mono, record.t_wall)
-            last_mono = record.t_mono
-            if isinstance(record, Sample):
-                probe.sample(record.t_mono, after_break=gap is not None)
-                stats.interval_s = probe.interval_s(placer.interval_s)
-            if gap is not None:
-                yield gap
+        if record.t_mono is None:  # no time to place it by (the replay's index skips it too)
+            stats.skipped_lines.append(number)
+            continue
+        record.t_mono, gap = placer.place(record.t_mono, record.t_wall)
+        last_mono = record.t_mono
+        if isinstance(record, Sample):
+            probe.sample(record.t_mono, after_break=gap is not None)
+            stats.interval_s = probe.interval_s(placer.interval_s)
+        if gap is not None:
+            yield gap
         yield record
 
 

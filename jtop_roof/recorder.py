@@ -22,7 +22,6 @@ Durability rules, and why:
 from __future__ import annotations
 
 import json
-import math
 import os
 import threading
 import time
@@ -30,7 +29,16 @@ from collections.abc import Callable
 from typing import Any
 
 import jtop_roof
-from jtop_roof.model import MARKER_KINDS, SCHEMA_VERSION, Event, Marker, Record, Sample, record_to_json
+from jtop_roof.model import (
+    MARKER_KINDS,
+    SCHEMA_VERSION,
+    Event,
+    Marker,
+    Record,
+    Sample,
+    json_line,
+    record_to_json,
+)
 
 # The first line of an existing file is read at most this far to recognise our header.
 _HEADER_PROBE_BYTES = 1 << 16
@@ -209,23 +217,9 @@ class Recorder:
 
 
 def _encode(obj: dict[str, Any]) -> bytes:
-    """One compact JSON line. NaN and infinities become null (JSON has neither); characters that
+    """One compact JSON line (``model.json_line``: NaN and infinities are null); characters that
     cannot be UTF-8 (lone surrogates from undecodable bytes) become JSON escapes, still valid."""
-    try:
-        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except ValueError:
-        text = json.dumps(_finite(obj), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return (text + "\n").encode("utf-8", "backslashreplace")
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(item) for item in value]
-    return value
+    return json_line(obj).encode("utf-8", "backslashreplace")
 
 
 def _starts_with_our_header(fd: int) -> bool:

@@ -41,6 +41,8 @@ from jtop_roof.model import Sample
 _OFFSET = re.compile(r"(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d{2}))?", re.ASCII)
 _STAMP_FORM = re.compile(r"(\d\d)-(\d\d)-(\d{4}) (\d\d):(\d\d):(\d\d)", re.ASCII)
 _MINUTE_SECOND = re.compile(r":([0-5]\d):([0-5]\d)", re.ASCII)
+#: Stamps outside these years are read as no stamp (the sample continues one interval on).
+MIN_YEAR, MAX_YEAR = 1970, 2999
 _HOUR_CACHE_LIMIT = 4096  # distinct hours kept (about 170 days of a log); cleared when full
 
 
@@ -164,6 +166,8 @@ class Timeline:
         if m is None:
             return None
         month, day, year, hour, minute, second = map(int, m.groups())
+        if not MIN_YEAR <= year <= MAX_YEAR:
+            return None  # year 0001 or 9999: no board's clock, and overflows near the ends
         try:
             exact = datetime(year, month, day, hour, minute, second, tzinfo=self.tz, fold=fold)
             epoch = exact.timestamp()

@@ -26,16 +26,19 @@ from typing import Any, BinaryIO
 
 from jtop_roof.logfile import (
     KNOWN_TYPES,
+    MAX_LINE_BYTES,
+    MAX_NOTED_TYPES,
     IntervalProbe,
     PlainTimer,
     SessionPlacer,
     check_header,
     decode_record_line,
+    open_regular,
     parse_header_line,
     record_type,
     unknown_type_note,
 )
-from jtop_roof.model import Event, Record
+from jtop_roof.model import MAX_MONO_S, MAX_WALL_S, Event, Record, Tally
 from jtop_roof.parser import parse_line, stamp_of
 
 READ_CHUNK = 1 << 22
@@ -49,14 +52,15 @@ _NAN = float("nan")
 _SYNTHETIC = -1  # offset of an index entry that is not a line (a session's gap event)
 
 
-def _number(match: re.Match[bytes] | None) -> float | None:
+def _number(match: re.Match[bytes] | None, high: float) -> float | None:
+    """The time a key holds when it is one ``model.record_from_json`` keeps (0 ... high), else None."""
     if match is None or match.group(1) == b"null":
         return None
     try:
         value = float(match.group(1))
     except ValueError:
         return None
-    return value if math.isfinite(value) else None
+    return value if 0 <= value <= high else None
 
 
 class FileIndex:
@@ -81,6 +85,11 @@ class FileIndex:
         self._timer: PlainTimer[int] = PlainTimer(tz, interval_s, clock=clock)
         self._probe = IntervalProbe()
         self._read_offset = 0  # bytes of the current segment indexed (complete lines only)
+        self._skipping = False  # inside a line longer than MAX_LINE_BYTES
+        self._notes: list[str] = []  # notes waiting for the next record's time
+        #: Lines longer than MAX_LINE_BYTES skipped; values nulled or dropped reading records.
+        self.long_lines = 0
+        self.tally = Tally()
         #: Read by other threads: times of the first and last record indexed.
         self.first_mono: float | None = None
         self.last_mono: float | None = None
@@ -122,16 +131,19 @@ class FileIndex:
             starts = [start for start, _ in self._segments]
             _, fh = self._segments[bisect_right(starts, index) - 1]
         fh.seek(self._offsets[index])
-        raw = fh.readline()
+        raw = fh.readline(MAX_LINE_BYTES + 1)
         if self.mode == "recording":
-            record = decode_record_line(raw)
+            record = decode_record_line(raw, self.tally)
             if record is None:
                 kind = record_type(raw)
-                if kind is not None and kind not in KNOWN_TYPES and kind not in noted:
+                if (kind is not None and kind not in KNOWN_TYPES and kind not in noted
+                        and len(noted) < MAX_NOTED_TYPES):
                     noted.add(kind)
                     return unknown_type_note(kind, self._monos[index])
                 return None
-            if record.t_mono is not None:
+            if record.t_mono is None:
+                record.t_mono = self._monos[index]  # the time the index found (a duplicated key)
+            else:
                 record.t_mono += self._shifts[bisect_right(self._shifts, (index, math.inf)) - 1][1]
             if isinstance(record, Event) and record.kind == "seek":
                 # A seek of the viewer that made this recording (older recordings kept them): a
@@ -151,7 +163,7 @@ class FileIndex:
         file of its own (so any thread may scan while the replay plays): the replay's ledger is
         built from this, from the whole file."""
         noted: set[str] = set()
-        with open(self.path, "rb") as fh:
+        with open_regular(self.path) as fh:
             for i in range(len(self._monos)):
                 record = self.read(i, noted, fh)
                 if record is not None:
@@ -160,7 +172,8 @@ class FileIndex:
     # ----------------------------------------------------------------------------- indexing
 
     def open_segment(self) -> None:
-        fh = open(self.path, "rb")  # kept open for seeks; closed by close()
+        """Raises OSError for a path that is not a regular file (a FIFO, ``/dev/zero``)."""
+        fh = open_regular(self.path)  # kept open for seeks; closed by close()
         self._segments.append((len(self._monos), fh))
         self._read_offset = 0
 
@@ -202,6 +215,7 @@ class FileIndex:
         self._shifts = [(0, 0.0)]
         self.mode = self.header = None
         self.first_mono = self.last_mono = None
+        self._skipping = False
         self.open_segment()
         self.index_new_data(final=False)
         return note
@@ -219,6 +233,11 @@ class FileIndex:
             for raw in lines:
                 self._index_line(raw, pos)
                 pos += len(raw) + 1
+            if len(rest) > MAX_LINE_BYTES:
+                self._long_line(pos)  # not held: read past up to its newline
+                pos += len(rest)
+                rest = b""
+                self._skipping = True
         if final and rest:
             self._index_line(rest, pos)
             pos += len(rest)
@@ -228,7 +247,20 @@ class FileIndex:
         if self._monos:
             self.first_mono, self.last_mono = self._monos[0], self._monos[-1]
 
+    def _long_line(self, offset: int) -> None:
+        if not self._skipping:
+            self.long_lines += 1
+            if self.long_lines == 1:
+                self._notes.append(f"skipped a line longer than {MAX_LINE_BYTES >> 20} MiB "
+                                   f"(at byte {offset}); later ones are skipped too")
+
     def _index_line(self, raw: bytes, offset: int) -> None:
+        if self._skipping:  # the end of a line too long to index
+            self._skipping = False
+            return
+        if len(raw) > MAX_LINE_BYTES:
+            self._long_line(offset)
+            return
         if self.mode is None:
             if not raw.strip():
                 return
@@ -247,7 +279,7 @@ class FileIndex:
         self._timer.add(offset, stamp_of(raw[:40].decode("latin-1")))
 
     def _index_record(self, raw: bytes, offset: int) -> None:
-        mono = _number(_MONO_KEY.search(raw))
+        mono = _number(_MONO_KEY.search(raw), MAX_MONO_S)
         if mono is None:
             if b'"header"' in raw[:64]:
                 header = parse_header_line(raw)
@@ -255,7 +287,7 @@ class FileIndex:
                     check_header(header, f"{self.path}: ")
                     self._placer.new_session(header)
             return  # the header, a cut-off line, or a record without a time
-        wall = _number(_WALL_KEY.search(raw))
+        wall = _number(_WALL_KEY.search(raw), MAX_WALL_S)
         placed, gap = self._placer.place(mono, wall)
         if gap is not None:
             self._append(_SYNTHETIC, placed, wall)
@@ -268,6 +300,11 @@ class FileIndex:
     def _append(self, offset: int, mono: float, wall: float | None) -> None:
         if self._monos and mono < self._monos[-1]:
             mono = self._monos[-1]  # keep the index sorted for bisect
+        while self._notes:  # said at the first record after them
+            self._synthetic[len(self._monos)] = Event("note", self._notes.pop(0), None, mono)
+            self._offsets.append(_SYNTHETIC)
+            self._monos.append(mono)
+            self._walls.append(_NAN)
         self._offsets.append(offset)
         self._monos.append(mono)
         self._walls.append(_NAN if wall is None else wall)
