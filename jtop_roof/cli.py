@@ -107,8 +107,8 @@ def _load(args: argparse.Namespace) -> Config:
 
 
 def _cmd_parse(args: argparse.Namespace) -> int:
-    from jtop_roof.logfile import RecordingError, iter_records
-    from jtop_roof.model import Sample, record_to_json, sample_to_json
+    from jtop_roof.logfile import MAX_LINE_BYTES, ReadStats, RecordingError, iter_records
+    from jtop_roof.model import MAX_CORES, MAX_NAMED, Sample, json_line, record_to_json, sample_to_json
     from jtop_roof.timeline import parse_tz
 
     if args.interval_ms is not None and args.interval_ms < MIN_INTERVAL_MS:
@@ -122,21 +122,56 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     except OSError as exc:
         return _fail(f"cannot read {args.file}: {exc.strerror or exc}")
     interval_s = None if args.interval_ms is None else args.interval_ms / 1000.0
-    out = sys.stdout
+    stats = ReadStats()
+    write = sys.stdout.write
     try:
         with stream:
-            for record in iter_records(stream, tz=tz, interval_s=interval_s):
+            for record in iter_records(stream, tz=tz, interval_s=interval_s, stats=stats):
                 if isinstance(record, Sample):
                     obj: dict[str, Any] = sample_to_json(record)
                     if not record.is_sample:
                         obj["line"] = record.raw
                 else:
                     obj = record_to_json(record)
-                out.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
+                write(json_line(obj))
     except RecordingError as exc:
-        out.flush()
+        sys.stdout.flush()
         return _fail(f"cannot parse {args.file}: {exc}")
-    out.flush()
+    except OSError as exc:
+        sys.stdout.flush()
+        return _fail(f"cannot read {args.file}: {exc.strerror or exc}")
+    sys.stdout.flush()
+    said = []
+    if stats.skipped_lines:
+        said.append(f"skipped {len(stats.skipped_lines)} lines that are not records")
+    if stream.long_lines:
+        said.append(f"skipped {stream.long_lines} lines longer than {MAX_LINE_BYTES >> 20} MiB")
+    if stats.tally.nulled:
+        said.append(f"nulled {stats.tally.nulled} values of the wrong type or range")
+    if stats.tally.dropped:
+        said.append(f"dropped {stats.tally.dropped} entries past {MAX_CORES} cores or {MAX_NAMED} "
+                    "rails, zones or engines a line")
+    if said:
+        print(f"jroof-tui: {args.file}: " + "; ".join(said), file=sys.stderr)
+    return 0
+
+
+def _cmd_roof(args: argparse.Namespace, config: Config) -> int:
+    """``devices`` and ``roof``: the database (with the config's entries) and its arithmetic."""
+    from jtop_roof.devices import DeviceError, load_devices
+    from jtop_roof.roof_cli import cmd_devices, cmd_roof
+
+    try:
+        db = load_devices(config.devices)
+        if args.command == "devices":
+            print("\n".join(cmd_devices(db)))
+            return 0
+        text, warnings = cmd_roof(db, args.device, args.gpu_mhz, args.emc_mhz, args.power_mode, args.json)
+    except DeviceError as exc:
+        return _fail(str(exc))
+    for warning in warnings:
+        print(f"jroof-tui: {warning}", file=sys.stderr)
+    print(text)
     return 0
 
 

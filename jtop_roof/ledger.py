@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from jtop_roof.model import auto_phase_name
+from jtop_roof.model import MAX_NAMED, auto_phase_name
 
 #: Event kinds that break the stream: no energy is integrated across them.
 BREAK_EVENTS = ("gap", "source_restart", "source_error", "seek")
@@ -223,8 +223,9 @@ def _integrate(
         span.energy_j = (span.energy_j or 0.0) + (total_mw + previous.total_mw) * 0.5e-3 * step
     for name, mw in rails_mw.items():
         before = previous.rails_mw.get(name)
-        if before is not None:
-            span.rails_j[name] = span.rails_j.get(name, 0.0) + (mw + before) * 0.5e-3 * step
+        joules = span.rails_j.get(name)  # None for a rail past MAX_NAMED (not counted)
+        if before is not None and joules is not None:
+            span.rails_j[name] = joules + (mw + before) * 0.5e-3 * step
 
 
 def _count(
@@ -242,5 +243,7 @@ def _count(
             span.energy_j = 0.0
     for name, mw in rails_mw.items():
         peak = span.rail_peak_mw.get(name)
+        if peak is None and len(span.rail_peak_mw) >= MAX_NAMED:
+            continue  # a hostile stream naming new rails every line must not grow the ledger
         span.rail_peak_mw[name] = mw if peak is None else max(peak, mw)
         span.rails_j.setdefault(name, 0.0)
