@@ -32,6 +32,7 @@ from textual.widget import Widget
 from textual.widgets import Footer
 from textual.worker import get_current_worker
 
+from jtop_roof.board import precisions_of, roof_state
 from jtop_roof.config import Config
 from jtop_roof.history import History
 from jtop_roof.info import SourceInfo
@@ -46,7 +47,7 @@ from jtop_roof.metrics import fmt_duration, fmt_speed, printable
 from jtop_roof.model import Sample
 from jtop_roof.pipeline import Pipeline, RecordingSink
 from jtop_roof.recorder import Recorder
-from jtop_roof.session import auto_record_path, file_ledger_builder, open_recording
+from jtop_roof.session import auto_record_path, board_options, file_ledger_builder, open_recording
 from jtop_roof.sources.base import ReplayControls, Source
 from jtop_roof.terminal import TerminalWatch
 from jtop_roof.themes import (
@@ -134,6 +135,9 @@ class JroofApp(App[int]):
         # The same key kept out of the footer: a narrow replay footer needs the room for seek.
         Binding("t", "cycle_theme_unlisted", "theme", show=False, tooltip="Next colour theme", id="theme"),
         Binding("z", "zoom", "zoom", tooltip="Time window: 30 s, 2 min, 10 min, 1 h, all", id="zoom"),
+        Binding("p", "cycle_precision", "precision", show=False,
+                tooltip="Roofline precision: FP32, FP16, INT8...",
+                id="precision"),
         Binding("f", "focus_pane", "focus", tooltip="One pane full-screen, each in turn", id="focus"),
         Binding("question_mark", "help", "help", key_display="?", tooltip="This list", id="help"),
         Binding("q", "quit", "quit", tooltip="Quit (the recording is kept)", id="quit"),
@@ -145,6 +149,8 @@ class JroofApp(App[int]):
     focused_pane: reactive[str | None] = reactive(None, init=False)
     #: The phase open at the newest record shown (the header, the end key).
     phase: reactive[str | None] = reactive(None, init=False)
+    #: The precision the roofline draws (None: the device's first); the p key cycles it.
+    precision: reactive[str | None] = reactive(None, init=False)
 
     def __init__(
         self,
@@ -173,6 +179,7 @@ class JroofApp(App[int]):
             interval_s=config.interval_ms / 1000.0,
             info=SourceInfo(source.kind),
             sink=RecordingSink(recorder, forward_only=self.replay),
+            **board_options(config),
         )
         self._mono = mono
         self._wall = wall
@@ -369,6 +376,7 @@ class JroofApp(App[int]):
             phase = None if last is None else ledger.phase_at(last)
         else:
             phase = ledger.current
+        board = pipeline.board
         return View(
             history=pipeline.history,
             thresholds=self.config.thresholds,
@@ -379,6 +387,8 @@ class JroofApp(App[int]):
             whole=ledger.whole,
             phase=phase,
             notes=self._notes,
+            board=board,
+            roof=roof_state(board, pipeline.history.latest, self.precision),
         )
 
     def _redraw(self) -> None:
@@ -626,6 +636,17 @@ class JroofApp(App[int]):
 
     def action_cycle_theme_unlisted(self) -> None:
         self.action_cycle_theme()
+
+    def action_cycle_precision(self) -> None:
+        available = precisions_of(self.pipeline.board)
+        if not available:
+            return
+        current = roof_state(self.pipeline.board, None, self.precision).precision
+        index = available.index(current) if current in available else -1
+        self.precision = available[(index + 1) % len(available)]
+
+    def watch_precision(self) -> None:
+        self.redraw_now()
 
     def action_zoom(self) -> None:
         current = self.window_s

@@ -52,7 +52,17 @@ def _source_options() -> _Parser:
                         "machine's)")
     common.add_argument("--tegrastats-command", metavar="CMD", dest="tegrastats_command",
                         help="how to run tegrastats, e.g. 'sudo -n tegrastats' (default: tegrastats)")
+    _board_options(common)
     return common
+
+
+def _board_options(parser: argparse.ArgumentParser) -> None:
+    """``--device`` and ``--power-mode``: for every command that reads samples."""
+    parser.add_argument("--device", metavar="ID", default=argparse.SUPPRESS,
+                        help="the board or GPU, by its device-database id (`jroof-tui devices`), where "
+                        "the source does not say (plain logs)")
+    parser.add_argument("--power-mode", metavar="NAME", dest="power_mode", default=argparse.SUPPRESS,
+                        help="the nvpmodel mode (e.g. 7W, MAXN_SUPER) where the source does not say")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,7 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--record", metavar="FILE", default=argparse.SUPPRESS,
                         help="record every sample to FILE (JSON Lines) while monitoring")
     parser.add_argument("--theme", metavar="NAME", default=argparse.SUPPRESS, help="colour theme")
-    sub = parser.add_subparsers(dest="command", metavar="{record,parse,report,mark}", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="{record,parse,report,devices,roof,mark}",
+                                parser_class=_Parser)
     record = sub.add_parser("record", parents=[common], help="record without the TUI (scripts, SSH)",
                             description="Record samples to FILE without a screen, until --duration "
                             "elapses or SIGINT/SIGTERM/SIGHUP.")
@@ -89,6 +100,23 @@ def build_parser() -> argparse.ArgumentParser:
                         help="spacing of lines without timestamps (default 1000)")
     report.add_argument("--tz", metavar="ZONE", default=None,
                         help="zone of tegrastats stamps and of the times printed (default: this machine's)")
+    report.add_argument("--config", metavar="PATH", default=argparse.SUPPRESS,
+                        help="config file (its `devices:` entries)")
+    _board_options(report)
+    devices = sub.add_parser("devices", help="list the device database, one device per line",
+                             description="The devices jroof knows (packaged, plus the config's "
+                             "`devices:`): id, name, memory, nvpmodel modes.")
+    devices.add_argument("--config", metavar="PATH", default=argparse.SUPPRESS, help="config file")
+    roof = sub.add_parser("roof", help="the roofline ceilings of a device at given clocks",
+                          description="Peak FLOP/s per precision, memory bandwidth and ridge points at "
+                          "the given clocks (default: the power mode's maximum, else the device's).")
+    roof.add_argument("--device", metavar="ID", required=True, help="device-database id")
+    roof.add_argument("--gpu-mhz", metavar="F", type=float, dest="gpu_mhz", default=None)
+    roof.add_argument("--emc-mhz", metavar="F", type=float, dest="emc_mhz", default=None,
+                      help="memory clock (tegrastats' EMC_FREQ; NVML's memory clock on a dGPU)")
+    roof.add_argument("--power-mode", metavar="NAME", dest="power_mode", default=None)
+    roof.add_argument("--json", action="store_true", help="JSON with the documented keys")
+    roof.add_argument("--config", metavar="PATH", default=argparse.SUPPRESS, help="config file")
     mark = sub.add_parser("mark", help="start (or --end) a phase in every running jroof-tui of this user",
                           description="For benchmark scripts: mark a phase boundary in the running "
                           "monitors (TUI or record) of this user, through a per-user Unix socket.")
@@ -98,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _CONFIG_OVERRIDES = ("source", "interval_ms", "tz", "speed", "follow", "tegrastats_command", "record",
-                     "theme")
+                     "theme", "device", "power_mode")
 
 
 def _load(args: argparse.Namespace) -> Config:
@@ -175,9 +203,11 @@ def _cmd_roof(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
-def _cmd_report(args: argparse.Namespace) -> int:
+def _cmd_report(args: argparse.Namespace, config: Config) -> int:
+    from jtop_roof.info import SourceInfo
     from jtop_roof.logfile import ReadStats, RecordingError, read_header
     from jtop_roof.report import build_report, to_csv, to_markdown
+    from jtop_roof.session import board_options
     from jtop_roof.timeline import parse_tz
 
     if args.interval_ms is not None and args.interval_ms < MIN_INTERVAL_MS:
@@ -202,7 +232,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
         if header is not None:
             source.update({key: header.get(key) for key in ("model", "host") if header.get(key)})
         interval_s = None if args.interval_ms is None else args.interval_ms / 1000.0
-        report = build_report(lines, source=source, tz=tz, interval_s=interval_s, stats=stats)
+        report = build_report(lines, source=source, tz=tz, interval_s=interval_s, stats=stats,
+                              info=SourceInfo.from_mapping(header or {}, source="replay"),
+                              board=board_options(config))
     except OSError as exc:
         return _fail(f"cannot read {path}: {exc.strerror or exc}")
     except RecordingError as exc:
@@ -261,7 +293,7 @@ def _cmd_record(args: argparse.Namespace, config: Config) -> int:
     except OSError as exc:
         source.stop()
         return _fail(f"cannot write {args.file}: {exc.strerror or exc}")
-    return run_headless(source, recorder, duration, listen_for_markers=True)
+    return run_headless(source, recorder, duration, config=config, listen_for_markers=True)
 
 
 def _cmd_monitor(args: argparse.Namespace, config: Config) -> int:
@@ -287,11 +319,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "parse":
             return _cmd_parse(args)
-        if args.command == "report":
-            return _cmd_report(args)
         if args.command == "mark":
             return _cmd_mark(args)
         config = _load(args)
+        if args.command == "report":
+            return _cmd_report(args, config)
+        if args.command in ("devices", "roof"):
+            return _cmd_roof(args, config)
         if args.command == "record":
             return _cmd_record(args, config)
         return _cmd_monitor(args, config)

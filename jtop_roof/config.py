@@ -76,6 +76,12 @@ class Config:
     restart_backoff_s: tuple[float, ...] = (1.0, 2.0, 5.0, 10.0, 30.0)
     keymap: dict[str, str] = field(default_factory=dict)
     thresholds: Thresholds = field(default_factory=Thresholds)
+    #: The device-database id when the source cannot tell (a plain log): ``--device``.
+    device: str | None = None
+    #: The nvpmodel mode name (``7W``, ``MAXN_SUPER``) when the source cannot tell: ``--power-mode``.
+    power_mode: str | None = None
+    #: User device entries: id -> fields, added to or merged over the packaged database.
+    devices: dict[str, Any] = field(default_factory=dict)
 
 
 # Environment variables that override file values (strings, converted like file values).
@@ -176,8 +182,18 @@ def _convert(key: str, value: Any) -> Any:
         if not parts:
             raise ConfigError("config key 'tegrastats_command': must not be empty")
         return tuple(parts)
-    if key in ("tz", "record"):
+    if key in ("tz", "record", "device", "power_mode"):
         return _expect_str(key, value, allow_none=True)
+    if key == "devices":
+        if not isinstance(value, dict):
+            raise ConfigError("config key 'devices': expected a mapping of device id to its fields")
+        from jtop_roof.devices import DeviceError, load_devices
+
+        try:
+            load_devices(value)  # checked now, so that a bad entry is a one-line error at start
+        except DeviceError as exc:
+            raise ConfigError(f"config key 'devices': {exc}") from None
+        return dict(value)
     if key in ("theme", "record_dir"):
         return _expect_str(key, value)
     if key == "speed":

@@ -10,6 +10,7 @@ import time
 from types import FrameType
 from typing import Any
 
+from jtop_roof.config import Config
 from jtop_roof.control import start_listener
 from jtop_roof.model import Event, Record
 from jtop_roof.pipeline import Pipeline
@@ -27,13 +28,15 @@ def run_headless(
     *,
     install_signal_handlers: bool = True,
     pipeline: Pipeline | None = None,
+    config: Config | None = None,
     listen_for_markers: bool = False,
 ) -> int:
     """Record ``source`` until it ends, ``duration_s`` passes, or a stop signal comes; then close.
 
-    Every record goes through ``pipeline`` (made here when not given) as in the TUI: written, then
-    analysed, so phases and energy are the monitor's. ``listen_for_markers``: take ``jroof-tui
-    mark`` from benchmark scripts (stamped on arrival, named ``phase N`` when unnamed).
+    Every record goes through ``pipeline`` (made here from ``config`` when not given) as in the
+    TUI: written, then analysed, so phases and energy are the monitor's. ``listen_for_markers``:
+    take ``jroof-tui mark`` from benchmark scripts (stamped on arrival, named ``phase N`` when
+    unnamed).
 
     Returns 0 for every normal stop, signals included (a script that stops the recorder with
     SIGTERM or Ctrl-C has not failed); 1 when the source fails (or ends on a ``source_error``
@@ -47,7 +50,7 @@ def run_headless(
     if pipeline is None:
         from jtop_roof.session import make_pipeline
 
-        pipeline = make_pipeline(source, source.describe(), recorder=recorder)
+        pipeline = make_pipeline(source, source.describe(), config or Config(), recorder=recorder)
     lock = threading.Lock()  # the marker listener's thread and this loop share the pipeline
 
     def on_marker(kind: str, name: str | None) -> None:

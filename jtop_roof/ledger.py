@@ -52,6 +52,9 @@ class SpanStats:
     peak_mw: float | None
     rail_peak_mw: Mapping[str, float]
     is_open: bool
+    #: Mean GPU and EMC clocks over the samples that report them (the roof at the span's clocks).
+    mean_gpu_mhz: float | None = None
+    mean_emc_mhz: float | None = None
 
     @property
     def duration_s(self) -> float:
@@ -90,6 +93,10 @@ class _Span:
     rails_j: dict[str, float] = field(default_factory=dict)
     peak_mw: float | None = None
     rail_peak_mw: dict[str, float] = field(default_factory=dict)
+    gpu_mhz_sum: float = 0.0
+    gpu_mhz_n: int = 0
+    emc_mhz_sum: float = 0.0
+    emc_mhz_n: int = 0
 
     def freeze(self, *, is_open: bool) -> SpanStats:
         return SpanStats(
@@ -106,14 +113,19 @@ class _Span:
             peak_mw=self.peak_mw,
             rail_peak_mw=dict(self.rail_peak_mw),
             is_open=is_open,
+            mean_gpu_mhz=self.gpu_mhz_sum / self.gpu_mhz_n if self.gpu_mhz_n else None,
+            mean_emc_mhz=self.emc_mhz_sum / self.emc_mhz_n if self.emc_mhz_n else None,
         )
 
 
 @dataclass(frozen=True, slots=True)
 class _Reading:
     t_mono: float
+    t_wall: float | None
     total_mw: float | None
     rails_mw: Mapping[str, float]
+    gpu_mhz: float | None = None
+    emc_mhz: float | None = None
 
 
 class EnergyLedger:
@@ -131,7 +143,14 @@ class EnergyLedger:
     # ------------------------------------------------------------------------------- input
 
     def add_sample(
-        self, t_mono: float, t_wall: float | None, total_mw: float | None, rails_mw: Mapping[str, float]
+        self,
+        t_mono: float,
+        t_wall: float | None,
+        total_mw: float | None,
+        rails_mw: Mapping[str, float],
+        *,
+        gpu_mhz: float | None = None,
+        emc_mhz: float | None = None,
     ) -> None:
         """One sample, in stream order. Forward only: a sample not later than the last one taken
         (a replay played it again after a seek back) is ignored, so nothing counts twice."""
@@ -149,9 +168,10 @@ class EnergyLedger:
                 else:
                     _integrate(span, previous, total_mw, rails_mw, step)
         self._broken = False
+        reading = _Reading(t_mono, t_wall, total_mw, dict(rails_mw), gpu_mhz, emc_mhz)
         for span in spans:
-            _count(span, t_mono, t_wall, total_mw, rails_mw)
-        self._previous = _Reading(t_mono, total_mw, dict(rails_mw))
+            _count(span, reading)
+        self._previous = reading
 
     def add_break(self) -> None:
         """The stream broke (gap, restart, error, seek): the next step is not integrated."""
@@ -228,9 +248,8 @@ def _integrate(
             span.rails_j[name] = joules + (mw + before) * 0.5e-3 * step
 
 
-def _count(
-    span: _Span, t_mono: float, t_wall: float | None, total_mw: float | None, rails_mw: Mapping[str, float]
-) -> None:
+def _count(span: _Span, reading: _Reading) -> None:
+    t_mono, t_wall, total_mw = reading.t_mono, reading.t_wall, reading.total_mw
     if span.first_mono is None:
         span.first_mono, span.first_wall = t_mono, t_wall
         if span.start_mono is None:
@@ -241,9 +260,15 @@ def _count(
         span.peak_mw = total_mw if span.peak_mw is None else max(span.peak_mw, total_mw)
         if span.energy_j is None:
             span.energy_j = 0.0
-    for name, mw in rails_mw.items():
+    for name, mw in reading.rails_mw.items():
         peak = span.rail_peak_mw.get(name)
         if peak is None and len(span.rail_peak_mw) >= MAX_NAMED:
             continue  # a hostile stream naming new rails every line must not grow the ledger
         span.rail_peak_mw[name] = mw if peak is None else max(peak, mw)
         span.rails_j.setdefault(name, 0.0)
+    if reading.gpu_mhz is not None:
+        span.gpu_mhz_sum += reading.gpu_mhz
+        span.gpu_mhz_n += 1
+    if reading.emc_mhz is not None:
+        span.emc_mhz_sum += reading.emc_mhz
+        span.emc_mhz_n += 1

@@ -60,6 +60,17 @@ def fmt_duration(seconds: float | None) -> str:
     return f"{days}d {clock}" if days else clock
 
 
+_SI_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+def fmt_si(value: float) -> str:
+    """Three significant digits with an SI prefix: ``16.6T``, ``102G``, ``1k``, ``0.1``."""
+    for scale, prefix in _SI_PREFIXES:
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{prefix}"
+    return f"{value:.3g}"
+
+
 def fmt_speed(speed: float) -> str:
     return f"×{speed:g}"
 

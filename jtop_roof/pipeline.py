@@ -21,10 +21,12 @@ Nothing here imports Textual.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from jtop_roof.board import Board, resolve_board
+from jtop_roof.devices import Device
 from jtop_roof.history import History
 from jtop_roof.info import SourceInfo
 from jtop_roof.ledger import BREAK_EVENTS, RESUME_ORIGIN, EnergyLedger
@@ -38,10 +40,12 @@ WRITTEN_KEYS_LIMIT = 100_000
 
 @dataclass(frozen=True, slots=True)
 class StreamContext:
-    """What detectors judge a sample against: the source's description and the stream interval."""
+    """What detectors judge a sample against: the source's description, the stream interval, and
+    the device and power mode (their caps)."""
 
     info: SourceInfo
     interval_s: float
+    board: Board
 
 
 class Detector(Protocol):
@@ -134,7 +138,12 @@ class Pipeline:
         info: SourceInfo | None = None,
         sink: RecordingSink | None = None,
         detectors: Sequence[Detector] = (),
+        devices: Mapping[str, Device] | None = None,
+        device_id: str | None = None,
+        power_mode: str | None = None,
     ) -> None:
+        """``devices``: the device database (with the config's entries); ``device_id`` and
+        ``power_mode``: what the user said (``--device``, ``--power-mode``) over what the source says."""
         self._history_s = history_s
         self.interval_s = interval_s
         self.history = History.for_duration(history_s, interval_s)
@@ -148,6 +157,11 @@ class Pipeline:
         self._session_markers: list[Marker] = []  # made here; shown again as a replay passes them
         self._redisplay: list[Marker] = []  # after a seek: session markers not yet passed again
         self._ledger_markers: set[tuple[object, ...]] = set()  # stream markers the ledger took
+        self._devices = devices if devices is not None else {}
+        self._device_id = device_id
+        self._power_mode = power_mode
+        self._board: tuple[tuple[int, bool], Board] | None = None
+        self._info_version = 0
 
     # ------------------------------------------------------------------------------ setup
 
@@ -155,6 +169,7 @@ class Pipeline:
         """The source described itself: keep it, and size history for the stream's own interval
         (a replayed 100 ms log, say) while nothing has been shown yet."""
         self.info = info
+        self._info_version += 1
         interval_ms = info.interval_ms
         if interval_ms is not None and len(self.history) == 0 and self.history.version == 0:
             interval_s = interval_ms / 1000.0
@@ -166,7 +181,20 @@ class Pipeline:
 
     @property
     def context(self) -> StreamContext:
-        return StreamContext(self.info, self.interval_s)
+        return StreamContext(self.info, self.interval_s, self.board)
+
+    @property
+    def board(self) -> Board:
+        """The device and power mode of the stream (``board.resolve_board``), resolved again when
+        the source describes itself and once a sample tells the RAM size (32 or 64 GB)."""
+        latest = self.history.latest
+        ram_mb = None if latest is None or latest.ram is None else latest.ram.total_mb
+        key = (self._info_version, ram_mb is not None)
+        if self._board is None or self._board[0] != key:
+            board = resolve_board(self.info, self._devices, device_id=self._device_id,
+                                  power_mode=self._power_mode, ram_total_mb=ram_mb)
+            self._board = (key, board)
+        return self._board[1]
 
     @property
     def ledger_from_file(self) -> bool:
@@ -261,6 +289,8 @@ class Pipeline:
                 self.ledger.add_sample(
                     t_mono, record.t_wall, None if total is None else total.mw,
                     {name: rail.now_mw for name, rail in record.rails.items()},
+                    gpu_mhz=None if record.gpu is None else record.gpu.mhz,
+                    emc_mhz=None if record.emc is None else record.emc.mhz,
                 )
                 self.ledger_version += 1
             while self._redisplay and (self._redisplay[0].t_mono or 0.0) <= t_mono:

@@ -12,17 +12,21 @@ Durability rules, and why:
 * ``os.fsync`` runs at least every ``fsync_every_s`` seconds while there is unsynced data (on the
   next write, or from a small background thread when the stream stalls) and on ``close()``, which
   bounds what a power cut can take.
-* An existing non-empty recording is appended to, never truncated: the new session starts with its
-  own header line, so a header can appear mid-file and starts a new session (new clocks). A
-  non-empty file that is not a jroof recording is refused rather than mixed with our lines.
-* A new file is created with mode 0600 (recordings name the host and the command line); an
-  existing file keeps its mode.
+* An existing recording is appended to, never truncated: the new session starts with its own
+  header line, so a header can appear mid-file and starts a new session (new clocks).
+* A new file is created with ``O_CREAT | O_EXCL`` and mode 0600 (recordings name the host and the
+  command line). An existing file is appended to only when it is a regular file of this user
+  whose first line is a jroof header, and not the file being replayed (the header's ``file``):
+  a symlink (``O_NOFOLLOW``), an empty, foreign or non-regular file is refused with OSError, so a
+  planted link or FIFO never redirects a recording, and a replay never records into itself.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -68,13 +72,9 @@ class Recorder:
         # (t_wall, t_mono, our monotonic clock) of the last sample written: markers and events are
         # stamped on the stream's own timeline, which is not ours when recording a replay or demo.
         self._stream_anchor: tuple[float | None, float, float] | None = None
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = _open_for_append(self.path)
         try:
-            size = os.fstat(fd).st_size
-            if size and not _starts_with_our_header(fd):
-                raise FileExistsError(
-                    17, "exists and is not a jroof recording; refusing to append to it", self.path
-                )
+            size = _check_appendable(fd, self.path, header.get("file"))
             #: True when this session was appended after earlier content of the same file.
             self.appended = size > 0
             self._torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
@@ -220,6 +220,46 @@ def _encode(obj: dict[str, Any]) -> bytes:
     """One compact JSON line (``model.json_line``: NaN and infinities are null); characters that
     cannot be UTF-8 (lone surrogates from undecodable bytes) become JSON escapes, still valid."""
     return json_line(obj).encode("utf-8", "backslashreplace")
+
+
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """True when both paths name one file (through symlinks and hard links: st_dev and st_ino);
+    False when either does not exist."""
+    try:
+        first, second = os.stat(a), os.stat(b)
+    except (OSError, ValueError):
+        return False
+    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
+
+
+def _open_for_append(path: str) -> int:
+    """A new file (O_EXCL, 0600), else the existing one, never through a symlink; O_NONBLOCK so
+    that a FIFO planted at the path cannot block the open (it is refused just after)."""
+    flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW
+    try:
+        return os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        pass
+    try:
+        return os.open(path, flags | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(errno.ELOOP, "is a symbolic link; refusing to follow it", path) from None
+        raise
+
+
+def _check_appendable(fd: int, path: str, replayed: object) -> int:
+    """Size of an existing file this recorder may append to (0 for one it just created, which
+    is empty); OSError naming the reason otherwise."""
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise OSError(errno.EINVAL, "is not a regular file; refusing to record into it", path)
+    if isinstance(replayed, str) and same_file(path, replayed):
+        raise OSError(errno.EINVAL, "is the file being replayed; refusing to record into it", path)
+    if info.st_uid != os.getuid():
+        raise PermissionError(errno.EPERM, "belongs to another user; refusing to append to it", path)
+    os.set_blocking(fd, True)
+    return info.st_size
 
 
 def _starts_with_our_header(fd: int) -> bool:

@@ -17,31 +17,36 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, tzinfo
 from typing import Any
 
-from jtop_roof.ledger import EnergyLedger, SpanStats
+from jtop_roof.board import Board
+from jtop_roof.info import SourceInfo
+from jtop_roof.ledger import SpanStats
 from jtop_roof.logfile import ReadStats, iter_records
 from jtop_roof.model import Record
 from jtop_roof.pipeline import Pipeline
+from jtop_roof.roofline import ceilings
 
 FORMATS = ("md", "json", "csv")
 #: How much display history the report's pipeline keeps: it needs none, only the ledger.
 _HISTORY_S = 0.0
 
 
-def ledger_of(records: Iterable[Record], interval_s: float) -> EnergyLedger:
-    """Feed a whole stream through a pipeline, as the monitor does, and return its ledger."""
-    pipeline = Pipeline(history_s=_HISTORY_S, interval_s=interval_s)
+def run_pipeline(records: Iterable[Record], interval_s: float, info: SourceInfo,
+                 board: Mapping[str, Any]) -> Pipeline:
+    """Feed a whole stream through a pipeline, as the monitor does."""
+    pipeline = Pipeline(history_s=_HISTORY_S, interval_s=interval_s, info=info, **board)
     for record in records:
         pipeline.ingest(record)
-    return pipeline.ledger
+    return pipeline
 
 
 def build_report(
     open_lines: Callable[[], Iterator[str]], *, source: dict[str, Any], tz: tzinfo,
-    interval_s: float | None, stats: ReadStats | None = None,
+    interval_s: float | None, stats: ReadStats | None = None, info: SourceInfo | None = None,
+    board: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The report as a JSON-ready dict (``source`` is passed through as the top-level key).
     ``open_lines`` gives the file's lines; it is read twice, streaming: once for the stream's
@@ -51,17 +56,24 @@ def build_report(
     for _ in iter_records(open_lines(), tz=tz, interval_s=interval_s, stats=stats):
         pass
     records = iter_records(open_lines(), tz=tz, interval_s=interval_s)
-    ledger = ledger_of(records, stats.interval_s or interval_s or 1.0)
+    pipeline = run_pipeline(records, stats.interval_s or interval_s or 1.0,
+                            info or SourceInfo("replay"), board or {})
+    ledger, found = pipeline.ledger, pipeline.board
     whole = ledger.whole
     origin = whole.first_mono
     return {
         "source": source,
-        "whole": span_json(whole, origin, tz),
-        "phases": [span_json(phase, origin, tz) for phase in ledger.phases()],
+        "device": None if found.device is None else found.device.id,
+        "power_mode": found.mode_name,
+        "device_note": found.problem or found.mode_note,
+        "whole": span_json(whole, origin, tz, found),
+        "phases": [span_json(phase, origin, tz, found) for phase in ledger.phases()],
     }
 
 
-def span_json(span: SpanStats, origin: float | None, tz: tzinfo) -> dict[str, Any]:
+def span_json(
+    span: SpanStats, origin: float | None, tz: tzinfo, board: Board | None = None
+) -> dict[str, Any]:
     def offset(t: float | None) -> float | None:
         return None if t is None or origin is None else t - origin
 
@@ -81,6 +93,24 @@ def span_json(span: SpanStats, origin: float | None, tz: tzinfo) -> dict[str, An
         "open": span.is_open,
         "energy_j": {"total": span.energy_j, "rails": dict(sorted(span.rails_j.items()))},
         "power_w": {"mean": _w(span.mean_mw), "peak": _w(span.peak_mw), "rails": rails},
+        "ceilings": _ceilings(span, board),
+    }
+
+
+def _ceilings(span: SpanStats, board: Board | None) -> dict[str, Any] | None:
+    """The roof at the span's mean clocks (null without a known device or without clocks)."""
+    if board is None or board.device is None:
+        return None
+    roof = ceilings(board.device, span.mean_gpu_mhz, span.mean_emc_mhz, board.mode)
+    if roof is None:
+        return None
+    return {
+        "gpu_mhz": roof.gpu_mhz,
+        "emc_mhz": roof.emc_mhz,
+        "sms": roof.sms,
+        "bandwidth_bytes_per_s": roof.bandwidth_bytes_per_s,
+        "peak_flops_per_s": dict(roof.peak_flops_per_s),
+        "ridge_flop_per_byte": dict(roof.ridge_flop_per_byte),
     }
 
 
@@ -113,6 +143,9 @@ def to_markdown(report: dict[str, Any]) -> str:
     out = [f"# jroof report: {_md(str(source.get('file', '')))}", ""]
     if source.get("model"):
         out += [f"Board: {_md(str(source['model']))}", ""]
+    device = report["device"] or "unknown"
+    out += [f"Device: {_md(device)} · power mode: {_md(report['power_mode'] or 'unknown')}"
+            + (f" ({_md(report['device_note'])})" if report["device_note"] else ""), ""]
     out += [
         "| span | start | duration s | samples | gaps | energy J | mean W | peak W |",
         "|---|---|---:|---:|---:|---:|---:|---:|",

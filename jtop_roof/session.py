@@ -97,15 +97,26 @@ def make_source(config: Config, kind: str, replay: str | None, *, interactive: b
     return HostSource(config.interval_ms)
 
 
+def board_options(config: Config) -> dict[str, Any]:
+    """The device database (with the config's ``devices:``) and the user's ``--device`` and
+    ``--power-mode``, as ``Pipeline`` takes them."""
+    from jtop_roof.devices import load_devices
+
+    return {"devices": load_devices(config.devices), "device_id": config.device,
+            "power_mode": config.power_mode}
+
+
 def make_pipeline(
-    source: Source, info: SourceInfo, *, recorder: Recorder | None = None, history_s: float = 60.0
+    source: Source, info: SourceInfo, config: Config, *, recorder: Recorder | None = None,
+    history_s: float = 60.0,
 ) -> Pipeline:
     """The pipeline a source's stream goes through (TUI and headless alike). A replay of a whole
     file gets its ledger from the file, once (and again when a marker is made), so seeks never
     change a joule; a replay's recording takes each record of the file once."""
     interval_s = (info.interval_ms or 1000.0) / 1000.0
     pipeline = Pipeline(history_s=history_s, interval_s=interval_s, info=info,
-                        sink=RecordingSink(recorder, forward_only=isinstance(source, ReplayControls)))
+                        sink=RecordingSink(recorder, forward_only=isinstance(source, ReplayControls)),
+                        **board_options(config))
     build = file_ledger_builder(source)
     if build is not None:
         pipeline.load_ledger(build)
@@ -135,6 +146,11 @@ def build_header(source: Source, config: Config) -> dict[str, Any]:
     }
     if source.kind == "tegrastats":
         header["tegrastats_command"] = list(config.tegrastats_command)
+    # What the user said of the board wins over what the source found, and is kept for replay.
+    if config.device is not None:
+        header["device"] = config.device
+    if config.power_mode is not None:
+        header["power_mode"] = config.power_mode
     info = source.describe()
     for key, value in info.header.items():
         header.setdefault(key, value)

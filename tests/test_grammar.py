@@ -28,7 +28,8 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "tegrastats"
 
 ENGINE_NAMES = ("APE", "VIC", "NVENC", "NVDEC", "NVJPG", "OFA", "NVDLA", "PVA", "MSENC", "AVP", "VDE")
 # N% | @N | N%@N | N%@[N,N...] | @[N,N...]
-UNIT_VALUE = re.compile(r"(?:(\d{1,6})%)?(?:@(?:(\d{1,6})|\[(\d{1,6}(?:,\d{1,6})*)\]))?")
+# the bounds of parser._INT
+UNIT_VALUE = re.compile(r"(?:(\d{1,12})%)?(?:@(?:(\d{1,12})|\[(\d{1,12}(?:,\d{1,12})*)\]))?")
 # Each kind of item, as real lines print it; the groups are what the parser must read.
 KINDS = {
     "ram": r"RAM (\d+)/(\d+)MB(?: \(lfb \d+x\d+[kM]B\))?",

@@ -145,9 +145,9 @@ def test_report_formats_and_errors(tmp_path):
     out = run_cli("report", str(FIXTURE), "--format", "json", "--tz", "UTC")
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
-    assert set(report) == {"source", "whole", "phases"}
+    assert set(report) == {"source", "device", "power_mode", "device_note", "whole", "phases"}
     span_keys = {"name", "start", "end", "start_s", "end_s", "duration_s", "samples", "gaps", "open",
-                 "energy_j", "power_w"}
+                 "energy_j", "power_w", "ceilings"}
     assert all(set(span) == span_keys for span in [report["whole"], *report["phases"]])
     fp16 = report["phases"][2]
     assert fp16["duration_s"] == fp16["end_s"] - fp16["start_s"]

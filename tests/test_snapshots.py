@@ -8,10 +8,16 @@ textual / textual-plotext / plotext versions (pyproject). Update with
 
 from __future__ import annotations
 
-import pytest
-from tui_support import park_replay, replay_app
+from pathlib import Path
 
+import pytest
+from tui_support import make_config, park_replay, replay_app, wait_until
+
+from jtop_roof.app import JroofApp
+from jtop_roof.sources.replay import ReplaySource
 from jtop_roof.themes import BUILTIN_THEME_NAMES
+
+DATA = Path(__file__).resolve().parent / "data"
 
 
 @pytest.mark.parametrize("theme", BUILTIN_THEME_NAMES)
@@ -37,3 +43,39 @@ def test_focused_power_pane_at_80x24(snap_compare):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=settle)
+
+
+def test_roofline_pane_focused_at_120x40(snap_compare):
+    """The roof at the current clocks against the MAXN_SUPER roof, full-screen."""
+    app = replay_app(device="orin-nano-8gb-super", power_mode="MAXN_SUPER")
+
+    async def settle(pilot):
+        await park_replay(pilot, app)
+        while app.focused_pane != "roofline":
+            await pilot.press("f")
+        await pilot.pause()
+        app.redraw_now()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(120, 40), run_before=settle)
+
+
+NONROOT_LINES = [line for line in (DATA / "fake_tegrastats_orinnano_nonroot.txt").read_text().splitlines()
+                 if line and not line.startswith("#")]
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "80x24"])
+def test_roofline_on_a_log_without_clocks(snap_compare, tmp_path, size):
+    """tegrastats without root prints no GPU/EMC clock: the pane says so instead of a roof."""
+    log = tmp_path / "nonroot.log"
+    log.write_text("\n".join(NONROOT_LINES) + "\n")
+    source = ReplaySource(log, tz="UTC", hold_at_end=True)
+    app = JroofApp(source, make_config(device="orin-nano-8gb"), user_themes=tmp_path)
+
+    async def settle(pilot):
+        await wait_until(pilot, lambda: len(app.history) == len(NONROOT_LINES), "every line")
+        source.pause()
+        app.redraw_now()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=settle)

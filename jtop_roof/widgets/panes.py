@@ -19,6 +19,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 
+from jtop_roof.board import Board, RoofState
 from jtop_roof.config import Thresholds
 from jtop_roof.history import History
 from jtop_roof.info import SourceInfo
@@ -29,6 +30,7 @@ from jtop_roof.metrics import (
     fmt_memory,
     fmt_mw,
     fmt_power,
+    fmt_si,
     load_level,
     printable,
     sparkline,
@@ -38,6 +40,7 @@ from jtop_roof.registry import metric
 from jtop_roof.themes import PLOT_COLOURS
 from jtop_roof.thermal import classify_temp
 from jtop_roof.widgets.readout import Chunk, Line, Readout
+from jtop_roof.widgets.roofplot import RoofPlot
 from jtop_roof.widgets.timeplot import Axis, Series, TimePlot
 
 #: Width of a compact line's label column ("CPU ", "TEMP ").
@@ -60,6 +63,9 @@ class View:
     #: The phase shown: the open one, or the one a replay's playhead is in.
     phase: SpanStats | None = None
     notes: list[str] = field(default_factory=list)
+    #: The device and mode, and the roofs at the newest sample's clocks.
+    board: Board | None = None
+    roof: RoofState | None = None
 
     @property
     def sample(self) -> Sample | None:
@@ -609,14 +615,113 @@ class EnginesPane(Pane):
         return _flow(items, width, indent=head)[:1]
 
 
+#: How the roofline names a precision.
+PRECISION_LABELS = {"fp64": "FP64", "fp32": "FP32", "fp16_tensor": "FP16 tensor",
+                    "bf16_tensor": "BF16 tensor", "int8_tensor": "INT8 tensor"}
+
+
+def _rate_unit(precision: str | None) -> str:
+    return "OP" if precision is not None and precision.startswith("int") else "FLOP"
+
+
 class RooflinePane(Pane):
-    """Reserved for the roofline (another issue fills it)."""
+    """The roof at the current clocks against the mode's maximum, for one precision (the p key),
+    with the gap in words; or why no roof is drawn (unknown device, no clocks in the samples)."""
 
     SHORT = "Roofline"
     HAS_PLOT = False
 
+    def __init__(self, *, id: str) -> None:
+        super().__init__(id=id)
+        self._drawn: tuple[object, ...] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Readout(classes="readout")
+        yield RoofPlot(classes="plot roofplot")
+
+    def title(self, view: View) -> str:
+        roof = view.roof
+        if roof is None or roof.precision is None:
+            return "Roofline"
+        return f"Roofline · {PRECISION_LABELS.get(roof.precision, roof.precision)}"
+
+    def update_readout(self, view: View) -> None:
+        super().update_readout(view)
+        plot = self.query_one(RoofPlot)
+        roof = view.roof
+        drawable = roof is not None and (roof.current is not None or roof.maximum is not None)
+        plot.set_class(not drawable or self.compact, "-empty")
+        if roof is None or not drawable or self.compact:
+            return
+        key = (roof.precision, roof.current, roof.maximum, plot.size, self.app.theme)
+        if key != self._drawn:  # clocks move in steps: the plot is drawn again only when they do
+            self._drawn = key
+            plot.draw(roof)
+
     def lines(self, view: View, width: int) -> list[Line]:
-        return [[("roofline: not available yet", "muted")]]
+        roof, board = view.roof, view.board
+        if roof is None or board is None or board.device is None:
+            reason = "device unknown" if roof is None or roof.reason is None else roof.reason
+            return [[("no roofline: ", "label"), (printable(reason), "muted")]]
+        device, precision = board.device, roof.precision
+        mode = board.mode_name or "mode ?"
+        out: list[Line] = [[(printable(device.name, width - len(mode) - 3), None), (" · ", "muted"),
+                            (printable(mode), None)]]
+        maximum, current = roof.maximum, roof.current
+        if current is not None:
+            top_gpu = "?" if maximum is None else f"{maximum.gpu_mhz:.0f}"
+            top_emc = "?" if maximum is None else f"{maximum.emc_mhz:.0f}"
+            out.append([("GPU ", "label"), (f"{current.gpu_mhz:.0f}/{top_gpu} MHz", None),
+                        ("  EMC ", "label"), (f"{current.emc_mhz:.0f}/{top_emc} MHz", None)])
+        shown = current or maximum
+        if shown is not None and precision is not None:
+            unit = _rate_unit(precision)
+            items: list[Line] = [
+                [("peak " if current is not None else "mode's peak ", "label"),
+                 (f"{fmt_si(shown.peak_flops_per_s[precision])}{unit}/s", None)],
+                [(f"{fmt_si(shown.bandwidth_bytes_per_s)}B/s", None)],
+                [("ridge ", "label"), (f"{shown.ridge_flop_per_byte[precision]:.3g} {unit}/B", None)],
+            ]
+            out += _flow(items, width)
+        if roof.reason is not None:
+            out.append([(printable(roof.reason), "warn")])
+        elif roof.fraction is not None:
+            out.append([(_gap_text(roof.fraction, board.mode_name), "warn" if roof.fraction < 0.9 else None)])
+        if roof.accelerators:
+            busy = ", ".join(printable(name) for name in roof.accelerators)
+            out.append([(f"{busy} busy: DLA/PVA work is not on the GPU roof", "muted")])
+        if board.mode_note:
+            out.append([(printable(board.mode_note), "muted")])
+        return out
+
+    def compact_lines(self, view: View, width: int) -> list[Line]:
+        head: Line = [("ROOF".ljust(LABEL_WIDTH), "title")]
+        roof, board = view.roof, view.board
+        if roof is None or board is None or board.device is None or roof.precision is None:
+            reason = "device unknown" if roof is None or roof.reason is None else roof.reason
+            return [head + [(printable(reason, max(10, width - LABEL_WIDTH)), "muted")]]
+        precision = roof.precision
+        shown = roof.current or roof.maximum
+        line = head + [(PRECISION_LABELS.get(precision, precision) + " ", "label")]
+        if roof.current is None and shown is not None:
+            line.append(("max ", "label"))
+        if shown is not None:
+            unit = _rate_unit(precision)
+            line += [(f"{fmt_si(shown.peak_flops_per_s[precision])}{unit}/s ", None),
+                     (f"{fmt_si(shown.bandwidth_bytes_per_s)}B/s", None)]
+        if roof.reason is not None:
+            line += [("  ", None), (printable(roof.reason, max(10, width - _width(line) - 2)), "warn")]
+        elif roof.fraction is not None:
+            line += [("  ", None), (f"{roof.fraction:.0%} of {board.mode_name or 'max'} roof", None)]
+        return [line]
+
+
+def _gap_text(fraction: float, mode: str | None) -> str:
+    """The gap between the two roofs in words."""
+    whose = f"the {mode} mode's" if mode else "the maximum"
+    if fraction >= 0.995:
+        return f"clocks at {whose} roof"
+    return f"clocks now give {fraction:.0%} of {whose} roof"
 
 
 class EventsPane(Pane):
