@@ -72,9 +72,9 @@ class Recorder:
         # (t_wall, t_mono, our monotonic clock) of the last sample written: markers and events are
         # stamped on the stream's own timeline, which is not ours when recording a replay or demo.
         self._stream_anchor: tuple[float | None, float, float] | None = None
-        fd = _open_for_append(self.path)
+        fd, created = _open_for_append(self.path)
         try:
-            size = _check_appendable(fd, self.path, header.get("file"))
+            size = 0 if created else _check_appendable(fd, self.path, header.get("file"))
             #: True when this session was appended after earlier content of the same file.
             self.appended = size > 0
             self._torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
@@ -232,16 +232,17 @@ def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
     return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
 
 
-def _open_for_append(path: str) -> int:
-    """A new file (O_EXCL, 0600), else the existing one, never through a symlink; O_NONBLOCK so
-    that a FIFO planted at the path cannot block the open (it is refused just after)."""
+def _open_for_append(path: str) -> tuple[int, bool]:
+    """(descriptor, created): a new file (O_EXCL, 0600), else the existing one, never through a
+    symlink; O_NONBLOCK so that a FIFO planted at the path cannot block the open (it is refused
+    just after)."""
     flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW
     try:
-        return os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o600)
+        return os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o600), True
     except FileExistsError:
         pass
     try:
-        return os.open(path, flags | os.O_NONBLOCK)
+        return os.open(path, flags | os.O_NONBLOCK), False
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise OSError(errno.ELOOP, "is a symbolic link; refusing to follow it", path) from None
@@ -249,8 +250,8 @@ def _open_for_append(path: str) -> int:
 
 
 def _check_appendable(fd: int, path: str, replayed: object) -> int:
-    """Size of an existing file this recorder may append to (0 for one it just created, which
-    is empty); OSError naming the reason otherwise."""
+    """Size of an existing file this recorder may append to; OSError naming the reason otherwise
+    (FileExistsError for a file that is not a jroof recording)."""
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         raise OSError(errno.EINVAL, "is not a regular file; refusing to record into it", path)
@@ -258,6 +259,9 @@ def _check_appendable(fd: int, path: str, replayed: object) -> int:
         raise OSError(errno.EINVAL, "is the file being replayed; refusing to record into it", path)
     if info.st_uid != os.getuid():
         raise PermissionError(errno.EPERM, "belongs to another user; refusing to append to it", path)
+    if info.st_size == 0 or not _starts_with_our_header(fd):
+        raise FileExistsError(errno.EEXIST, "exists and is not a jroof recording; refusing to append to it",
+                              path)
     os.set_blocking(fd, True)
     return info.st_size
 

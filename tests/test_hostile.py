@@ -333,3 +333,25 @@ def test_replay_index_skips_a_long_line_with_a_note(tmp_path):
     notes = [r.detail for r in records if isinstance(r, Event)]
     assert any("longer than 1 MiB" in n for n in notes)
     assert sum(isinstance(r, Sample) for r in records) == 8
+
+
+# ------------------------------------------------------------------ recording into the replay
+
+
+@pytest.mark.parametrize("follow", [(), ("--follow",)])
+def test_recording_into_the_file_being_replayed_is_refused(tmp_path, follow):
+    replayed = tmp_path / "run.jsonl"
+    replayed.write_text(FIXTURE.read_text())
+    before = replayed.read_bytes()
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(replayed)
+    hard = tmp_path / "hard.jsonl"
+    os.link(replayed, hard)
+    for replay, record in ((replayed, replayed), (link, replayed), (replayed, hard)):
+        for args in (("--replay", str(replay), *follow, "record", str(record), "--duration", "5"),
+                     ("--replay", str(replay), *follow, "--record", str(record))):
+            result = jroof(*args, timeout=30, stdin=subprocess.DEVNULL)
+            assert result.returncode == 2, (args, result.stderr)
+            lines = result.stderr.strip().splitlines()
+            assert len(lines) == 1 and "being replayed" in lines[0], (args, result.stderr)
+    assert replayed.read_bytes() == before

@@ -185,12 +185,71 @@ def test_existing_file_that_is_not_a_recording_is_refused_untouched(tmp_path: Pa
     assert path.read_bytes() == original
 
 
-def test_existing_empty_file_starts_a_fresh_recording(tmp_path: Path) -> None:
+def test_existing_empty_file_is_refused(tmp_path: Path) -> None:
+    """An empty file may be someone else's placeholder (or a planted one keeping its own mode)."""
     path = tmp_path / "rec.jsonl"
     path.touch()
-    with Recorder(path, HEADER) as rec:
-        assert rec.appended is False
-    assert [o["type"] for o in objects_of(path)] == ["header"]
+    with pytest.raises(FileExistsError, match="not a jroof recording"):
+        Recorder(path, HEADER)
+    assert path.read_bytes() == b""
+
+
+def test_new_file_is_created_exclusively_with_mode_0600(tmp_path: Path) -> None:
+    path = tmp_path / "rec.jsonl"
+    old = os.umask(0)
+    try:
+        Recorder(path, HEADER).close()
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_symlinks_are_never_followed(tmp_path: Path) -> None:
+    target = tmp_path / "target.jsonl"
+    Recorder(target, HEADER).close()
+    before = target.read_bytes()
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target)
+    with pytest.raises(OSError, match="symbolic link"):
+        Recorder(link, HEADER)
+    dangling = tmp_path / "dangling.jsonl"
+    dangling.symlink_to(tmp_path / "elsewhere.jsonl")
+    with pytest.raises(OSError, match="symbolic link"):
+        Recorder(dangling, HEADER)
+    assert target.read_bytes() == before and not (tmp_path / "elsewhere.jsonl").exists()
+
+
+def test_fifo_and_devices_are_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/null")):
+        with pytest.raises(OSError, match="not a regular file"):
+            Recorder(path, HEADER)
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to give a file to another user")
+def test_a_recording_of_another_user_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "rec.jsonl"
+    Recorder(path, HEADER).close()
+    os.chown(path, 12345, -1)
+    with pytest.raises(PermissionError, match="another user"):
+        Recorder(path, HEADER)
+
+
+def test_recording_into_the_replayed_file_is_refused(tmp_path: Path) -> None:
+    """Through the same path, a symlink to it (the replay's side) or a hard link."""
+    replayed = tmp_path / "replayed.jsonl"
+    Recorder(replayed, HEADER).close()
+    before = replayed.read_bytes()
+    alias = tmp_path / "alias.jsonl"
+    alias.symlink_to(replayed)
+    hard = tmp_path / "hard.jsonl"
+    os.link(replayed, hard)
+    for record_to, file in ((replayed, replayed), (replayed, alias), (hard, replayed)):
+        with pytest.raises(OSError, match="being replayed"):
+            Recorder(record_to, {**HEADER, "file": str(file)})
+    assert replayed.read_bytes() == before
+    assert recorder_module.same_file(alias, hard) and not recorder_module.same_file(alias, tmp_path / "x")
 
 
 def test_unwritable_path_raises_oserror(tmp_path: Path) -> None:
