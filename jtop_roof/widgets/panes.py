@@ -374,7 +374,9 @@ class MemoryPane(Pane):
             line.append(("—", "muted"))
         else:
             line.append((fmt_memory(sample.ram.used_mb, sample.ram.total_mb), None))
-        line.append(("   SWAP ", "label"))
+        # Separating spaces go in runs of their own, never at the start of a styled word: the
+        # SVG snapshot (and what reads it) drops them there, and "GB" ran into "SWAP".
+        line += [("   ", None), ("SWAP ", "label")]
         if sample.swap is None:
             line.append(("—", "muted"))
         else:
@@ -421,7 +423,7 @@ class PowerPane(Pane):
             colour = f"plot-{plotted.index(raw_name) + 2}" if raw_name in plotted else "label"
             line: Line = [(name.ljust(pad), colour), (fmt_mw(rail.now_mw).rjust(9), None)]
             if total is not None and total.source == raw_name:
-                line.append(("  total", "plot-1"))
+                line += [("  ", None), ("total", "plot-1")]
             out.append(line)
         if total is not None and total.source not in sample.rails:
             out.append([("total".ljust(pad), "plot-1"), (fmt_mw(total.mw).rjust(9), None)])
@@ -430,7 +432,7 @@ class PowerPane(Pane):
         if total is not None:
             whole_j = None if whole is None else whole.energy_j
             phase_j = None if phase is None else phase.energy_j
-            out.append([("energy ", "label"), (fmt_energy(whole_j), None), ("  phase ", "label"),
+            out.append([("energy ", "label"), (fmt_energy(whole_j), None), ("  ", None), ("phase ", "label"),
                         (fmt_energy(phase_j), None if phase_j is not None else "muted")])
             return out
         # Nothing measures the machine's input (a dGPU host): energy per rail, never a made-up total.
@@ -438,7 +440,7 @@ class PowerPane(Pane):
         for raw_name, name in zip(sample.rails, names, strict=True):
             rail_j = None if phase is None else phase.rails_j.get(raw_name)
             out.append([("energy ", "label"), (name.ljust(pad), None),
-                        (fmt_energy(_rail_j(whole, raw_name)), None), ("  phase ", "label"),
+                        (fmt_energy(_rail_j(whole, raw_name)), None), ("  ", None), ("phase ", "label"),
                         (fmt_energy(rail_j), None if rail_j is not None else "muted")])
         return out
 
@@ -459,13 +461,14 @@ class PowerPane(Pane):
         whole, phase = view.whole, view.phase
         if total is None:
             rails = [[(printable(name, NAME_CHARS) + " ", "label"), (fmt_mw(rail.now_mw), None),
-                      ("  energy ", "label"), (fmt_energy(_rail_j(whole, name)), None)]
+                      ("  ", None), ("energy ", "label"), (fmt_energy(_rail_j(whole, name)), None)]
                      for name, rail in sample.rails.items()]
             return _flow([head + [("no total input power", "muted")], *rails], width)[:3]
-        line = head + [(fmt_power(total.mw), None), (f" {printable(total.source, 20)}", "muted"),
-                       ("  energy ", "label"), (fmt_energy(None if whole is None else whole.energy_j), None)]
+        line = head + [(fmt_power(total.mw), None), (" ", None), (printable(total.source, 20), "muted"),
+                       ("  ", None), ("energy ", "label"),
+                       (fmt_energy(None if whole is None else whole.energy_j), None)]
         if phase is not None and phase.energy_j is not None:
-            line += [("  phase ", "label"), (fmt_energy(phase.energy_j), None)]
+            line += [("  ", None), ("phase ", "label"), (fmt_energy(phase.energy_j), None)]
         room = min(20, width - _width(line) - 2)
         if room >= 5:
             spark = _spark(view.history, "power_mw", room, view.window_s, 0, None, _power_span(total.mw))
@@ -548,12 +551,13 @@ class TempPane(Pane):
             worst = min(with_trip, key=lambda r: r.headroom_c)
             return [(f"{printable(worst.zone, NAME_CHARS)} ", "label"),
                     (f"{worst.value_c:.1f}°C", worst.state),
-                    ("  headroom ", "label"), (f"{worst.headroom_c:.1f}", worst.state),
-                    (f" to trip {worst.trip_c:g}°C", "muted")]
+                    ("  ", None), ("headroom ", "label"), (f"{worst.headroom_c:.1f}", worst.state),
+                    (" ", None), (f"to trip {worst.trip_c:g}°C", "muted")]
         hottest = max(measured, key=lambda r: r.value_c)
+        # Spaces in runs of their own (see MemoryPane._memory_line): "°C" ran into the zone name.
         return [("max ", "label"), (f"{hottest.value_c:.1f}°C", hottest.state),
-                (f" {printable(hottest.zone, NAME_CHARS)}", "muted"),
-                (f"  levels {view.thresholds.temp_warn_c:g}/{view.thresholds.temp_crit_c:g}°C", "muted")]
+                (" ", None), (printable(hottest.zone, NAME_CHARS), "muted"), ("  ", None),
+                (f"levels {view.thresholds.temp_warn_c:g}/{view.thresholds.temp_crit_c:g}°C", "muted")]
 
     def lines(self, view: View, width: int) -> list[Line]:
         items = self._items(view, self._plotted(view))
