@@ -47,7 +47,7 @@ from jtop_roof.metrics import fmt_duration, fmt_speed, printable
 from jtop_roof.model import Sample
 from jtop_roof.pipeline import Pipeline, RecordingSink
 from jtop_roof.recorder import Recorder
-from jtop_roof.session import auto_record_path, board_options, file_ledger_builder, open_recording
+from jtop_roof.session import auto_record_path, file_ledger_builder, open_recording, pipeline_options
 from jtop_roof.sources.base import ReplayControls, Source
 from jtop_roof.terminal import TerminalWatch
 from jtop_roof.themes import (
@@ -179,7 +179,7 @@ class JroofApp(App[int]):
             interval_s=config.interval_ms / 1000.0,
             info=SourceInfo(source.kind),
             sink=RecordingSink(recorder, forward_only=self.replay),
-            **board_options(config),
+            **pipeline_options(config),
         )
         self._mono = mono
         self._wall = wall
@@ -356,6 +356,7 @@ class JroofApp(App[int]):
         self._update_header()
 
     def on_source_ended(self, message: SourceEnded) -> None:
+        self.pipeline.finish()  # what the detectors still hold open is an event now
         self._ended = message.error or "ended"
         if message.error:
             self.notify(message.error, title="source failed", severity="error", markup=False, timeout=15)
@@ -389,6 +390,8 @@ class JroofApp(App[int]):
             notes=self._notes,
             board=board,
             roof=roof_state(board, pipeline.history.latest, self.precision),
+            clock_events=[e for e in pipeline.history.events if e.unit is not None]
+            + pipeline.active_events(),
         )
 
     def _redraw(self) -> None:
@@ -451,6 +454,11 @@ class JroofApp(App[int]):
         if info.power_mode:
             tail += [sep, (printable(info.power_mode, 20), None)]
         tail += [sep, *self._source_state()]
+        throttled = [e for e in self.pipeline.active_events() if e.kind == "throttle"]
+        if throttled:
+            first = throttled[0]
+            reason = first.detail.split(" (")[0]
+            tail += [sep, ("THROTTLED ", "crit"), (printable(f"{first.unit}: {reason}", 40), "crit")]
         rec = self.sink.path
         if rec:
             tail += [sep, ("● REC ", "rec"), (printable(Path(rec).name, 32), None)]
@@ -699,6 +707,8 @@ class JroofApp(App[int]):
                          lambda _: self.redraw_now())
 
     async def action_quit(self) -> None:
+        self.source.stop()
+        self.pipeline.finish()  # open detector events close and are recorded before the file is
         self.shutdown_source()
         self.exit(0)
 

@@ -52,11 +52,11 @@ def _source_options() -> _Parser:
                         "machine's)")
     common.add_argument("--tegrastats-command", metavar="CMD", dest="tegrastats_command",
                         help="how to run tegrastats, e.g. 'sudo -n tegrastats' (default: tegrastats)")
-    _board_options(common)
+    _board_flags(common)
     return common
 
 
-def _board_options(parser: argparse.ArgumentParser) -> None:
+def _board_flags(parser: argparse.ArgumentParser) -> None:
     """``--device`` and ``--power-mode``: for every command that reads samples."""
     parser.add_argument("--device", metavar="ID", default=argparse.SUPPRESS,
                         help="the board or GPU, by its device-database id (`jroof-tui devices`), where "
@@ -102,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="zone of tegrastats stamps and of the times printed (default: this machine's)")
     report.add_argument("--config", metavar="PATH", default=argparse.SUPPRESS,
                         help="config file (its `devices:` entries)")
-    _board_options(report)
+    _board_flags(report)
     devices = sub.add_parser("devices", help="list the device database, one device per line",
                              description="The devices jroof knows (packaged, plus the config's "
                              "`devices:`): id, name, memory, nvpmodel modes.")
@@ -207,7 +207,7 @@ def _cmd_report(args: argparse.Namespace, config: Config) -> int:
     from jtop_roof.info import SourceInfo
     from jtop_roof.logfile import ReadStats, RecordingError, read_header
     from jtop_roof.report import build_report, to_csv, to_markdown
-    from jtop_roof.session import board_options
+    from jtop_roof.session import pipeline_options
     from jtop_roof.timeline import parse_tz
 
     if args.interval_ms is not None and args.interval_ms < MIN_INTERVAL_MS:
@@ -234,7 +234,7 @@ def _cmd_report(args: argparse.Namespace, config: Config) -> int:
         interval_s = None if args.interval_ms is None else args.interval_ms / 1000.0
         report = build_report(lines, source=source, tz=tz, interval_s=interval_s, stats=stats,
                               info=SourceInfo.from_mapping(header or {}, source="replay"),
-                              board=board_options(config))
+                              options=pipeline_options(config))
     except OSError as exc:
         return _fail(f"cannot read {path}: {exc.strerror or exc}")
     except RecordingError as exc:

@@ -60,6 +60,31 @@ class Thresholds:
 
 
 @dataclass(frozen=True)
+class DetectorSettings:
+    """When a clock counts as held down (``detectors.ThrottleDetector``); these are the defaults."""
+
+    busy_pct: float = 50.0
+    below_cap_ratio: float = 0.95
+    min_duration_s: float = 2.0
+    min_samples: int = 2
+    close_after_s: float = 1.0
+    thermal_margin_c: float = 5.0
+    power_budget_ratio: float = 0.95
+
+
+#: (minimum, maximum) of each detector setting.
+DETECTOR_BOUNDS: dict[str, tuple[float, float]] = {
+    "busy_pct": (1.0, 100.0),
+    "below_cap_ratio": (0.1, 1.0),
+    "min_duration_s": (0.0, 3600.0),
+    "min_samples": (1, 100_000),
+    "close_after_s": (0.0, 3600.0),
+    "thermal_margin_c": (0.0, 100.0),
+    "power_budget_ratio": (0.1, 2.0),
+}
+
+
+@dataclass(frozen=True)
 class Config:
     source: str = "auto"
     interval_ms: int = 1000
@@ -82,6 +107,7 @@ class Config:
     power_mode: str | None = None
     #: User device entries: id -> fields, added to or merged over the packaged database.
     devices: dict[str, Any] = field(default_factory=dict)
+    detectors: DetectorSettings = field(default_factory=DetectorSettings)
 
 
 # Environment variables that override file values (strings, converted like file values).
@@ -234,6 +260,18 @@ def _convert(key: str, value: Any) -> Any:
                                 maximum=MAX_TEMP_C if sub.startswith("temp") else MAX_LOAD_PCT)
             for sub, v in value.items()
         })
+    if key == "detectors":
+        if not isinstance(value, dict):
+            raise ConfigError("config key 'detectors': expected a mapping")
+        for sub in value:
+            if sub not in DETECTOR_BOUNDS:
+                raise ConfigError(f"config key 'detectors.{shown(sub)[1:-1]}': unknown key")
+        settings: dict[str, Any] = {
+            sub: _expect_number(f"detectors.{sub}", v, minimum=DETECTOR_BOUNDS[sub][0],
+                                maximum=DETECTOR_BOUNDS[sub][1], integer=sub == "min_samples")
+            for sub, v in value.items()
+        }
+        return DetectorSettings(**settings)
     raise ConfigError(f"config key '{shown(key)[1:-1]}': unknown key")
 
 

@@ -114,6 +114,11 @@ def run_headless(
             status = 1
         stop_requested.set()
         stopper.join()
+        try:
+            with lock:
+                pipeline.finish()  # detector events still open close at the last sample
+        except OSError:
+            status = 1
         close_records = getattr(records, "close", None)
         if close_records is not None:
             close_records()  # runs the source generator's cleanup (its child process, files)

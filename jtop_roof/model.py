@@ -473,13 +473,19 @@ class Marker:
 class Event:
     """Something about the stream itself: ``gap`` (no data for ``gap_s`` seconds up to ``t_mono``,
     written just before the first sample after it), ``source_restart``, ``source_error``, ``seek``
-    (a replay jumped: the UI clears its history), ``note``. A gap is recorded, never papered over."""
+    (a replay jumped: the UI clears its history), ``note``. A gap is recorded, never papered over.
+
+    Detector events (``throttle``, ``mode_cap``) span time: ``unit`` (``gpu``, ``cpu``, ``emc``),
+    ``detail`` is the reason, ``start_*`` its first sample and ``t_*`` its last."""
 
     kind: str
     detail: str
     t_wall: float | None
     t_mono: float | None
     gap_s: float | None = None
+    unit: str | None = None
+    start_wall: float | None = None
+    start_mono: float | None = None
 
 
 Record = Sample | Marker | Event
@@ -504,7 +510,7 @@ def record_to_json(record: Record) -> dict[str, Any]:
             "mono": record.t_mono,
             "origin": record.origin,
         }
-    return {
+    obj = {
         "type": "event",
         "kind": record.kind,
         "detail": record.detail,
@@ -512,6 +518,9 @@ def record_to_json(record: Record) -> dict[str, Any]:
         "mono": record.t_mono,
         "gap_s": record.gap_s,
     }
+    if record.unit is not None:  # a detector's event: additive keys within schema 1
+        obj.update({"unit": record.unit, "start_t": record.start_wall, "start_mono": record.start_mono})
+    return obj
 
 
 def record_from_json(obj: dict[str, Any], tally: Tally | None = None) -> Record | None:
@@ -537,4 +546,6 @@ def record_from_json(obj: dict[str, Any], tally: Tally | None = None) -> Record 
         check.bad(detail)
         detail = str(detail)
     return Event(check.text(obj.get("kind", "note"), MAX_NAME_CHARS) or "note", detail[:MAX_DETAIL_CHARS],
-                 t_wall, t_mono, check.num(obj.get("gap_s"), 0, MAX_MONO_S))
+                 t_wall, t_mono, check.num(obj.get("gap_s"), 0, MAX_MONO_S),
+                 check.text(obj.get("unit"), MAX_NAME_CHARS), check.num(obj.get("start_t"), 0, MAX_WALL_S),
+                 check.num(obj.get("start_mono"), 0, MAX_MONO_S))

@@ -52,7 +52,17 @@ class Detector(Protocol):
     """Turns the sample stream into events (throttling, DVFS caps...). Pure: the same samples in
     the same context give the same events, live or replayed. Called for every record in order."""
 
-    def observe(self, record: Record, context: StreamContext) -> Sequence[Event]: ...
+    def observe(self, record: Record, context: StreamContext) -> Sequence[Event]:
+        """Events that closed with this record."""
+        ...
+
+    def active(self, context: StreamContext) -> Sequence[Event]:
+        """Events in progress (not closed yet), as they stand."""
+        ...
+
+    def finish(self, context: StreamContext) -> Sequence[Event]:
+        """The stream ended: close what is open."""
+        ...
 
 
 class RecordingSink:
@@ -96,13 +106,16 @@ class RecordingSink:
         return None if recorder is None else recorder.stream_now()
 
     def write(self, record: Record, *, from_stream: bool = True) -> None:
-        """Write one record; ``from_stream`` False for a marker made in this session. Raises
-        OSError when the file cannot be written (the caller stops recording)."""
+        """Write one record; ``from_stream`` False for what this session made (a marker, a
+        detector's event). Raises OSError when the file cannot be written (the caller stops
+        recording)."""
         with self._lock:
             if self._recorder is None:
                 return
             if isinstance(record, Event) and record.kind == "seek":
-                return
+                return  # the viewer's, not the board's
+            if isinstance(record, Event) and from_stream and record.unit is not None:
+                return  # a detector's event read back: the detectors make it again
             if self._forward_only and from_stream and not self._first_pass(record):
                 return
             self._recorder.write(record)
@@ -217,17 +230,38 @@ class Pipeline:
 
     def ingest(self, record: Record) -> list[Event]:
         """One record from the stream, in order; returns the events detectors made of it (they
-        are ingested and written to the recording too)."""
+        are ingested and written to the recording too). A detector's event read back from a
+        recording is dropped: the detectors make it again from the samples."""
+        if self.detectors and _made_by_detector(record):
+            return []
         self._analyse(record)
-        found: list[Event] = []
-        if self.detectors:
-            context = self.context
-            for detector in self.detectors:
-                found.extend(detector.observe(record, context))
-            for event in found:
-                self.write(event)
-                self._analyse(event)
+        if not self.detectors:
+            return []
+        context = self.context
+        found = [event for detector in self.detectors for event in detector.observe(record, context)]
+        self._keep(found)
         return found
+
+    def finish(self) -> list[Event]:
+        """The stream ended (stop, end of file): the detectors close what is open, and those
+        events are kept and recorded like the others."""
+        context = self.context
+        found = [event for detector in self.detectors for event in detector.finish(context)]
+        self._keep(found)
+        return found
+
+    def active_events(self) -> list[Event]:
+        """Detector events in progress (the header's THROTTLED flag)."""
+        context = self.context
+        return [event for detector in self.detectors for event in detector.active(context)]
+
+    def _keep(self, events: list[Event]) -> None:
+        for event in events:
+            try:
+                self.write(event, from_stream=False)
+            except OSError:
+                pass  # the next stream record meets the same error and stops the recording
+            self._analyse(event)
 
     def write(self, record: Record, *, from_stream: bool = True) -> None:
         """To the recording, if any. Raises OSError (the caller decides how to stop)."""
@@ -323,6 +357,11 @@ class Pipeline:
             return False
         self._ledger_markers.add(key)
         return True
+
+
+def _made_by_detector(record: Record) -> bool:
+    """An event with a unit is a detector's (``model.Event``)."""
+    return isinstance(record, Event) and record.unit is not None
 
 
 def _mark_ledger(ledger: EnergyLedger, marker: Marker) -> None:

@@ -25,7 +25,7 @@ from jtop_roof.board import Board
 from jtop_roof.info import SourceInfo
 from jtop_roof.ledger import SpanStats
 from jtop_roof.logfile import ReadStats, iter_records
-from jtop_roof.model import Record
+from jtop_roof.model import Event, Record
 from jtop_roof.pipeline import Pipeline
 from jtop_roof.roofline import ceilings
 
@@ -35,18 +35,21 @@ _HISTORY_S = 0.0
 
 
 def run_pipeline(records: Iterable[Record], interval_s: float, info: SourceInfo,
-                 board: Mapping[str, Any]) -> Pipeline:
-    """Feed a whole stream through a pipeline, as the monitor does."""
-    pipeline = Pipeline(history_s=_HISTORY_S, interval_s=interval_s, info=info, **board)
+                 options: Mapping[str, Any]) -> tuple[Pipeline, list[Event]]:
+    """Feed a whole stream through a pipeline, as the monitor does, to its end; with the events
+    its detectors made."""
+    pipeline = Pipeline(history_s=_HISTORY_S, interval_s=interval_s, info=info, **options)
+    found: list[Event] = []
     for record in records:
-        pipeline.ingest(record)
-    return pipeline
+        found += pipeline.ingest(record)
+    found += pipeline.finish()
+    return pipeline, found
 
 
 def build_report(
     open_lines: Callable[[], Iterator[str]], *, source: dict[str, Any], tz: tzinfo,
     interval_s: float | None, stats: ReadStats | None = None, info: SourceInfo | None = None,
-    board: Mapping[str, Any] | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The report as a JSON-ready dict (``source`` is passed through as the top-level key).
     ``open_lines`` gives the file's lines; it is read twice, streaming: once for the stream's
@@ -56,23 +59,53 @@ def build_report(
     for _ in iter_records(open_lines(), tz=tz, interval_s=interval_s, stats=stats):
         pass
     records = iter_records(open_lines(), tz=tz, interval_s=interval_s)
-    pipeline = run_pipeline(records, stats.interval_s or interval_s or 1.0,
-                            info or SourceInfo("replay"), board or {})
-    ledger, found = pipeline.ledger, pipeline.board
+    pipeline, events = run_pipeline(records, stats.interval_s or interval_s or 1.0,
+                                    info or SourceInfo("replay"), options or {})
+    ledger, board = pipeline.ledger, pipeline.board
     whole = ledger.whole
     origin = whole.first_mono
     return {
         "source": source,
-        "device": None if found.device is None else found.device.id,
-        "power_mode": found.mode_name,
-        "device_note": found.problem or found.mode_note,
-        "whole": span_json(whole, origin, tz, found),
-        "phases": [span_json(phase, origin, tz, found) for phase in ledger.phases()],
+        "device": None if board.device is None else board.device.id,
+        "power_mode": board.mode_name,
+        "device_note": board.problem or board.mode_note,
+        "events": [event_json(event, origin, tz) for event in events],
+        "whole": span_json(whole, origin, tz, board, events),
+        "phases": [span_json(phase, origin, tz, board, events) for phase in ledger.phases()],
     }
 
 
+def event_json(event: Event, origin: float | None, tz: tzinfo) -> dict[str, Any]:
+    """A detector's event: ``kind``, ``unit``, ``reason``, ``start``/``end`` (ISO, null without
+    stamps), ``start_s``/``end_s`` from the run's start, ``duration_s``."""
+    start, end = event.start_mono, event.t_mono
+    return {
+        "kind": event.kind,
+        "unit": event.unit,
+        "reason": event.detail,
+        "start": _iso(event.start_wall, tz),
+        "end": _iso(event.t_wall, tz),
+        "start_s": None if start is None or origin is None else start - origin,
+        "end_s": None if end is None or origin is None else end - origin,
+        "duration_s": None if start is None or end is None else end - start,
+    }
+
+
+def _throttled_s(span: SpanStats, events: list[Event]) -> float:
+    """Seconds of the span (first to last sample) inside a throttle event of any unit."""
+    if span.first_mono is None or span.last_mono is None:
+        return 0.0
+    total = 0.0
+    for event in events:
+        if event.kind != "throttle" or event.start_mono is None or event.t_mono is None:
+            continue
+        total += max(0.0, min(span.last_mono, event.t_mono) - max(span.first_mono, event.start_mono))
+    return total
+
+
 def span_json(
-    span: SpanStats, origin: float | None, tz: tzinfo, board: Board | None = None
+    span: SpanStats, origin: float | None, tz: tzinfo, board: Board | None = None,
+    events: list[Event] | None = None,
 ) -> dict[str, Any]:
     def offset(t: float | None) -> float | None:
         return None if t is None or origin is None else t - origin
@@ -94,6 +127,7 @@ def span_json(
         "energy_j": {"total": span.energy_j, "rails": dict(sorted(span.rails_j.items()))},
         "power_w": {"mean": _w(span.mean_mw), "peak": _w(span.peak_mw), "rails": rails},
         "ceilings": _ceilings(span, board),
+        "throttled_s": _throttled_s(span, events or []),
     }
 
 
@@ -147,14 +181,15 @@ def to_markdown(report: dict[str, Any]) -> str:
     out += [f"Device: {_md(device)} · power mode: {_md(report['power_mode'] or 'unknown')}"
             + (f" ({_md(report['device_note'])})" if report["device_note"] else ""), ""]
     out += [
-        "| span | start | duration s | samples | gaps | energy J | mean W | peak W |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
+        "| span | start | duration s | samples | gaps | throttled s | energy J | mean W | peak W |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for span in _spans(report):
         start = span["start"] or (f"+{span['start_s']:.1f} s" if span["start_s"] is not None else "")
         name = _md(span["name"]) + (" (open)" if span["open"] else "")
         out.append(
             f"| {name} | {start} | {span['duration_s']:.1f} | {span['samples']} | {span['gaps']} "
+            f"| {span['throttled_s']:.1f} "
             f"| {_num(span['energy_j']['total'], 1) or '—'} | {_num(span['power_w']['mean'], 2) or '—'} "
             f"| {_num(span['power_w']['peak'], 2) or '—'} |"
         )
@@ -173,6 +208,13 @@ def to_markdown(report: dict[str, Any]) -> str:
                 mean, peak = _num(power.get("mean"), 2), _num(power.get("peak"), 2)
                 cells.append("" if joules is None else f"{_num(joules, 1)} ({mean} / {peak})")
             out.append(f"| {_md(span['name'])} | " + " | ".join(cells) + " |")
+    if report["events"]:
+        out += ["", "Clock events (throttle: held below the mode's cap while busy; mode_cap: below the "
+                "device's maximum with the mode unknown):", ""]
+        for event in report["events"]:
+            where = event["start"] or (f"+{event['start_s']:.1f} s" if event["start_s"] is not None else "")
+            out.append(f"- {where}, {event['duration_s'] or 0:.1f} s: {event['kind']} {event['unit']}: "
+                       f"{_md(event['reason'])}")
     out += ["", "Energy: trapezoid over instantaneous readings; gaps are counted, never bridged."]
     return "\n".join(out) + "\n"
 
@@ -185,7 +227,7 @@ def _md(text: str) -> str:
 def to_csv(report: dict[str, Any]) -> str:
     rails = sorted({name for span in _spans(report) for name in span["energy_j"]["rails"]})
     fields = ["name", "start", "end", "start_s", "end_s", "duration_s", "samples", "gaps", "open",
-              "energy_j", "power_mean_w", "power_peak_w"]
+              "throttled_s", "energy_j", "power_mean_w", "power_peak_w"]
     for rail in rails:
         fields += [f"energy_j_{rail}", f"power_mean_w_{rail}", f"power_peak_w_{rail}"]
     buffer = io.StringIO()
@@ -194,7 +236,7 @@ def to_csv(report: dict[str, Any]) -> str:
     for span in _spans(report):
         row: list[Any] = [span["name"], span["start"] or "", span["end"] or "", _num(span["start_s"], 3),
                           _num(span["end_s"], 3), _num(span["duration_s"], 3), span["samples"], span["gaps"],
-                          int(span["open"]), _num(span["energy_j"]["total"], 3),
+                          int(span["open"]), _num(span["throttled_s"], 3), _num(span["energy_j"]["total"], 3),
                           _num(span["power_w"]["mean"], 3), _num(span["power_w"]["peak"], 3)]
         for rail in rails:
             power = span["power_w"]["rails"].get(rail, {})

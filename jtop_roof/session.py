@@ -97,13 +97,14 @@ def make_source(config: Config, kind: str, replay: str | None, *, interactive: b
     return HostSource(config.interval_ms)
 
 
-def board_options(config: Config) -> dict[str, Any]:
-    """The device database (with the config's ``devices:``) and the user's ``--device`` and
-    ``--power-mode``, as ``Pipeline`` takes them."""
+def pipeline_options(config: Config) -> dict[str, Any]:
+    """What every consumer's ``Pipeline`` takes from the config: the device database (with the
+    config's ``devices:``), the user's ``--device`` and ``--power-mode``, and fresh detectors."""
+    from jtop_roof.detectors import ThrottleDetector
     from jtop_roof.devices import load_devices
 
     return {"devices": load_devices(config.devices), "device_id": config.device,
-            "power_mode": config.power_mode}
+            "power_mode": config.power_mode, "detectors": [ThrottleDetector(config.detectors)]}
 
 
 def make_pipeline(
@@ -116,7 +117,7 @@ def make_pipeline(
     interval_s = (info.interval_ms or 1000.0) / 1000.0
     pipeline = Pipeline(history_s=history_s, interval_s=interval_s, info=info,
                         sink=RecordingSink(recorder, forward_only=isinstance(source, ReplayControls)),
-                        **board_options(config))
+                        **pipeline_options(config))
     build = file_ledger_builder(source)
     if build is not None:
         pipeline.load_ledger(build)

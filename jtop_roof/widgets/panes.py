@@ -35,7 +35,7 @@ from jtop_roof.metrics import (
     printable,
     sparkline,
 )
-from jtop_roof.model import Sample
+from jtop_roof.model import Event, Sample
 from jtop_roof.registry import metric
 from jtop_roof.themes import PLOT_COLOURS
 from jtop_roof.thermal import classify_temp
@@ -66,6 +66,8 @@ class View:
     #: The device and mode, and the roofs at the newest sample's clocks.
     board: Board | None = None
     roof: RoofState | None = None
+    #: Detector events (throttle, mode cap): those closed in history and those in progress.
+    clock_events: list[Event] = field(default_factory=list)
 
     @property
     def sample(self) -> Sample | None:
@@ -163,6 +165,8 @@ class Pane(Vertical):
 
     HAS_PLOT = True
     SHORT = ""
+    #: The unit whose clock events (throttle, mode cap) the plot shows as bands.
+    UNIT: str | None = None
 
     def __init__(self, *, id: str) -> None:
         super().__init__(id=id, classes="pane")
@@ -227,8 +231,10 @@ class Pane(Vertical):
         if plot is None:
             return
         lines, left, right = self.series(view)
+        bands = [(e.start_mono, e.t_mono) for e in view.clock_events
+                 if e.unit == self.UNIT and e.start_mono is not None and e.t_mono is not None]
         plot.draw(view.history, lines, window_s=view.window_s, tz=view.tz, wall_axis=view.wall_axis,
-                  left=left, right=right)
+                  left=left, right=right, bands=bands)
 
 
 def _pct_chunk(pct: float | None, view: View) -> tuple[str, str]:
@@ -239,6 +245,7 @@ def _pct_chunk(pct: float | None, view: View) -> tuple[str, str]:
 
 class CpuPane(Pane):
     SHORT = "CPU"
+    UNIT = "cpu"
 
     def title(self, view: View) -> str:
         cpus = view.sample.cpus if view.sample else None
@@ -307,6 +314,7 @@ class CpuPane(Pane):
 
 
 class GpuPane(Pane):
+    UNIT = "gpu"
     SHORT = "GPU"
 
     def lines(self, view: View, width: int) -> list[Line]:
@@ -344,6 +352,7 @@ class GpuPane(Pane):
 
 
 class MemoryPane(Pane):
+    UNIT = "emc"
     SHORT = "Memory"
 
     def lines(self, view: View, width: int) -> list[Line]:
@@ -757,6 +766,15 @@ class EventsPane(Pane):
         newest_events = list(itertools.islice(reversed(history.events), rows))
         entries: list[tuple[float, Line]] = []
         for event in newest_events:
+            if event.unit is not None:  # a detector's: shown where it started, with how long
+                at = event.start_mono if event.start_mono is not None else event.t_mono
+                when = self._when(event.start_wall, at, view)
+                span = (event.t_mono or 0.0) - (at or 0.0)
+                kind = f"{event.kind} {printable(event.unit)} {span:.0f} s "
+                detail = printable(event.detail, max(10, width - 9 - len(kind)))
+                level = "crit" if event.kind == "throttle" else "warn"
+                entries.append((at or 0.0, [(when, "muted"), (kind, "label"), (detail, level)]))
+                continue
             when = self._when(event.t_wall, event.t_mono, view)
             detail = printable(event.detail, max(10, width - 18))
             if event.kind == "gap" and event.gap_s is not None:

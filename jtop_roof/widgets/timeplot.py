@@ -9,6 +9,7 @@ draw. Phase boundaries are vertical lines labelled with the phase name.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import tzinfo
 
@@ -68,7 +69,9 @@ class TimePlot(PlotextPlot):
         wall_axis: bool,
         left: Axis = Axis(),
         right: Axis = Axis(),
+        bands: Sequence[tuple[float, float]] = (),
     ) -> None:
+        """``bands``: (start, end) stream times of clock events, drawn as a bar along the top."""
         plt = self.plt
         plt.clear_figure()
         width = max(10, self.size.width)
@@ -109,6 +112,11 @@ class TimePlot(PlotextPlot):
         else:
             xs_ticks, labels = ago_ticks(span, max_ticks)
         plt.xticks(xs_ticks, labels)
+        band_colour = _rgb(variables.get("throttle-band"))
+        for start, end in bands:
+            if end >= t_from and start <= t_to:
+                xs_band = [max(start, t_from) - t_to, min(end, t_to) - t_to]
+                plt.plot(xs_band, [high, high], marker="█", color=band_colour)
         phase_colour = _rgb(variables.get("phase-marker"))
         canvas = _rgb(variables.get("surface"))
         marks = history.markers_between(t_from, t_to)

@@ -1,0 +1,164 @@
+"""Throttle and DVFS detection on real sequences (the H200 power cap, Orin Nano Super runs) and on
+synthetic ones; the same events live, headless and on replay."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tui_support import make_config
+
+from jtop_roof.config import Config, DetectorSettings
+from jtop_roof.detectors import ThrottleDetector
+from jtop_roof.headless import run_headless
+from jtop_roof.info import SourceInfo
+from jtop_roof.logfile import iter_records
+from jtop_roof.model import Clocked, CpuCore, Event, Gpu, Rail, Sample, sample_to_json
+from jtop_roof.pipeline import Pipeline
+from jtop_roof.recorder import Recorder
+from jtop_roof.session import pipeline_options
+from jtop_roof.sources.replay import ReplaySource
+
+ROOT = Path(__file__).resolve().parents[1]
+H200 = ROOT / "tests" / "data" / "h200_host_recording.jsonl"
+DEMO_LOG = ROOT / "jtop_roof" / "data" / "demo_orinnano_super.log"
+SHARED_LOGS = ROOT.parent / "shared" / "tegrastats" / "logs"
+SEVEN_W = SHARED_LOGS / "orinnano8gb-super_jp6.2.1_benchlab_resnet50_int8_7w_run3.log"
+needs_shared = pytest.mark.skipif(not SEVEN_W.is_file(), reason="shared/ reference logs not beside the repo")
+
+
+def events_of(lines, config: Config | None = None, header: dict | None = None) -> list[Event]:
+    """The detectors' events over a whole log, as report and replay make them."""
+    if header is None and lines and lines[0].startswith("{"):
+        header = json.loads(lines[0])  # a recording: its header describes the board
+    info = SourceInfo.from_mapping(header or {}, source="replay")
+    config = config or Config()
+    pipeline = Pipeline(history_s=60, interval_s=1.0, info=info, **pipeline_options(config))
+    found: list[Event] = []
+    for record in iter_records(lines, tz="UTC"):
+        found += pipeline.ingest(record)
+    return found + pipeline.finish()
+
+
+def gpu_samples(clocks_loads, step=0.5, cap_reasons=None, temps=None, power_mw=None,
+                mode="MAXN_SUPER") -> list[str]:
+    """A synthetic recording (header + samples) of an Orin Nano 8GB Super in ``mode``."""
+    header = {"type": "header", "app": "jroof-tui", "schema": 1, "interval_ms": step * 1000,
+              "model": "Jetson Orin Nano 8GB Super", "power_mode": mode,
+              "thermal_trips": {"tj": [{"type": "passive", "temp_c": 99.0}]}}
+    lines = [json.dumps(header)]
+    for i, (mhz, load) in enumerate(clocks_loads):
+        sample = Sample(t_wall=1000.0 + i * step, t_mono=i * step, gpu=Gpu(load, (mhz,)),
+                        emc=Clocked(10.0, 3199), cpus=[CpuCore(5.0, 1728)],
+                        temps_c={"tj": 50.0 if temps is None else temps[i]},
+                        rails={"VDD_IN": Rail(5000.0 if power_mw is None else power_mw)},
+                        throttle_reasons=cap_reasons)
+        obj = {"type": "sample", "t": sample.t_wall, "mono": sample.t_mono}
+        body = sample_to_json(sample)
+        del body["t"]
+        obj.update(body)
+        lines.append(json.dumps(obj))
+    return lines
+
+
+# ----------------------------------------------------------------------------- real sequences
+
+
+def test_the_h200_power_cap_is_a_throttle_with_its_nvml_reason():
+    lines = H200.read_text().splitlines()
+    events = events_of(lines, header=json.loads(lines[0]))
+    (event,) = events
+    assert (event.kind, event.unit) == ("throttle", "gpu")
+    assert event.detail.startswith("NVML: SW power cap")
+    # The GEMM phase: the first busy sample below 95 % of 1980 MHz with SwPowerCap, to the last.
+    samples = [r for r in iter_records(lines, tz="UTC") if isinstance(r, Sample)]
+    held = [s for s in samples if s.gpu.load_pct >= 50 and s.gpu.mhz < 0.95 * 1980]
+    assert event.start_mono == held[0].t_mono and event.t_mono == held[-1].t_mono
+    assert all("SwPowerCap" in s.throttle_reasons for s in held)
+
+
+def test_the_demo_log_at_1005_to_1011_mhz_of_1020_is_no_event():
+    lines = DEMO_LOG.read_text().splitlines()
+    assert events_of(lines, make_config(device="orin-nano-8gb-super", power_mode="MAXN_SUPER")) == []
+
+
+@needs_shared
+def test_a_7w_run_held_at_its_caps_is_no_event_when_the_mode_is_known():
+    lines = SEVEN_W.read_text().splitlines()
+    assert events_of(lines, make_config(device="orin-nano-8gb-super", power_mode="7W")) == []
+
+
+@needs_shared
+def test_the_same_run_without_its_mode_is_a_mode_cap_never_a_throttle():
+    lines = SEVEN_W.read_text().splitlines()
+    events = events_of(lines, make_config(device="orin-nano-8gb-super"))
+    assert events and {e.kind for e in events} == {"mode_cap"}
+    assert all("--power-mode" in e.detail for e in events)
+    assert any(e.unit == "gpu" and "GPU 4" in e.detail for e in events)  # 40x MHz of 1020
+
+
+# -------------------------------------------------------------------------- synthetic sequences
+
+
+def test_idle_and_a_short_governor_ramp_are_no_event():
+    idle = [(306, 0.0)] * 20
+    ramp = [(306, 0.0)] * 5 + [(153, 99.0), (612, 99.0)] + [(1020, 99.0)] * 10  # 1 s below the cap
+    assert events_of(gpu_samples(idle)) == [] and events_of(gpu_samples(ramp)) == []
+
+
+def test_a_busy_clock_below_the_known_modes_cap_is_a_throttle_from_its_first_to_its_last_sample():
+    held = [(1020, 99.0)] * 4 + [(700, 99.0)] * 8 + [(1020, 99.0)] * 6
+    (event,) = events_of(gpu_samples(held))
+    assert (event.kind, event.unit) == ("throttle", "gpu")
+    assert (event.start_mono, event.t_mono) == (2.0, 5.5)
+    assert event.detail == "clock below the mode's cap while busy (GPU 700 MHz of 1020)"
+
+
+def test_the_reason_names_thermal_and_power_evidence():
+    held = [(700, 99.0)] * 10
+    hot = events_of(gpu_samples(held, temps=[96.0] * 10))
+    assert "thermal: tj within 5 °C of its 99 °C trip" in hot[0].detail
+    budget = events_of(gpu_samples([(300, 99.0)] * 10, power_mw=6_900.0, mode="7W"))  # 408 MHz cap
+    assert budget[0].detail == "power: input at the 7W budget (6.9 of 7 W) (GPU 300 MHz of 408)"
+
+
+def test_thresholds_come_from_the_config():
+    held = [(1020, 99.0)] * 4 + [(700, 99.0)] * 8 + [(1020, 99.0)] * 6
+    strict = Config(detectors=DetectorSettings(min_duration_s=10.0))
+    assert events_of(gpu_samples(held), strict) == []
+
+
+def test_an_open_event_is_closed_at_the_end_and_reported_while_active():
+    detector = ThrottleDetector()
+    lines = gpu_samples([(700, 99.0)] * 10)
+    pipeline = Pipeline(history_s=60, interval_s=0.5, detectors=[detector],
+                        info=SourceInfo.from_mapping(json.loads(lines[0])),
+                        **{k: v for k, v in pipeline_options(Config()).items() if k != "detectors"})
+    records = list(iter_records(lines, tz="UTC"))
+    for record in records:
+        assert pipeline.ingest(record) == []
+    assert [e.kind for e in pipeline.active_events()] == ["throttle"]
+    (closed,) = pipeline.finish()
+    assert closed.t_mono == 4.5 and pipeline.active_events() == []
+
+
+# ------------------------------------------------------------------------ live and replay agree
+
+
+def test_recorded_events_are_recomputed_on_replay_not_shown_twice(tmp_path):
+    """Headless record of the H200 run writes the event when it closes; replaying that recording
+    gives the same event once (the recorded one is dropped, the detectors make it again)."""
+    copy = tmp_path / "copy.jsonl"
+    header = json.loads(H200.read_text().splitlines()[0])
+    source = ReplaySource(H200, speed=64, tz="UTC")
+    assert run_headless(source, Recorder(copy, {k: v for k, v in header.items() if k != "type"}), None,
+                        install_signal_handlers=False) == 0
+    written = [json.loads(line) for line in copy.read_text().splitlines()]
+    recorded = [w for w in written if w.get("type") == "event" and w.get("unit")]
+    assert [(w["kind"], w["unit"]) for w in recorded] == [("throttle", "gpu")]
+    replayed = events_of(copy.read_text().splitlines(), header=written[0])
+    live = events_of(H200.read_text().splitlines(), header=header)
+    assert [(e.kind, e.start_mono, e.t_mono, e.detail) for e in replayed] == [
+        (e.kind, e.start_mono, e.t_mono, e.detail) for e in live]
+    assert recorded[0]["start_mono"] == live[0].start_mono and recorded[0]["mono"] == live[0].t_mono
