@@ -378,6 +378,7 @@ class JroofApp(App[int]):
         else:
             phase = ledger.current
         board = pipeline.board
+        active = pipeline.active_events()
         return View(
             history=pipeline.history,
             thresholds=self.config.thresholds,
@@ -390,8 +391,8 @@ class JroofApp(App[int]):
             notes=self._notes,
             board=board,
             roof=roof_state(board, pipeline.history.latest, self.precision),
-            clock_events=[e for e in pipeline.history.events if e.unit is not None]
-            + pipeline.active_events(),
+            clock_events=[e for e in pipeline.history.events if e.unit is not None] + active,
+            active_events=active,
         )
 
     def _redraw(self) -> None:

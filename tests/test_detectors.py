@@ -162,3 +162,28 @@ def test_recorded_events_are_recomputed_on_replay_not_shown_twice(tmp_path):
     assert [(e.kind, e.start_mono, e.t_mono, e.detail) for e in replayed] == [
         (e.kind, e.start_mono, e.t_mono, e.detail) for e in live]
     assert recorded[0]["start_mono"] == live[0].start_mono and recorded[0]["mono"] == live[0].t_mono
+
+
+async def test_the_monitor_flags_a_throttle_where_the_user_looks(tmp_path):
+    """Replaying the H200 run, parked inside the power-capped GEMM: the header says THROTTLED with
+    the reason, the roofline pane too, and once the GEMM is past, the Events pane lists it."""
+    from tui_support import wait_until
+
+    from jtop_roof.app import JroofApp
+
+    source = ReplaySource(H200, tz="UTC", hold_at_end=True, speed=64)
+    app = JroofApp(source, make_config(), user_themes=tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: (app.history.last_t_mono or 0) >= 40.0, "the capped GEMM")
+        source.pause()
+        app.redraw_now()
+        header = app.query_one("#header").plain
+        assert "THROTTLED gpu: NVML: SW power cap" in header
+        assert "THROTTLED gpu: NVML: SW power cap" in app.query_one("#roofline").readout.plain
+        source.resume()
+        await wait_until(pilot, lambda: "ENDED" in app.query_one("#header").plain
+                         or (app.history.last_t_mono or 0) >= 60.0, "the end of the run")
+        app.redraw_now()
+        assert "THROTTLED" not in app.query_one("#header").plain
+        events = app.query_one("#events").readout.plain
+        assert "19:46:15 throttle gpu 15 s NVML: SW" in events  # when it started, and for how long

@@ -68,6 +68,8 @@ class View:
     roof: RoofState | None = None
     #: Detector events (throttle, mode cap): those closed in history and those in progress.
     clock_events: list[Event] = field(default_factory=list)
+    #: Those of them still in progress.
+    active_events: list[Event] = field(default_factory=list)
 
     @property
     def sample(self) -> Sample | None:
@@ -700,6 +702,9 @@ class RooflinePane(Pane):
             out.append([(printable(roof.reason), "warn")])
         elif roof.fraction is not None:
             out.append([(_gap_text(roof.fraction, board.mode_name), "warn" if roof.fraction < 0.9 else None)])
+        for event in view.active_events:
+            if event.kind == "throttle":  # the bright roof is the one at the throttled clock
+                out.append([("THROTTLED ", "crit"), (printable(f"{event.unit}: {event.detail}"), "crit")])
         if roof.accelerators:
             busy = ", ".join(printable(name) for name in roof.accelerators)
             out.append([(f"{busy} busy: DLA/PVA work is not on the GPU roof", "muted")])
