@@ -33,9 +33,11 @@ EVENT_LOG_SIZE = 500
 MAX_CORES = model.MAX_CORES
 MAX_NAMES = model.MAX_NAMED
 #: ... and all of them together at most this many bytes (194 columns of 24 h at 1 Hz, 83 of
-#: MAX_ROWS), so the monitor stays inside its 150 MB budget. Past either, a series is not kept,
-#: and an event says so once per family.
+#: MAX_ROWS), so the monitor stays inside its 150 MB budget: half for cores, a quarter each for
+#: rails and zones, so that a hostile CPU list cannot starve the rails. Past either bound a series
+#: is not kept, and an event says so once per family.
 DYNAMIC_BYTES = 64 << 20
+_SHARE = {"core": 0.5, "rail": 0.25, "zone": 0.25}
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,9 +188,10 @@ class History:
             self.cores += 1
 
     def _room(self, family: str, have: int, cap: int, columns: int, sample: Sample) -> bool:
-        """Whether ``columns`` more of a family fit its cap and the byte budget; says so once when not."""
-        dynamic = len(self._columns) - len(SCALAR_KEYS) + columns
-        if have < cap and dynamic * self.capacity * 4 <= DYNAMIC_BYTES:
+        """Whether one more of a family (``columns`` columns each) fits its cap and its share of
+        the byte budget; says so once when not."""
+        fits = (have + 1) * columns * self.capacity * 4 <= DYNAMIC_BYTES * _SHARE[family]
+        if have < cap and fits:
             return True
         if family not in self._refused:
             self._refused.add(family)
