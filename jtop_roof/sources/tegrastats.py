@@ -48,6 +48,11 @@ _POLL_S = 0.2  # longest wait between checks of the stop flag
 _STDERR_KEEP = 2000  # bytes of the child's stderr kept for the restart message
 
 
+class FatalReason(str):
+    """A reason the child stopped that retrying cannot fix (a refused ssh login): ``records()``
+    yields it as one ``source_error`` and ends, as for a command that cannot start."""
+
+
 def _signal_group(pgid: int, sig: int) -> None:
     """Signal a process group, ignoring one that is gone or (behind sudo) not ours to signal."""
     try:
@@ -126,12 +131,14 @@ class TegrastatsSource(Source):
         backoff: Sequence[float] = (1.0, 2.0, 5.0, 10.0, 30.0),
         hang_timeout_s: float | None = None,
         kill_grace_s: float = 1.0,
-        sysfs_root: str = "/",
+        sysfs_root: str | None = "/",
         is_root: bool | None = None,
     ) -> None:
         """``hang_timeout_s``: silence after which the child counts as hung (default: three
         intervals, at least 5 s). ``kill_grace_s``: SIGTERM-to-SIGKILL wait. ``is_root``: whether
-        tegrastats will run as root (default: effective uid 0 or a ``sudo`` command), for hints."""
+        tegrastats will run as root (default: effective uid 0 or a ``sudo`` command), for hints.
+        ``sysfs_root``: where the board's files are; ``None`` for a board that is not this machine
+        (nothing is read or filled locally; a subclass describes it)."""
         self.command = list(command)
         self.interval_ms = int(interval_ms)
         self._clock = clock
@@ -141,13 +148,15 @@ class TegrastatsSource(Source):
             hang_timeout_s if hang_timeout_s is not None else max(3 * self.interval_ms / 1000, 5.0)
         )
         self._kill_grace_s = kill_grace_s
-        self._board = BoardFiles(sysfs_root)
+        self._board = BoardFiles(sysfs_root) if sysfs_root is not None else None
         if is_root is None:
             via_sudo = bool(self.command) and os.path.basename(self.command[0]) == "sudo"
             is_root = os.geteuid() == 0 or via_sudo
         self._is_root = is_root
         self._stop = threading.Event()
         self._proc: subprocess.Popen[bytes] | None = None
+        #: How messages name the child ("tegrastats"; "tegrastats on HOST" over ssh).
+        self.name = "tegrastats"
 
     # -- control -------------------------------------------------------------------------------
 
@@ -164,7 +173,7 @@ class TegrastatsSource(Source):
 
     def describe(self) -> SourceInfo:
         info: dict[str, Any] = {"source": self.kind, "interval_ms": self.interval_ms, "command": self.command}
-        board = self._board.describe()
+        board = self._board.describe() if self._board is not None else {}
         info.update(board)
         info["hints"] = self.hints(power_mode_known="power_mode" in board or "power_mode_id" in board)
         return SourceInfo.from_mapping(info)
@@ -177,12 +186,12 @@ class TegrastatsSource(Source):
                 "GPU and EMC clocks need root: run with --tegrastats-command 'sudo -n tegrastats' after "
                 "adding a sudoers rule, see README."
             )
-            if self._board.gpu_devfreq is not None:
+            if self._board is not None and self._board.gpu_devfreq is not None:
                 hints.append(
                     "Without root the GPU clock comes from devfreq cur_freq: the governor's set point, "
                     "not the measured clock, and it does not show short over-current dips."
                 )
-            if self._board.emc_devfreq is None:
+            if self._board is not None and self._board.emc_devfreq is None:
                 hints.append(
                     "The EMC (memory) clock is not readable without root on this board, so the memory "
                     "roof cannot follow it."
@@ -224,6 +233,9 @@ class TegrastatsSource(Source):
                 self._end(proc)
                 if self._stop.is_set() or reason is None:
                     return
+                if isinstance(reason, FatalReason):
+                    yield self._event("source_error", str(reason))
+                    return
                 if got_sample:
                     failures = 0
                 delay = self._backoff[min(failures, len(self._backoff) - 1)]
@@ -241,16 +253,23 @@ class TegrastatsSource(Source):
         """The gap event for samples resuming after a restart, at the resumed sample's time."""
         gap_s = (last_mono if resumed.t_mono is None else resumed.t_mono) - last_mono
         since = "" if last_wall is None else time.strftime(" since %H:%M:%S", time.localtime(last_wall))
-        detail = f"no samples for {gap_s:.1f} s{since} while tegrastats restarted"
+        detail = f"no samples for {gap_s:.1f} s{since} while {self.name} restarted"
         return Event("gap", detail, resumed.t_wall, resumed.t_mono, gap_s=gap_s)
 
     def _event(self, kind: str, detail: str) -> Event:
         return Event(kind, detail, self._clock(), self._mono())
 
+    #: The child's stdin: nothing, for tegrastats; a pipe held open, for ssh (see sources/ssh.py).
+    _stdin: int = subprocess.DEVNULL
+
+    def _argv(self) -> list[str]:
+        """The command line of the child."""
+        return [*self.command, "--interval", str(self.interval_ms)]
+
     def _start(self) -> subprocess.Popen[bytes]:
         proc = subprocess.Popen(
-            [*self.command, "--interval", str(self.interval_ms)],
-            stdin=subprocess.DEVNULL,
+            self._argv(),
+            stdin=self._stdin,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
@@ -286,14 +305,14 @@ class TegrastatsSource(Source):
             while not self._stop.is_set():
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    yield f"no line from tegrastats for {self._hang_timeout_s:g} s (hung); killed it"
+                    yield f"no line from {self.name} for {self._hang_timeout_s:g} s (hung); killed it"
                     return
                 try:
                     events = selector.select(min(remaining, _POLL_S))
                     ready = [(key.fd, os.read(key.fd, 65536)) for key, _ in events]
                 except (OSError, ValueError) as exc:  # pipe closed under us by close()
                     if not self._stop.is_set():
-                        yield f"lost the tegrastats pipe ({exc})"
+                        yield f"lost the {self.name} pipe ({exc})"
                     return
                 for fd, data in ready:
                     if fd == err_fd:
@@ -322,8 +341,13 @@ class TegrastatsSource(Source):
         sample = parse_line(line)
         sample.t_wall = self._clock()
         sample.t_mono = self._mono()
-        self._board.fill(sample)
+        self._fill(sample)
         return sample
+
+    def _fill(self, sample: Sample) -> None:
+        """Clocks tegrastats left out, from the board's files."""
+        if self._board is not None:
+            self._board.fill(sample)
 
     def _exit_reason(
         self, proc: subprocess.Popen[bytes], stderr_tail: bytes, err_fd: int, selector: selectors.BaseSelector
@@ -331,9 +355,15 @@ class TegrastatsSource(Source):
         """Why stdout ended: the exit status and the last words on stderr."""
         code = _wait_unreaped(proc, self._kill_grace_s)
         if code is None:
-            return "tegrastats closed its output; killed it"
+            return f"{self.name} closed its output; killed it"
         if err_fd in selector.get_map():
             stderr_tail = _drain(err_fd, stderr_tail)
+        message = " ".join(stderr_tail.decode("utf-8", "replace").split())
+        return self._exit_message(code, message)
+
+    def _exit_message(self, code: int, message: str) -> str:
+        """The restart reason for an exit with ``code`` (negative: killed by that signal) and the
+        child's last words on stderr (whitespace folded); a ``FatalReason`` ends the stream."""
         if code < 0:
             try:
                 status = f"was killed by {signal.Signals(-code).name}"
@@ -341,15 +371,14 @@ class TegrastatsSource(Source):
                 status = f"was killed by signal {-code}"
         else:
             status = f"exited with status {code}"
-        message = " ".join(stderr_tail.decode("utf-8", "replace").split())
-        return f"tegrastats {status}" + (f": {message[-300:]}" if message else "")
+        return f"{self.name} {status}" + (f": {message[-300:]}" if message else "")
 
     def _end(self, proc: subprocess.Popen[bytes]) -> None:
         """SIGTERM the group, close our pipe ends, SIGKILL the group after the grace period."""
         if self._proc is proc:
             self._proc = None  # before reaping: stop() must never signal a reused pid
         _signal_group(proc.pid, signal.SIGTERM)
-        for pipe in (proc.stdout, proc.stderr):
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
             if pipe is not None:
                 try:
                     pipe.close()

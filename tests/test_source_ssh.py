@@ -1,0 +1,338 @@
+"""tegrastats on a remote board through ssh, against tests/fake_ssh (a stand-in ``ssh`` on PATH
+that runs the remote command here, in its own session, as the board would) and tests/fake_tegrastats:
+samples, the remote board's description, a refused key, a dropped link (gap, reconnect), and that
+neither the local ssh nor the remote tegrastats outlives the monitor."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from jtop_roof.model import Event, Sample
+from jtop_roof.sources.ssh import SshSource, board_label, parse_dump, ssh_sources
+from jtop_roof.sources.sysfs import BoardFiles
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+FAKE_SSH = TESTS / "fake_ssh"
+FAKE = TESTS / "fake_tegrastats"
+SYSFS = TESTS / "data" / "sysfs"
+ROOT_LINES = TESTS / "data" / "fake_tegrastats_orinnano_super.txt"
+WAIT_S = 20  # generous bound for a busy 2-core machine; never a timing assertion
+
+
+def alive(pid: int) -> bool:
+    """True while the process runs; a zombie counts as gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def gone(pid: int) -> bool:
+    deadline = time.monotonic() + WAIT_S
+    while alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def pids(path: Path, count: int = 1) -> list[int]:
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        found = [int(x) for x in path.read_text().split()] if path.exists() else []
+        if len(found) >= count or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
+class Env:
+    def __init__(self, tmp_path: Path) -> None:
+        self.tegrastats = tmp_path / "tegrastats.pid"  # remote tegrastats pids
+        self.ssh = tmp_path / "ssh.pid"  # local ssh pids
+        self.argv = tmp_path / "ssh.argv"
+        self.linger = tmp_path / "linger.pid"
+        self.run = tmp_path / "run"  # the board's $XDG_RUNTIME_DIR
+
+    def remote_pidfiles(self) -> list[Path]:
+        return sorted(self.run.glob("jroof-ssh-*.pid"))
+
+
+@pytest.fixture
+def env(monkeypatch, tmp_path):
+    for name in ("EXIT_AFTER", "HANG_AFTER", "IGNORE_TERM", "EXIT_CODE"):
+        monkeypatch.delenv(f"FAKE_TEGRASTATS_{name}", raising=False)
+    for name in ("REFUSE", "CONNECT_FAIL", "NO_DNS", "DIE_AFTER", "DIE_ON", "LINGER"):
+        monkeypatch.delenv(f"FAKE_SSH_{name}", raising=False)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "ssh").symlink_to(FAKE_SSH)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    e = Env(tmp_path)
+    e.run.mkdir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(e.run))
+    monkeypatch.setenv("FAKE_TEGRASTATS_LINES", str(ROOT_LINES))
+    monkeypatch.setenv("FAKE_TEGRASTATS_PIDFILE", str(e.tegrastats))
+    monkeypatch.setenv("FAKE_SSH_PIDFILE", str(e.ssh))
+    monkeypatch.setenv("FAKE_SSH_ARGV_FILE", str(e.argv))
+    monkeypatch.setenv("FAKE_SSH_COUNTFILE", str(tmp_path / "ssh.count"))
+    monkeypatch.setenv("FAKE_SSH_LINGER_PIDFILE", str(e.linger))
+    yield e
+    for pid in pids(e.linger, 0):  # the stand-in's half-dead sshd, if a test made one
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def make_source(host: str = "jetson", command=None, **kwargs) -> SshSource:
+    kwargs.setdefault("clock", itertools.count(1_000_000.0, 1.0).__next__)
+    kwargs.setdefault("mono", itertools.count(0.0, 1.0).__next__)
+    kwargs.setdefault("backoff", (0.01, 0.02))
+    kwargs.setdefault("kill_grace_s", 0.5)
+    kwargs.setdefault("remote_root", str(SYSFS))
+    return SshSource(host, command or [str(FAKE)], 20, **kwargs)
+
+
+class Collector:
+    """Runs records() in a worker thread, as the TUI and the recorder do."""
+
+    END = object()
+
+    def __init__(self, source: SshSource) -> None:
+        self.source = source
+        self.queue: queue.Queue = queue.Queue()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            for record in self.source.records():
+                self.queue.put(record)
+        finally:
+            self.queue.put(self.END)
+
+    def take_until(self, predicate) -> list:
+        taken = []
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            try:
+                record = self.queue.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            if record is self.END:
+                raise AssertionError(f"stream ended early after {taken!r}")
+            taken.append(record)
+            if predicate(record):
+                return taken
+        raise AssertionError(f"nothing matched; got {taken!r}")
+
+    def stop(self) -> None:
+        self.source.stop()
+        self.thread.join(timeout=WAIT_S)
+        assert not self.thread.is_alive()
+
+
+def is_sample(record) -> bool:
+    return isinstance(record, Sample) and record.is_sample
+
+
+def is_event(kind: str):
+    return lambda record: isinstance(record, Event) and record.kind == kind
+
+
+def test_samples_arrive_through_ssh_with_batchmode_and_keepalives(env):
+    collector = Collector(make_source("me@jetson"))
+    taken = collector.take_until(is_sample)
+    collector.take_until(is_sample)
+    collector.stop()
+    sample = taken[-1]
+    assert sample.raw.startswith("04-19-2026") and sample.gpu.gpc_mhz == (1018,)
+    (argv,) = [json.loads(line) for line in env.argv.read_text().splitlines()]
+    options = [argv[i + 1] for i, arg in enumerate(argv) if arg == "-o"]
+    assert "BatchMode=yes" in options
+    assert any(o.startswith("ServerAliveInterval=") for o in options)
+    assert any(o.startswith("ServerAliveCountMax=") for o in options)
+    assert "-T" in argv and "-tt" not in argv
+    assert argv[argv.index("--") + 1] == "me@jetson"
+
+
+def test_stop_leaves_no_local_ssh_no_remote_tegrastats_and_no_pidfile(env):
+    collector = Collector(make_source())
+    collector.take_until(is_sample)
+    (ssh_pid,) = pids(env.ssh)
+    (remote_pid,) = pids(env.tegrastats)
+    assert len(env.remote_pidfiles()) == 1  # the wrapper keeps the remote pid for a reconnect
+    collector.stop()
+    assert gone(ssh_pid) and gone(remote_pid)
+    deadline = time.monotonic() + WAIT_S
+    while env.remote_pidfiles() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert env.remote_pidfiles() == []
+
+
+def test_refused_key_is_one_source_error_naming_the_host_and_ssh_message(env, monkeypatch):
+    monkeypatch.setenv("FAKE_SSH_REFUSE", "1")  # without BatchMode=yes the stand-in would hang
+    records = list(make_source("me@jetson").records())
+    assert len(records) == 1
+    (event,) = records
+    assert isinstance(event, Event) and event.kind == "source_error"
+    assert "me@jetson" in event.detail and "Permission denied (publickey)" in event.detail
+    assert "BatchMode" in event.detail and "\n" not in event.detail
+    assert all(gone(pid) for pid in pids(env.ssh))
+
+
+def test_describe_with_a_refused_key_leaves_board_fields_out_with_a_hint(env, monkeypatch):
+    monkeypatch.setenv("FAKE_SSH_REFUSE", "1")
+    info = make_source("me@jetson").describe()
+    assert info.model is None and info.power_mode is None and not info.max_clocks
+    assert info.header["ssh_host"] == "me@jetson"
+    assert any("Permission denied (publickey)" in hint and "me@jetson" in hint for hint in info.hints)
+
+
+def test_describe_reads_the_remote_board_as_the_local_source_reads_its_own(env):
+    info = make_source().describe()
+    header = info.header
+    local = BoardFiles(SYSFS, run=lambda _c: None).describe()
+    assert {key: header[key] for key in local} == local
+    assert header["ssh_host"] == "jetson" and header["source"] == "tegrastats"
+    assert info.model == "NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super"
+    assert info.power_mode == "MAXN_SUPER" and info.max_clocks["gpu_mhz"] == 1020
+    assert info.tpc_gating is not None and info.trips_c
+    assert header["command"] == [str(FAKE)]
+
+
+def test_a_dropped_link_hangs_up_the_remote_tegrastats(env, monkeypatch):
+    """The channel's EOF (our ssh gone) ends the remote command, before any reconnect, even a
+    silent one that SIGPIPE cannot reach."""
+    monkeypatch.setenv("FAKE_TEGRASTATS_HANG_AFTER", "3")
+    monkeypatch.setenv("FAKE_SSH_DIE_AFTER", "3")
+    monkeypatch.setenv("FAKE_SSH_DIE_ON", "1")
+    collector = Collector(make_source(backoff=(30.0,)))  # no reconnect during this test
+    taken = collector.take_until(is_event("source_restart"))
+    assert "connection lost" in taken[-1].detail and "Broken pipe" in taken[-1].detail
+    assert "jetson" in taken[-1].detail
+    (remote_pid,) = pids(env.tegrastats)
+    assert gone(remote_pid)
+    collector.stop()  # returns from the back-off wait at once
+    assert all(gone(pid) for pid in pids(env.ssh))
+
+
+def test_a_half_dead_link_is_a_gap_then_a_reconnect_that_kills_the_old_remote(env, monkeypatch):
+    """The board's side has not noticed the drop (the old remote keeps running): the reconnect's
+    wrapper kills it by the pid it recorded."""
+    monkeypatch.setenv("FAKE_SSH_DIE_AFTER", "3")
+    monkeypatch.setenv("FAKE_SSH_DIE_ON", "1")
+    monkeypatch.setenv("FAKE_SSH_LINGER", "1")
+    collector = Collector(make_source(backoff=(0.3,)))
+    collector.take_until(is_event("source_restart"))
+    (old_remote,) = pids(env.tegrastats)
+    assert alive(old_remote)  # nothing on the board noticed the drop
+    taken = collector.take_until(is_event("gap"))
+    gap = taken[-1]
+    assert gap.gap_s > 0 and "tegrastats on jetson" in gap.detail
+    assert gone(old_remote)
+    collector.take_until(is_sample)  # samples resume from the new connection
+    new_remote = pids(env.tegrastats, 2)[1]
+    collector.stop()
+    assert gone(new_remote)
+    assert all(gone(pid) for pid in pids(env.ssh, 2))
+    monos = [r.t_mono for r in taken]
+    assert all(b >= a for a, b in itertools.pairwise(monos))
+
+
+def test_an_unreachable_board_is_retried_not_given_up(env, monkeypatch):
+    monkeypatch.setenv("FAKE_SSH_CONNECT_FAIL", "1")
+    collector = Collector(make_source())
+    collector.take_until(is_event("source_restart"))
+    taken = collector.take_until(is_event("source_restart"))
+    assert "Connection refused" in taken[-1].detail
+    collector.stop()
+
+
+def test_an_unknown_host_is_one_error_but_a_lost_name_later_is_retried(env, monkeypatch):
+    monkeypatch.setenv("FAKE_SSH_NO_DNS", "1")
+    (event,) = list(make_source("jetsn").records())
+    assert event.kind == "source_error" and "Could not resolve hostname jetsn" in event.detail
+    source = make_source()
+    source._served = True  # a session that worked, then the laptop's network went away
+    collector = Collector(source)
+    taken = collector.take_until(is_event("source_restart"))
+    assert "Could not resolve hostname" in taken[-1].detail
+    collector.stop()
+
+
+def test_missing_remote_tegrastats_is_one_error(env):
+    (event,) = list(make_source(command=["no-such-tegrastats"]).records())
+    assert event.kind == "source_error"
+    assert "no-such-tegrastats" in event.detail and "jetson" in event.detail
+
+
+def test_missing_ssh_client_is_one_error(env, tmp_path):
+    (event,) = list(make_source(ssh=str(tmp_path / "no-ssh")).records())
+    assert event.kind == "source_error" and "not found" in event.detail and "jetson" in event.detail
+
+
+def test_dump_parsing_drops_paths_that_leave_the_tree():
+    m = "@@jroof-x"
+    text = (f"{m} uid 1000\n{m} file proc/device-tree/model\nOrin\x00\n{m} file ../etc/passwd\nroot\n"
+            f"{m} file /etc/shadow\nx\n{m} nvpmodel\nNV Power Mode: 15W\n0\n{m} end\n")
+    files, nvpmodel, uid, complete = parse_dump(text, m)
+    assert files == {"proc/device-tree/model": "Orin\x00"}
+    assert nvpmodel == "NV Power Mode: 15W\n0" and uid == 1000 and complete
+
+
+def test_one_source_per_board_and_labels():
+    sources = ssh_sources(["a", "me@b", "a"], ["tegrastats"], 1000)
+    assert [s.host for s in sources] == ["a", "me@b"]
+    assert board_label("me@jetson.lan") == "jetson.lan" and board_label("jetson:2222") == "jetson"
+    with pytest.raises(ValueError):
+        SshSource("-oProxyCommand=x", ["tegrastats"], 1000)
+
+
+MONITOR = textwrap.dedent(
+    """\
+    import signal, sys
+    from jtop_roof.sources.ssh import SshSource
+    source = SshSource("jetson", [sys.argv[1]], 20, remote_root=sys.argv[2])
+    signal.signal(signal.SIGTERM, lambda *_: source.stop())
+    signal.signal(signal.SIGHUP, lambda *_: source.stop())
+    for record in source.records():
+        print("sample", flush=True)
+    print("ended", flush=True)
+    """
+)
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGHUP", "SIGKILL"])
+def test_nothing_outlives_the_monitor(env, monkeypatch, how):
+    monkeypatch.setenv("FAKE_TEGRASTATS_HANG_AFTER", "1")  # silent: no SIGPIPE can end it
+    monitor = subprocess.Popen(
+        [sys.executable, "-c", MONITOR, str(FAKE), str(SYSFS)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+    )
+    assert monitor.stdout.readline() == "sample\n"
+    (ssh_pid,) = pids(env.ssh)
+    (remote_pid,) = pids(env.tegrastats)
+    monitor.send_signal(getattr(signal, how))
+    rest, _ = monitor.communicate(timeout=WAIT_S)
+    if how != "SIGKILL":
+        assert monitor.returncode == 0 and rest.endswith("ended\n")
+    # After kill -9 the monitor's pipe to ssh closes: the channel's EOF ends the remote command,
+    # and ssh ends with it.
+    assert gone(remote_pid) and gone(ssh_pid)
