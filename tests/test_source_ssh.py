@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from jtop_roof.model import Event, Sample
-from jtop_roof.sources.ssh import SshSource, board_label, parse_dump, ssh_sources
+from jtop_roof.sources.ssh import SshSource, board_label, board_record_path, parse_dump, ssh_sources
 from jtop_roof.sources.sysfs import BoardFiles
 
 TESTS = Path(__file__).resolve().parent
@@ -299,6 +299,8 @@ def test_one_source_per_board_and_labels():
     sources = ssh_sources(["a", "me@b", "a"], ["tegrastats"], 1000)
     assert [s.host for s in sources] == ["a", "me@b"]
     assert board_label("me@jetson.lan") == "jetson.lan" and board_label("jetson:2222") == "jetson"
+    assert board_record_path("out/run1.jsonl", "me@orin-1") == "out/run1.orin-1.jsonl"
+    assert board_record_path("run1", "a/../b") == "run1.a_.._b.jsonl"
     with pytest.raises(ValueError):
         SshSource("-oProxyCommand=x", ["tegrastats"], 1000)
 

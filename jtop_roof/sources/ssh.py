@@ -410,10 +410,20 @@ def board_label(host: str) -> str:
     return name.split(":", 1)[0] if name.count(":") == 1 else name
 
 
+def board_record_path(path: str, host: str) -> str:
+    """Where one board of several records: ``run1.jsonl`` -> ``run1.jetson.jsonl`` (the label made
+    safe for a file name)."""
+    label = re.sub(r"[^A-Za-z0-9._-]", "_", board_label(host)).strip(".") or "board"
+    target = Path(path)
+    suffix = target.suffix or ".jsonl"
+    return str(target.with_name(f"{target.stem if target.suffix else target.name}.{label}{suffix}"))
+
+
 __all__ = [
     "BOARD_FILES",
     "SshSource",
     "board_label",
+    "board_record_path",
     "describe_files",
     "parse_dump",
     "remote_command",
