@@ -314,6 +314,9 @@ class TegrastatsSource(Source):
                     if not self._stop.is_set():
                         yield f"lost the {self.name} pipe ({exc})"
                     return
+                # stderr first: its last words, read in the same round as stdout's EOF, belong in
+                # the exit reason.
+                ready.sort(key=lambda item: item[0] != err_fd)
                 for fd, data in ready:
                     if fd == err_fd:
                         if data:
