@@ -34,6 +34,7 @@ from textual.worker import get_current_worker
 
 from jtop_roof.board import precisions_of, roof_state
 from jtop_roof.config import Config
+from jtop_roof.control import WorkReport
 from jtop_roof.history import History
 from jtop_roof.info import SourceInfo
 from jtop_roof.messages import (
@@ -42,6 +43,7 @@ from jtop_roof.messages import (
     RecordReceived,
     SourceDescribed,
     SourceEnded,
+    WorkRequested,
 )
 from jtop_roof.metrics import fmt_duration, fmt_speed, printable
 from jtop_roof.model import Sample
@@ -537,6 +539,19 @@ class JroofApp(App[int]):
         """Thread-safe: a phase start or end from outside the UI (the ``jroof-tui mark`` listener)."""
         self.post_message(MarkerRequested(kind, name, origin))
 
+    def request_work(self, report: WorkReport) -> None:
+        """Thread-safe: work a benchmark reported (the listener's thread)."""
+        self.post_message(WorkRequested(report))
+
+    def on_work_requested(self, message: WorkRequested) -> None:
+        report = message.report
+        t_wall, t_mono = self._marker_times()
+        _, error = self.pipeline.work(report.iterations, report.flops, report.bytes, report.precision,
+                                      t_wall, t_mono)
+        if error is not None:
+            self.sink.stop()
+            self.notify(f"recording stopped: {error.strerror or error}", severity="error", markup=False)
+
     def on_marker_requested(self, message: MarkerRequested) -> None:
         if message.kind == "phase_start":
             self._add_marker("phase_start", message.name, message.origin)
@@ -748,7 +763,7 @@ def run_app(
     app = JroofApp(source, config, recorder=recorder, notices=notices)
     from jtop_roof.control import start_listener
 
-    listener = start_listener(lambda kind, name: app.request_marker(kind, name))
+    listener = start_listener(lambda kind, name: app.request_marker(kind, name), app.request_work)
     watch = TerminalWatch(app)
     watch.start()
     try:

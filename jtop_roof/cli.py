@@ -122,6 +122,12 @@ def build_parser() -> argparse.ArgumentParser:
                           "monitors (TUI or record) of this user, through a per-user Unix socket.")
     mark.add_argument("name", metavar="NAME", nargs="?", help="phase name (default: phase N)")
     mark.add_argument("--end", action="store_true", help="end the current phase")
+    mark.add_argument("--work", type=float, metavar="N", default=None,
+                      help="report N iterations done (the roofline point comes from these)")
+    mark.add_argument("--flops", type=float, metavar="F", default=None, help="with --work: their FLOPs")
+    mark.add_argument("--bytes", type=float, metavar="B", dest="bytes_", default=None,
+                      help="with --work: their DRAM bytes (read + written)")
+    mark.add_argument("--precision", metavar="P", default=None, help="with --work: e.g. bf16, fp16, int8")
     return parser
 
 
@@ -263,16 +269,26 @@ def _cmd_report(args: argparse.Namespace, config: Config) -> int:
 
 
 def _cmd_mark(args: argparse.Namespace) -> int:
-    from jtop_roof.control import ControlError, send_marker
+    from jtop_roof.control import ControlError, WorkReport, send_marker, send_work
 
+    work_flags = args.flops is not None or args.bytes_ is not None or args.precision is not None
+    if args.work is None and work_flags:
+        return _fail("--flops, --bytes and --precision go with --work N")
+    if args.work is not None and (args.end or args.name):
+        return _fail("--work N reports work: give it without a NAME or --end")
     if args.end and args.name:
         return _fail("give a NAME to start a phase, or --end alone")
     try:
-        delivered = send_marker("phase_end" if args.end else "phase_start", args.name)
+        if args.work is not None:
+            what = "the work report"
+            delivered = send_work(WorkReport(args.work, args.flops, args.bytes_, args.precision))
+        else:
+            what = "the marker"
+            delivered = send_marker("phase_end" if args.end else "phase_start", args.name)
     except (ValueError, ControlError) as exc:
         return _fail(str(exc))
     if delivered == 0:
-        print("jroof-tui: no running jroof-tui of this user took the marker", file=sys.stderr)
+        print(f"jroof-tui: no running jroof-tui of this user took {what}", file=sys.stderr)
         return 1
     return 0
 

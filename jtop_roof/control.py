@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jtop_roof.model import MARKER_KINDS
+from jtop_roof.model import MARKER_KINDS, MAX_WORK_AMOUNT, MAX_WORK_ITERATIONS
 
 MAX_NAME_CHARS = 200
 _MAX_MESSAGE_BYTES = 4096
@@ -65,6 +65,39 @@ def _validate(kind: Any, name: Any) -> tuple[str, str | None]:
     raise ValueError(f"a phase name is at most {MAX_NAME_CHARS} printable characters")
 
 
+@dataclass(frozen=True, slots=True)
+class WorkReport:
+    """``{"kind": "work", "iterations": n, "flops": f, "bytes": b, "precision": p}``: work done since
+    the last report (FLOPs and bytes in total over the n iterations; all but n optional)."""
+
+    iterations: float
+    flops: float | None = None
+    bytes: float | None = None
+    precision: str | None = None
+
+
+def _amount(message: dict[str, Any], key: str, required: bool = False) -> float | None:
+    value = message.get(key)
+    if value is None and not required:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_WORK_AMOUNT:
+        raise ValueError(f"work '{key}' must be a number from 0 to {MAX_WORK_AMOUNT:g}")
+    return float(value)
+
+
+def work_report(message: dict[str, Any]) -> WorkReport:
+    """Check a work message (from a client, or ``mark --work``); ValueError says what is wrong."""
+    iterations = _amount(message, "iterations", required=True)
+    assert iterations is not None
+    if iterations > MAX_WORK_ITERATIONS:
+        raise ValueError(f"work 'iterations' must be at most {MAX_WORK_ITERATIONS:g}")
+    precision = message.get("precision")
+    if precision is not None and not (isinstance(precision, str) and 0 < len(precision) <= 32
+                                      and precision.isprintable()):
+        raise ValueError("work 'precision' must be a short name such as bf16, fp16 or int8")
+    return WorkReport(iterations, _amount(message, "flops"), _amount(message, "bytes"), precision)
+
+
 @dataclass
 class _Client:
     deadline: float
@@ -81,8 +114,10 @@ class MarkerListener:
         directory: Path | None = None,
         *,
         read_timeout_s: float = READ_TIMEOUT_S,
+        on_work: Callable[[WorkReport], None] | None = None,
     ):
         self._on_marker = on_marker
+        self._on_work = on_work
         self._directory = directory
         self._read_timeout_s = read_timeout_s
         self._selector = selectors.DefaultSelector()
@@ -189,20 +224,30 @@ class MarkerListener:
             message = json.loads(line.decode("utf-8"))
             if not isinstance(message, dict):
                 raise ValueError("expected a JSON object")
-            kind, name = _validate(message.get("kind"), message.get("name"))
+            if message.get("kind") == "work":
+                report = work_report(message)
+            else:
+                kind, name = _validate(message.get("kind"), message.get("name"))
         except (ValueError, RecursionError) as exc:  # JSON and UTF-8 errors are ValueErrors
             return f"error: {exc}"
         try:
-            self._on_marker(kind, name)
+            if message.get("kind") == "work":
+                if self._on_work is None:
+                    return "error: this monitor takes no work reports"
+                self._on_work(report)
+            else:
+                self._on_marker(kind, name)
         except Exception as exc:  # e.g. the recording's disk is full: say so, keep listening
             return f"error: {type(exc).__name__}: {exc}"
         return "ok"
 
 
-def start_listener(on_marker: Callable[[str, str | None], None]) -> MarkerListener | None:
-    """Listen for ``jroof-tui mark`` in a monitor; without the channel the monitor still runs, and
-    says so on stderr (one line)."""
-    listener = MarkerListener(on_marker)
+def start_listener(
+    on_marker: Callable[[str, str | None], None], on_work: Callable[[WorkReport], None] | None = None
+) -> MarkerListener | None:
+    """Listen for ``jroof-tui mark`` (and work reports) in a monitor; without the channel the
+    monitor still runs, and says so on stderr (one line)."""
+    listener = MarkerListener(on_marker, on_work=on_work)
     try:
         listener.start()
     except OSError as exc:  # ControlError included
@@ -215,8 +260,20 @@ def start_listener(on_marker: Callable[[str, str | None], None]) -> MarkerListen
 def send_marker(kind: str, name: str | None, directory: Path | None = None) -> int:
     """Send a marker to every running monitor of this user; returns how many took it."""
     _validate(kind, name)
+    return _send({"kind": kind, "name": name}, directory)
+
+
+def send_work(report: WorkReport, directory: Path | None = None) -> int:
+    """Report work to every running monitor of this user; returns how many took it."""
+    message = {"kind": "work", "iterations": report.iterations, "flops": report.flops,
+               "bytes": report.bytes, "precision": report.precision}
+    work_report(message)
+    return _send(message, directory)
+
+
+def _send(message: dict[str, Any], directory: Path | None) -> int:
     directory = directory or control_dir()
-    payload = json.dumps({"kind": kind, "name": name}).encode() + b"\n"
+    payload = json.dumps(message).encode() + b"\n"
     delivered = 0
     for path in sorted(directory.glob("*.sock")):
         try:

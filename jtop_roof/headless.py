@@ -11,7 +11,7 @@ from types import FrameType
 from typing import Any
 
 from jtop_roof.config import Config
-from jtop_roof.control import start_listener
+from jtop_roof.control import WorkReport, start_listener
 from jtop_roof.model import Event, Record
 from jtop_roof.pipeline import Pipeline
 from jtop_roof.recorder import Recorder
@@ -60,7 +60,15 @@ def run_headless(
         if error is not None:
             _say(f"jroof-tui: cannot write {recorder.path}: {error.strerror or error}")
 
-    listener = start_listener(on_marker) if listen_for_markers else None
+    def on_work(report: WorkReport) -> None:
+        with lock:
+            t_wall, t_mono = recorder.stream_now()
+            _, error = pipeline.work(report.iterations, report.flops, report.bytes, report.precision,
+                                     t_wall, t_mono)
+        if error is not None:
+            _say(f"jroof-tui: cannot write {recorder.path}: {error.strerror or error}")
+
+    listener = start_listener(on_marker, on_work) if listen_for_markers else None
     stop_requested = threading.Event()
     stopped_by: list[int] = []
     previous: dict[int, Any] = {}

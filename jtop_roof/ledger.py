@@ -55,6 +55,11 @@ class SpanStats:
     #: Mean GPU and EMC clocks over the samples that report them (the roof at the span's clocks).
     mean_gpu_mhz: float | None = None
     mean_emc_mhz: float | None = None
+    #: Work the workload reported in the span (None: no report); FLOPs and bytes where given.
+    iterations: float | None = None
+    flops: float | None = None
+    bytes: float | None = None
+    precision: str | None = None
 
     @property
     def duration_s(self) -> float:
@@ -97,6 +102,10 @@ class _Span:
     gpu_mhz_n: int = 0
     emc_mhz_sum: float = 0.0
     emc_mhz_n: int = 0
+    iterations: float | None = None
+    flops: float | None = None
+    bytes: float | None = None
+    precision: str | None = None
 
     def freeze(self, *, is_open: bool) -> SpanStats:
         return SpanStats(
@@ -115,6 +124,10 @@ class _Span:
             is_open=is_open,
             mean_gpu_mhz=self.gpu_mhz_sum / self.gpu_mhz_n if self.gpu_mhz_n else None,
             mean_emc_mhz=self.emc_mhz_sum / self.emc_mhz_n if self.emc_mhz_n else None,
+            iterations=self.iterations,
+            flops=self.flops,
+            bytes=self.bytes,
+            precision=self.precision,
         )
 
 
@@ -181,6 +194,19 @@ class EnergyLedger:
     def last_mono(self) -> float | None:
         """Stream time of the last sample taken (markers before it come too late for the ledger)."""
         return None if self._previous is None else self._previous.t_mono
+
+    def add_work(self, iterations: float, flops: float | None, bytes_: float | None,
+                 precision: str | None) -> None:
+        """Work the workload reported, added to the run and to the open phase."""
+        spans = [self._whole] if self._open is None else [self._whole, self._open]
+        for span in spans:
+            span.iterations = (span.iterations or 0.0) + iterations
+            if flops is not None:
+                span.flops = (span.flops or 0.0) + flops
+            if bytes_ is not None:
+                span.bytes = (span.bytes or 0.0) + bytes_
+            if precision is not None:
+                span.precision = precision
 
     def start_phase(self, name: str | None, t_mono: float | None, *, origin: str = "key") -> str:
         """Open a phase (ending the open one); returns its name. ``name`` None: ``phase N``. A

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
+from jtop_roof.control import WorkReport
 from jtop_roof.info import SourceInfo
 from jtop_roof.ledger import EnergyLedger
-from jtop_roof.model import Marker, Record
+from jtop_roof.model import Marker, Record, Work
 
 
 @dataclass
@@ -41,7 +42,7 @@ class SourceDescribed(Message, bubble=False):
     in the worker too) and how to build it again with this session's markers."""
 
     info: SourceInfo
-    ledger_builder: Callable[[Sequence[Marker]], EnergyLedger] | None = None
+    ledger_builder: Callable[[Sequence[Marker | Work]], EnergyLedger] | None = None
     ledger: EnergyLedger | None = None
 
 
@@ -52,3 +53,10 @@ class MarkerRequested(Message, bubble=False):
     kind: str
     name: str | None
     origin: str = "script"
+
+
+@dataclass
+class WorkRequested(Message, bubble=False):
+    """Work a benchmark reported through the hook (``jroof-tui mark --work``)."""
+
+    report: WorkReport

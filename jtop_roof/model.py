@@ -488,7 +488,27 @@ class Event:
     start_mono: float | None = None
 
 
-Record = Sample | Marker | Event
+#: Upper bounds of a work report: iterations, FLOPs and bytes per report.
+MAX_WORK_ITERATIONS = 1e15
+MAX_WORK_AMOUNT = 1e24
+
+
+@dataclass(slots=True)
+class Work:
+    """Work a workload reported doing (``jroof-tui mark --work``, ``jtop_roof.hook.work``): so many
+    iterations, and optionally their FLOPs and DRAM bytes in total and their precision. The
+    roofline point comes from these, never from load %."""
+
+    iterations: float
+    flops: float | None
+    bytes: float | None
+    precision: str | None
+    t_wall: float | None
+    t_mono: float | None
+    origin: str = "script"
+
+
+Record = Sample | Marker | Event | Work
 
 
 def record_to_json(record: Record) -> dict[str, Any]:
@@ -501,6 +521,17 @@ def record_to_json(record: Record) -> dict[str, Any]:
         del body["t"]
         obj.update(body)
         return obj
+    if isinstance(record, Work):
+        return {
+            "type": "work",
+            "iterations": record.iterations,
+            "flops": record.flops,
+            "bytes": record.bytes,
+            "precision": record.precision,
+            "t": record.t_wall,
+            "mono": record.t_mono,
+            "origin": record.origin,
+        }
     if isinstance(record, Marker):
         return {
             "type": "marker",
@@ -530,10 +561,18 @@ def record_from_json(obj: dict[str, Any], tally: Tally | None = None) -> Record 
     kind = obj.get("type")
     if kind == "sample":
         return sample_from_json(obj, tally)
-    if kind != "marker" and kind != "event":
+    if kind not in ("marker", "event", "work"):
         return None
     check = _Check(tally if tally is not None else Tally())
     t_wall, t_mono = check.times(obj)
+    if kind == "work":
+        iterations = check.num(obj.get("iterations"), 0, MAX_WORK_ITERATIONS)
+        if iterations is None:
+            return None
+        return Work(iterations, check.num(obj.get("flops"), 0, MAX_WORK_AMOUNT),
+                    check.num(obj.get("bytes"), 0, MAX_WORK_AMOUNT),
+                    check.text(obj.get("precision"), MAX_NAME_CHARS), t_wall, t_mono,
+                    check.text(obj.get("origin", "script"), MAX_NAME_CHARS) or "script")
     if kind == "marker":
         marker_kind = obj.get("kind", "phase_start")
         if marker_kind not in MARKER_KINDS:

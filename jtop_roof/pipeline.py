@@ -30,7 +30,7 @@ from jtop_roof.devices import Device
 from jtop_roof.history import History
 from jtop_roof.info import SourceInfo
 from jtop_roof.ledger import BREAK_EVENTS, RESUME_ORIGIN, EnergyLedger
-from jtop_roof.model import MARKER_KINDS, Event, Marker, Record, Sample
+from jtop_roof.model import MARKER_KINDS, Event, Marker, Record, Sample, Work
 from jtop_roof.recorder import Recorder
 
 #: Non-sample records a replay's sink remembers having written (markers and events of a replay
@@ -130,6 +130,8 @@ class RecordingSink:
             return True
         if isinstance(record, Marker):
             key: tuple[object, ...] = ("marker", record.kind, record.name, record.t_mono, record.origin)
+        elif isinstance(record, Work):
+            key = ("work", record.iterations, record.flops, record.bytes, record.t_mono)
         else:
             key = ("event", record.kind, record.detail, record.t_mono)
         if key in self._written:
@@ -166,8 +168,8 @@ class Pipeline:
         self.detectors = list(detectors)
         #: Bumped when the ledger changes (a pane shows phases and energy from it).
         self.ledger_version = 0
-        self._ledger_from_file: Callable[[Sequence[Marker]], EnergyLedger] | None = None
-        self._session_markers: list[Marker] = []  # made here; shown again as a replay passes them
+        self._ledger_from_file: Callable[[Sequence[Marker | Work]], EnergyLedger] | None = None
+        self._session_markers: list[Marker | Work] = []  # made here (markers shown again after seeks)
         self._redisplay: list[Marker] = []  # after a seek: session markers not yet passed again
         self._ledger_markers: set[tuple[object, ...]] = set()  # stream markers the ledger took
         self._devices = devices if devices is not None else {}
@@ -215,7 +217,7 @@ class Pipeline:
         return self._ledger_from_file is not None
 
     def load_ledger(
-        self, build: Callable[[Sequence[Marker]], EnergyLedger], ledger: EnergyLedger | None = None
+        self, build: Callable[[Sequence[Marker | Work]], EnergyLedger], ledger: EnergyLedger | None = None
     ) -> None:
         """Replay: the ledger comes from the whole file (``build`` reads it, with this session's
         markers merged in), not from what has been played. ``ledger``: already built (by the
@@ -295,6 +297,24 @@ class Pipeline:
                 self.ledger_version += 1
         return marker, error
 
+    def work(self, iterations: float, flops: float | None, bytes_: float | None, precision: str | None,
+             t_wall: float | None, t_mono: float | None) -> tuple[Work, OSError | None]:
+        """Work a script reported (the reporting hook), stamped now: added to the running phase
+        and the run, and written as a ``work`` record. Returns it and the write error, if any."""
+        report = Work(iterations, flops, bytes_, precision, t_wall, t_mono)
+        error: OSError | None = None
+        try:
+            self.write(report, from_stream=False)
+        except OSError as exc:
+            error = exc
+        self._analyse(report, session=True)
+        if report.t_mono is not None:
+            self._session_markers.append(report)
+            if self._ledger_from_file is not None:
+                self.ledger = self._ledger_from_file(self._session_markers)
+                self.ledger_version += 1
+        return report, error
+
     def resume_marker(self, t_wall: float | None, t_mono: float | None) -> Marker | None:
         """For a recording started mid-phase: the open phase's start, stamped now, origin
         ``resume`` (readers continue the phase rather than count a new one)."""
@@ -336,16 +356,26 @@ class Pipeline:
             if live_ledger and (session or self._first_time_for_ledger(record)):
                 _mark_ledger(self.ledger, record)
                 self.ledger_version += 1
+        elif isinstance(record, Work):
+            if live_ledger and (session or self._first_work(record)):
+                _add_work(self.ledger, record)
+                self.ledger_version += 1
         else:
             if record.kind == "seek":
                 # The replay refills history from the file; this session's markers come back as
                 # the stream passes them. The ledger is not touched (it never counts twice).
                 self.history.clear()
-                self._redisplay = sorted(self._session_markers, key=lambda m: m.t_mono or 0.0)
+                self._redisplay = sorted((m for m in self._session_markers if isinstance(m, Marker)),
+                                         key=lambda m: m.t_mono or 0.0)
             elif live_ledger and record.kind in BREAK_EVENTS:
                 self.ledger.add_break()
                 self.ledger_version += 1
             self.history.add_event(record)
+
+    def _first_work(self, work: Work) -> bool:
+        """A work report from the stream counts once (not again after a replay's seek back)."""
+        last = self.ledger.last_mono
+        return last is None or work.t_mono is None or work.t_mono >= last
 
     def _first_time_for_ledger(self, marker: Marker) -> bool:
         """A marker from the stream counts once: a replay plays it again after a seek back."""
@@ -364,6 +394,10 @@ def _made_by_detector(record: Record) -> bool:
     return isinstance(record, Event) and record.unit is not None
 
 
+def _add_work(ledger: EnergyLedger, work: Work) -> None:
+    ledger.add_work(work.iterations, work.flops, work.bytes, work.precision)
+
+
 def _mark_ledger(ledger: EnergyLedger, marker: Marker) -> None:
     if marker.kind == "phase_start":
         ledger.start_phase(marker.name, marker.t_mono, origin=marker.origin)
@@ -372,7 +406,7 @@ def _mark_ledger(ledger: EnergyLedger, marker: Marker) -> None:
 
 
 def build_ledger(
-    records: Iterable[Record], interval_s: float, extra_markers: Sequence[Marker] = ()
+    records: Iterable[Record], interval_s: float, extra_markers: Sequence[Marker | Work] = ()
 ) -> EnergyLedger:
     """A ledger from a whole stream (a file read by the reader), with ``extra_markers`` (made in
     this session) placed among the records by stream time: the same arithmetic as live. A marker
@@ -381,13 +415,20 @@ def build_ledger(
     pending = sorted((m for m in extra_markers if m.t_mono is not None), key=lambda m: m.t_mono or 0.0)
     for record in records:
         while pending and record.t_mono is not None and _marker_first(pending[0], record):
-            _mark_ledger(pipeline.ledger, pending.pop(0))
+            _apply(pipeline.ledger, pending.pop(0))
         pipeline.ingest(record)
-    for marker in pending:
-        _mark_ledger(pipeline.ledger, marker)
+    for extra in pending:
+        _apply(pipeline.ledger, extra)
     return pipeline.ledger
 
 
-def _marker_first(marker: Marker, record: Record) -> bool:
+def _apply(ledger: EnergyLedger, record: Marker | Work) -> None:
+    if isinstance(record, Work):
+        _add_work(ledger, record)
+    else:
+        _mark_ledger(ledger, record)
+
+
+def _marker_first(marker: Marker | Work, record: Record) -> bool:
     at, t_mono = marker.t_mono or 0.0, record.t_mono or 0.0
     return at < t_mono or (at == t_mono and not isinstance(record, Sample))

@@ -28,6 +28,7 @@ from jtop_roof.logfile import ReadStats, iter_records
 from jtop_roof.model import Event, Record
 from jtop_roof.pipeline import Pipeline
 from jtop_roof.roofline import ceilings
+from jtop_roof.verdict import place
 
 FORMATS = ("md", "json", "csv")
 #: How much display history the report's pipeline keeps: it needs none, only the ledger.
@@ -62,7 +63,8 @@ def build_report(
     pipeline, events = run_pipeline(records, stats.interval_s or interval_s or 1.0,
                                     info or SourceInfo("replay"), options or {})
     ledger, board = pipeline.ledger, pipeline.board
-    whole = ledger.whole
+    whole, phases = ledger.whole, ledger.phases()
+    idle_w = _idle_power_w(phases)
     origin = whole.first_mono
     return {
         "source": source,
@@ -70,8 +72,8 @@ def build_report(
         "power_mode": board.mode_name,
         "device_note": board.problem or board.mode_note,
         "events": [event_json(event, origin, tz) for event in events],
-        "whole": span_json(whole, origin, tz, board, events),
-        "phases": [span_json(phase, origin, tz, board, events) for phase in ledger.phases()],
+        "whole": span_json(whole, origin, tz, board, events, idle_w),
+        "phases": [span_json(phase, origin, tz, board, events, idle_w) for phase in phases],
     }
 
 
@@ -105,7 +107,7 @@ def _throttled_s(span: SpanStats, events: list[Event]) -> float:
 
 def span_json(
     span: SpanStats, origin: float | None, tz: tzinfo, board: Board | None = None,
-    events: list[Event] | None = None,
+    events: list[Event] | None = None, idle_w: float | None = None,
 ) -> dict[str, Any]:
     def offset(t: float | None) -> float | None:
         return None if t is None or origin is None else t - origin
@@ -128,6 +130,57 @@ def span_json(
         "power_w": {"mean": _w(span.mean_mw), "peak": _w(span.peak_mw), "rails": rails},
         "ceilings": _ceilings(span, board),
         "throttled_s": _throttled_s(span, events or []),
+        "workload": _workload(span, idle_w),
+        "roofline": _roofline(span, board, events or []) if board and span.iterations is not None else None,
+    }
+
+
+def _energy_per_iteration(span: SpanStats) -> tuple[float | None, str | None]:
+    """(joules, what they measure): the total input energy, else (a dGPU host) the GPU rail's."""
+    if span.energy_j is not None:
+        return span.energy_j, "total input"
+    gpu = span.rails_j.get("NVML_GPU")
+    return (gpu, "NVML_GPU rail (GPU board power only)") if gpu is not None else (None, None)
+
+
+def _idle_power_w(phases: list[SpanStats]) -> float | None:
+    """Mean power over the phases named ``idle*`` (their energy ÷ their time), or None."""
+    idle = [p for p in phases if p.name.lower().startswith("idle") and p.duration_s > 0]
+    joules = [_energy_per_iteration(p)[0] for p in idle]
+    if not idle or any(j is None for j in joules):
+        return None
+    return sum(j or 0.0 for j in joules) / sum(p.duration_s for p in idle)
+
+
+def _workload(span: SpanStats, idle_w: float | None) -> dict[str, Any] | None:
+    """Throughput and energy per iteration where the workload reported its iterations."""
+    if not span.iterations:
+        return None
+    joules, measured = _energy_per_iteration(span)
+    per_iter = None if joules is None else joules / span.iterations
+    above_idle = None
+    if joules is not None and idle_w is not None:
+        above_idle = (joules - idle_w * span.duration_s) / span.iterations
+    return {
+        "iterations": span.iterations,
+        "throughput_per_s": span.iterations / span.duration_s if span.duration_s > 0 else None,
+        "j_per_iter": per_iter,
+        "j_per_iter_above_idle": above_idle,
+        "energy_measures": measured,
+    }
+
+
+def _roofline(span: SpanStats, board: Board, events: list[Event]) -> dict[str, Any]:
+    placement = place(span, board, events)
+    return {
+        "verdict": placement.verdict,
+        "precision": placement.precision,
+        "achieved_flops_per_s": placement.achieved_flops_per_s,
+        "achieved_bytes_per_s": placement.achieved_bytes_per_s,
+        "intensity_flop_per_byte": placement.intensity_flop_per_byte,
+        "efficiency_current": placement.efficiency_current,
+        "efficiency_max": placement.efficiency_max,
+        "note": placement.note,
     }
 
 

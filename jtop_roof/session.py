@@ -17,7 +17,7 @@ from typing import Any
 from jtop_roof.config import Config
 from jtop_roof.info import SourceInfo
 from jtop_roof.ledger import EnergyLedger
-from jtop_roof.model import Marker
+from jtop_roof.model import Marker, Work
 from jtop_roof.pipeline import Pipeline, RecordingSink, build_ledger
 from jtop_roof.recorder import Recorder
 from jtop_roof.sources.base import ReplayControls, Source
@@ -124,7 +124,7 @@ def make_pipeline(
     return pipeline
 
 
-def file_ledger_builder(source: Source) -> Callable[[Sequence[Marker]], EnergyLedger] | None:
+def file_ledger_builder(source: Source) -> Callable[[Sequence[Marker | Work]], EnergyLedger] | None:
     """For a replay of a whole file: how to build its ledger (with given session markers)."""
     from jtop_roof.sources.replay import ReplaySource
 

@@ -147,7 +147,7 @@ def test_report_formats_and_errors(tmp_path):
     report = json.loads(out.stdout)
     assert set(report) == {"source", "device", "power_mode", "device_note", "events", "whole", "phases"}
     span_keys = {"name", "start", "end", "start_s", "end_s", "duration_s", "samples", "gaps", "open",
-                 "energy_j", "power_w", "ceilings", "throttled_s"}
+                 "energy_j", "power_w", "ceilings", "throttled_s", "workload", "roofline"}
     assert all(set(span) == span_keys for span in [report["whole"], *report["phases"]])
     fp16 = report["phases"][2]
     assert fp16["duration_s"] == fp16["end_s"] - fp16["start_s"]
@@ -158,7 +158,8 @@ def test_report_formats_and_errors(tmp_path):
     csv_path = tmp_path / "r.csv"
     assert run_cli("report", str(FIXTURE), "--format", "csv", "--out", str(csv_path)).returncode == 0
     rows = csv_path.read_text().splitlines()
-    assert rows[0].startswith("name,start,end,start_s,end_s,duration_s,samples,gaps,open,throttled_s,energy_j")
+    assert rows[0].startswith("name,start,end,start_s,end_s,duration_s,samples,gaps,open,throttled_s,"
+                              "energy_j")
     assert len(rows) == 1 + 1 + 3
     missing = run_cli("report", str(tmp_path / "nope.jsonl"))
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1

@@ -1,0 +1,46 @@
+"""The reporting hook: a benchmark tells the running monitors what it did, so the roofline point
+comes from the work itself (never from GPU load %).
+
+    from jtop_roof import hook
+
+    hook.mark("gemm-bf16")                    # start a phase
+    for _ in range(iterations):
+        run_gemm(n)
+        hook.work(iterations=1, flops=2 * n**3, bytes=3 * n * n * 2, precision="bf16")
+    hook.end()                                # end the phase
+
+Each call goes to every ``jroof-tui`` (TUI or headless ``record``) of this user over its per-user
+Unix socket (mode 0600; no TCP) and returns how many took it: 0 when none runs, which is not an
+error (the benchmark goes on). Values are checked here (ValueError). A call costs a connection per
+monitor (about 0.1 ms): for very short iterations, report every N of them with their totals.
+Nothing here imports Textual.
+"""
+
+from __future__ import annotations
+
+from jtop_roof.control import ControlError, WorkReport, send_marker, send_work
+
+
+def work(iterations: float = 1, flops: float | None = None, bytes: float | None = None,
+         precision: str | None = None) -> int:
+    """Add ``iterations`` (and their FLOPs and DRAM bytes, in total) to the running phase."""
+    try:
+        return send_work(WorkReport(float(iterations), flops, bytes, precision))
+    except ControlError:
+        return 0
+
+
+def mark(name: str | None = None) -> int:
+    """Start a phase (``phase N`` when unnamed)."""
+    try:
+        return send_marker("phase_start", name)
+    except ControlError:
+        return 0
+
+
+def end() -> int:
+    """End the running phase."""
+    try:
+        return send_marker("phase_end", None)
+    except ControlError:
+        return 0

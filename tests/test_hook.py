@@ -1,0 +1,187 @@
+"""The reporting hook: work reported by a benchmark over the per-user socket puts the phase on the
+roof, with throughput, joules per iteration and a verdict, the same in the recording and report."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from jtop_roof import hook
+from jtop_roof.board import resolve_board
+from jtop_roof.config import Config
+from jtop_roof.control import MarkerListener, WorkReport
+from jtop_roof.devices import load_devices
+from jtop_roof.headless import run_headless
+from jtop_roof.info import SourceInfo
+from jtop_roof.ledger import EnergyLedger
+from jtop_roof.model import Clocked, Event, Gpu, Rail, Sample
+from jtop_roof.pipeline import Pipeline
+from jtop_roof.recorder import Recorder
+from jtop_roof.report import build_report
+from jtop_roof.session import pipeline_options
+from jtop_roof.timeline import parse_tz
+from jtop_roof.verdict import place
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def runtime_dir(tmp_path, monkeypatch):
+    folder = tmp_path / "run"
+    folder.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
+    return folder
+
+
+def test_the_hook_reaches_a_monitor_through_its_socket(runtime_dir):
+    got: list[WorkReport] = []
+    listener = MarkerListener(lambda kind, name: None, on_work=got.append)
+    listener.start()
+    try:
+        assert hook.work(iterations=3, flops=6e12, bytes=1.5e9, precision="bf16") == 1
+        with pytest.raises(ValueError):
+            hook.work(iterations=-1)
+        with pytest.raises(ValueError):
+            hook.work(iterations=1, flops=float("nan"))
+    finally:
+        listener.close()
+    assert got == [WorkReport(3.0, 6e12, 1.5e9, "bf16")]
+    assert hook.work(iterations=1) == 0  # no monitor: not an error
+
+
+class PacedSource:
+    """A live-looking H200 source: a sample every 10 ms of stream time 0.5 s apart, GPU busy."""
+
+    kind = "host"
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.stopped = threading.Event()
+        self.emitted = 0
+
+    def describe(self) -> SourceInfo:
+        return SourceInfo.from_mapping({"source": "host", "model": "NVIDIA H200", "gpu": "NVIDIA H200",
+                                        "interval_ms": 500})
+
+    def records(self):
+        for i in range(self.count):
+            if self.stopped.wait(0.01):
+                return
+            self.emitted = i + 1
+            yield Sample(t_wall=1000.0 + 0.5 * i, t_mono=0.5 * i, gpu=Gpu(99.0, (1980,)),
+                         emc=Clocked(30.0, 3201), rails={"NVML_GPU": Rail(600_000.0)})
+        self.stopped.wait()
+
+    def stop(self) -> None:
+        self.stopped.set()
+
+
+def test_work_reported_to_a_headless_record_lands_in_the_recording_and_the_report(runtime_dir, tmp_path):
+    path = tmp_path / "run.jsonl"
+    source = PacedSource(200)
+    info = source.describe()
+    recorder = Recorder(path, dict(info.header))
+    result: list[int] = []
+    thread = threading.Thread(target=lambda: result.append(run_headless(
+        source, recorder, None, install_signal_handlers=False, config=Config(), listen_for_markers=True)))
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not list(runtime_dir.glob("jroof/*.sock")) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        while source.emitted < 20:
+            time.sleep(0.01)
+        assert hook.mark("gemm-bf16") == 1
+        n = 8192
+        for _ in range(5):
+            assert hook.work(iterations=1, flops=2 * n**3, bytes=3 * n * n * 2, precision="bf16") == 1
+            time.sleep(0.05)
+        while source.emitted < 150:
+            time.sleep(0.01)
+        assert hook.end() == 1
+    finally:
+        source.stop()
+        thread.join(10)
+    assert result == [0]
+    written = [json.loads(line) for line in path.read_text().splitlines()]
+    works = [w for w in written if w["type"] == "work"]
+    assert len(works) == 5 and all(w["flops"] == 2 * n**3 and w["precision"] == "bf16" for w in works)
+
+    def lines():
+        with open(path, encoding="utf-8") as f:
+            yield from f
+
+    report = build_report(lines, source={"file": str(path)}, tz=parse_tz("UTC"), interval_s=None,
+                          info=SourceInfo.from_mapping(written[0]), options=pipeline_options(Config()))
+    (phase,) = report["phases"]
+    assert phase["name"] == "gemm-bf16" and report["device"] == "h200"
+    workload = phase["workload"]
+    assert workload["iterations"] == 5
+    assert workload["throughput_per_s"] == pytest.approx(5 / phase["duration_s"])
+    assert workload["j_per_iter"] == pytest.approx(phase["energy_j"]["rails"]["NVML_GPU"] / 5)
+    assert workload["energy_measures"].startswith("NVML_GPU")
+    roof = phase["roofline"]
+    assert roof["verdict"] == "compute-bound" and roof["precision"] == "bf16_tensor"
+    assert roof["intensity_flop_per_byte"] == pytest.approx(2 * n / 6)  # 2N^3 / (3 N^2 x 2 bytes)
+    assert roof["achieved_flops_per_s"] == pytest.approx(5 * 2 * n**3 / phase["duration_s"])
+
+
+# ------------------------------------------------------------------------------------- verdicts
+
+DB = load_devices()
+H200 = resolve_board(SourceInfo("host"), DB, device_id="h200")
+
+
+def span_with(flops, bytes_, precision="bf16", gpu_mhz=1980.0, seconds=10.0):
+    ledger = EnergyLedger(0.5)
+    ledger.start_phase("p", 0.0)
+    for i in range(int(seconds / 0.5) + 1):
+        ledger.add_sample(0.5 * i, None, None, {}, gpu_mhz=gpu_mhz, emc_mhz=3201.0)
+        if i == 1:
+            ledger.add_work(1, flops, bytes_, precision)
+    return ledger.phases()[0]
+
+
+def test_a_copy_with_no_flops_is_memory_bound_and_judged_on_bandwidth():
+    span = span_with(0.0, 4.3e13, precision=None, seconds=10.0)  # 4.3 TB/s read + written
+    placement = place(span, H200)
+    assert placement.verdict == "memory-bound"
+    bandwidth = 4.8e12  # H200 datasheet, at the 3201 MHz memory clock
+    assert placement.efficiency_current == pytest.approx(4.3e12 / bandwidth, rel=0.01)
+
+
+def test_a_big_gemm_is_compute_bound_and_a_throttle_of_the_gpu_makes_it_clock_bound():
+    n = 8192
+    span = span_with(100 * 2 * n**3, 100 * 3 * n * n * 2, gpu_mhz=1485.0)
+    assert place(span, H200).verdict == "compute-bound"
+    throttle = Event("throttle", "NVML: SW power cap", None, 8.0, unit="gpu", start_mono=2.0)
+    placed = place(span, H200, [throttle])
+    assert placed.verdict == "clock-bound"
+    # against the roof at 1485 MHz vs at 1980 MHz: the max-clock efficiency is 1485/1980 of it
+    assert placed.efficiency_max == pytest.approx(placed.efficiency_current * 1485 / 1980, rel=1e-6)
+
+
+def test_unknown_without_a_device_or_without_flops_and_bytes():
+    span = span_with(None, None)
+    assert place(span, H200).verdict == "unknown"
+    nobody = resolve_board(SourceInfo("replay"), DB)
+    assert place(span_with(1e12, 1e9), nobody).verdict == "unknown"
+
+
+def test_session_work_during_a_replay_is_in_the_file_ledger():
+    """A work report made while replaying rebuilds the file's ledger with it (like a marker)."""
+    records = [Sample(t_mono=float(t), gpu=Gpu(99.0, (1980,)), rails={"NVML_GPU": Rail(1000.0)})
+               for t in range(10)]
+    from jtop_roof.pipeline import build_ledger
+
+    pipeline = Pipeline(history_s=60, interval_s=1.0)
+    pipeline.load_ledger(lambda extra: build_ledger(records, 1.0, extra))
+    pipeline.ingest(records[0])
+    pipeline.mark("phase_start", "x", "key", None, 2.5)
+    pipeline.work(4, 8e12, None, "fp32", None, 3.5)
+    (phase,) = pipeline.ledger.phases()
+    assert phase.iterations == 4 and phase.flops == 8e12 and phase.samples == 7
