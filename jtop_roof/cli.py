@@ -52,6 +52,9 @@ def _source_options() -> _Parser:
                         "machine's)")
     common.add_argument("--tegrastats-command", metavar="CMD", dest="tegrastats_command",
                         help="how to run tegrastats, e.g. 'sudo -n tegrastats' (default: tegrastats)")
+    common.add_argument("--ssh", metavar="HOST", action="append", dest="ssh_hosts", default=argparse.SUPPRESS,
+                        help="watch this board: run the tegrastats command there through your ssh "
+                        "(~/.ssh/config, keys, agent; BatchMode, never a password prompt)")
     _board_flags(common)
     return common
 
@@ -132,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _CONFIG_OVERRIDES = ("source", "interval_ms", "tz", "speed", "follow", "tegrastats_command", "record",
-                     "theme", "device", "power_mode")
+                     "theme", "device", "power_mode", "ssh_hosts")
 
 
 def _load(args: argparse.Namespace) -> Config:

@@ -108,6 +108,8 @@ class Config:
     #: User device entries: id -> fields, added to or merged over the packaged database.
     devices: dict[str, Any] = field(default_factory=dict)
     detectors: DetectorSettings = field(default_factory=DetectorSettings)
+    #: Boards watched over ssh (``--ssh HOST``): tegrastats runs there, the monitor here.
+    ssh_hosts: tuple[str, ...] = ()
 
 
 # Environment variables that override file values (strings, converted like file values).
@@ -260,6 +262,15 @@ def _convert(key: str, value: Any) -> Any:
                                 maximum=MAX_TEMP_C if sub.startswith("temp") else MAX_LOAD_PCT)
             for sub, v in value.items()
         })
+    if key == "ssh_hosts":
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(h, str) for h in value):
+            raise ConfigError("config key 'ssh_hosts': expected a host or a list of hosts")
+        for host in value:
+            if not host or host.startswith("-") or any(c.isspace() for c in host):
+                raise ConfigError(f"config key 'ssh_hosts': not an ssh host: {shown(host)}")
+        return tuple(dict.fromkeys(value))
     if key == "detectors":
         if not isinstance(value, dict):
             raise ConfigError("config key 'detectors': expected a mapping")

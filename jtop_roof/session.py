@@ -40,6 +40,11 @@ def tegrastats_available(command: tuple[str, ...]) -> bool:
 
 def resolve_source_kind(config: Config, replay: str | None) -> tuple[str, str | None]:
     """Return (kind, hint). ``auto`` picks tegrastats when it is on PATH, else host with a hint."""
+    if config.ssh_hosts:
+        if replay is not None or config.source not in ("auto", "tegrastats"):
+            given = "--replay" if replay is not None else "--source " + config.source
+            raise SessionError(f"--ssh watches live boards: it cannot go with {given}")
+        return "ssh", None
     if replay is not None:
         return "replay", None
     if config.source != "auto":
@@ -81,6 +86,18 @@ def make_source(config: Config, kind: str, replay: str | None, *, interactive: b
         from jtop_roof.sources.demo import DemoSource
 
         return DemoSource(speed=config.speed)
+    if kind == "ssh":
+        from jtop_roof.sources.ssh import SshSource, ssh_available
+
+        if not ssh_available():
+            raise SessionError("--ssh needs the OpenSSH client: no ssh on PATH")
+        if len(config.ssh_hosts) > 1:
+            raise SessionError("one --ssh board at a time for now (several boards: not yet)")
+        try:
+            return SshSource(config.ssh_hosts[0], list(config.tegrastats_command), config.interval_ms,
+                             backoff=config.restart_backoff_s)
+        except ValueError as exc:
+            raise SessionError(str(exc)) from None
     if kind == "tegrastats":
         if not tegrastats_available(config.tegrastats_command):
             raise SessionError(

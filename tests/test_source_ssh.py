@@ -338,3 +338,21 @@ def test_nothing_outlives_the_monitor(env, monkeypatch, how):
     # After kill -9 the monitor's pipe to ssh closes: the channel's EOF ends the remote command,
     # and ssh ends with it.
     assert gone(remote_pid) and gone(ssh_pid)
+
+
+def test_record_over_ssh_from_the_command_line(env, tmp_path):
+    """`jroof-tui record FILE --ssh HOST`: the board's samples, a header naming the host, and a
+    refused key as one line."""
+    out = tmp_path / "board.jsonl"
+    run = subprocess.run([sys.executable, "-m", "jtop_roof", "record", str(out), "--ssh", "me@orin",
+                          "--tegrastats-command", str(FAKE), "--interval", "50", "--duration", "2"],
+                         capture_output=True, text=True,
+                         timeout=60, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert run.returncode == 0, run.stderr
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert lines[0]["ssh_host"] == "me@orin" and lines[0]["source"] == "tegrastats"
+    assert sum(1 for line in lines if line["type"] == "sample") >= 5
+    both = subprocess.run([sys.executable, "-m", "jtop_roof", "record", str(tmp_path / "x.jsonl"),
+                           "--ssh", "a", "--replay", str(out)], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert both.returncode == 2 and "--ssh watches live boards" in both.stderr
