@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -748,11 +749,18 @@ def _shown(widget: Widget) -> bool:
 
 
 def run_app(
-    source: Source, config: Config, *, record_path: str | None = None, notices: Sequence[str] = ()
+    source: Source,
+    config: Config,
+    *,
+    record_path: str | None = None,
+    recorder: Recorder | None = None,
+    notices: Sequence[str] = (),
+    child_argv: Sequence[str] | None = None,
 ) -> int:
     """Run the monitor on a terminal; returns the exit status. The recording (``record_path``) is
-    opened before the screen starts so that an unwritable path is a plain one-line error."""
-    recorder = None
+    opened before the screen starts so that an unwritable path is a plain one-line error.
+    ``child_argv``: a workload to run meanwhile (``jroof-tui run``); the monitor ends when it does,
+    and its exit status is returned."""
     if record_path is not None:
         try:
             recorder = open_recording(record_path, source, config)
@@ -766,6 +774,30 @@ def run_app(
     listener = start_listener(lambda kind, name: app.request_marker(kind, name), app.request_work)
     watch = TerminalWatch(app)
     watch.start()
+    child = None
+    if child_argv:
+        import subprocess
+
+        try:
+            # Its output would tear the screen: it goes to a log beside the recording, or nowhere.
+            log = open(_child_log_path(recorder), "wb") if recorder is not None else subprocess.DEVNULL
+            child = subprocess.Popen(list(child_argv), stdout=log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL)
+        except OSError as exc:
+            print(f"jroof-tui: error: cannot run {child_argv[0]}: {exc.strerror or exc}", file=sys.stderr)
+            source.stop()
+            if recorder is not None:
+                recorder.close()
+            return 2
+
+        def quit_when_done() -> None:
+            assert child is not None
+            child.wait()
+            loop = app.loop
+            if loop is not None and not loop.is_closed():
+                loop.call_soon_threadsafe(app.exit, 0)
+
+        threading.Thread(target=quit_when_done, name="jroof-run-wait", daemon=True).start()
     try:
         app.run()
     finally:
@@ -773,4 +805,14 @@ def run_app(
         watch.finished.set()
         if listener is not None:
             listener.close()
+        if child is not None and child.poll() is None:
+            child.terminate()
+            child.wait()
+    if child is not None and child.returncode:
+        return child.returncode if child.returncode > 0 else 128 - child.returncode
     return app.return_code or 0
+
+
+def _child_log_path(recorder: Recorder) -> str:
+    """``run.jsonl`` -> ``run.jsonl.out``: where ``jroof-tui run`` keeps the workload's output."""
+    return recorder.path + ".out"

@@ -120,6 +120,16 @@ def build_parser() -> argparse.ArgumentParser:
     roof.add_argument("--power-mode", metavar="NAME", dest="power_mode", default=None)
     roof.add_argument("--json", action="store_true", help="JSON with the documented keys")
     roof.add_argument("--config", metavar="PATH", default=argparse.SUPPRESS, help="config file")
+    run = sub.add_parser("run", parents=[common], help="run a workload under the monitor, recording it",
+                         description="Start the monitor (or, with --headless, a recording without a "
+                         "screen), run COMMAND, and stop when it exits; the exit status is COMMAND's. "
+                         "The workload marks its phases and reports its work through the hook "
+                         "(`from jtop_roof import hook`) or `jroof-tui mark`.")
+    run.add_argument("--headless", action="store_true", help="no screen: record only")
+    run.add_argument("--record", metavar="FILE", dest="run_record", default=None,
+                     help="record to FILE (required with --headless)")
+    run.add_argument("argv", metavar="COMMAND", nargs=argparse.REMAINDER,
+                     help="the workload, after --: run --headless --record r.jsonl -- python w.py")
     mark = sub.add_parser("mark", help="start (or --end) a phase in every running jroof-tui of this user",
                           description="For benchmark scripts: mark a phase boundary in the running "
                           "monitors (TUI or record) of this user, through a per-user Unix socket.")
@@ -315,6 +325,72 @@ def _cmd_record(args: argparse.Namespace, config: Config) -> int:
     return run_headless(source, recorder, duration, config=config, listen_for_markers=True)
 
 
+def _cmd_run(args: argparse.Namespace, config: Config) -> int:
+    """Monitor (or record headless) while the workload runs; end when it ends."""
+    import subprocess
+    import threading
+
+    from jtop_roof.headless import run_headless
+    from jtop_roof.session import make_source, open_recording, resolve_source_kind
+
+    argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+    if not argv:
+        return _fail("give the workload after --: jroof-tui run --headless --record r.jsonl -- python w.py")
+    if args.headless and args.run_record is None:
+        return _fail("--headless needs --record FILE (the run is kept there)")
+    kind, hint = resolve_source_kind(config, getattr(args, "replay", None))
+    source = make_source(config, kind, getattr(args, "replay", None))
+    if hint:
+        print(f"jroof-tui: {hint}", file=sys.stderr)
+    recorder = None
+    if args.run_record is not None:
+        try:
+            recorder = open_recording(args.run_record, source, config)
+        except OSError as exc:
+            source.stop()
+            return _fail(f"cannot write {args.run_record}: {exc.strerror or exc}")
+    if not args.headless:
+        from jtop_roof.app import run_app
+
+        return run_app(source, config, recorder=recorder, child_argv=argv)
+    assert recorder is not None
+    ended = threading.Event()
+    started: list[subprocess.Popen[bytes]] = []
+    failed: list[str] = []
+
+    def start_workload() -> None:
+        """Once markers are taken: so that the workload's first marker is not lost."""
+        try:
+            child = subprocess.Popen(argv)
+        except OSError as exc:
+            failed.append(f"cannot run {argv[0]}: {exc.strerror or exc}")
+            ended.set()
+            return
+        started.append(child)
+
+        def wait_child() -> None:
+            child.wait()
+            ended.set()
+
+        threading.Thread(target=wait_child, name="jroof-run-wait", daemon=True).start()
+
+    status = run_headless(source, recorder, None, config=config, listen_for_markers=True, stop_event=ended,
+                          on_listening=start_workload)
+    if failed:
+        return _fail(failed[0])
+    child = started[0]
+    if child.poll() is None:  # we were stopped first (a signal): the workload goes too
+        child.terminate()
+        try:
+            child.wait(10)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+    print(f"jroof-tui: recorded to {args.run_record}; `jroof-tui report {args.run_record}` for the phases",
+          file=sys.stderr)
+    return child.returncode if child.returncode and child.returncode > 0 else status
+
+
 def _cmd_monitor(args: argparse.Namespace, config: Config) -> int:
     from jtop_roof.app import run_app
     from jtop_roof.session import make_source, resolve_source_kind
@@ -347,6 +423,8 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_roof(args, config)
         if args.command == "record":
             return _cmd_record(args, config)
+        if args.command == "run":
+            return _cmd_run(args, config)
         return _cmd_monitor(args, config)
     except (ConfigError, SessionError) as exc:
         return _fail(str(exc))

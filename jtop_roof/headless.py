@@ -7,6 +7,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
@@ -30,13 +31,17 @@ def run_headless(
     pipeline: Pipeline | None = None,
     config: Config | None = None,
     listen_for_markers: bool = False,
+    stop_event: threading.Event | None = None,
+    on_listening: Callable[[], None] | None = None,
 ) -> int:
     """Record ``source`` until it ends, ``duration_s`` passes, or a stop signal comes; then close.
 
     Every record goes through ``pipeline`` (made here from ``config`` when not given) as in the
     TUI: written, then analysed, so phases and energy are the monitor's. ``listen_for_markers``:
     take ``jroof-tui mark`` from benchmark scripts (stamped on arrival, named ``phase N`` when
-    unnamed).
+    unnamed). ``stop_event``: set by the caller to stop (``run``: the workload exited).
+    ``on_listening``: called once markers are taken (``run`` starts the workload then, so that its
+    first marker is not lost).
 
     Returns 0 for every normal stop, signals included (a script that stops the recorder with
     SIGTERM or Ctrl-C has not failed); 1 when the source fails (or ends on a ``source_error``
@@ -69,7 +74,9 @@ def run_headless(
             _say(f"jroof-tui: cannot write {recorder.path}: {error.strerror or error}")
 
     listener = start_listener(on_marker, on_work) if listen_for_markers else None
-    stop_requested = threading.Event()
+    stop_requested = stop_event if stop_event is not None else threading.Event()
+    if on_listening is not None:
+        on_listening()
     stopped_by: list[int] = []
     previous: dict[int, Any] = {}
 
@@ -134,6 +141,8 @@ def run_headless(
             _try_event(recorder, "note", "forced stop by SIGINT")
         elif stopped_by:
             _try_event(recorder, "note", f"stopped by {signal.Signals(stopped_by[0]).name}")
+        elif stop_event is not None and stop_event.is_set():
+            _try_event(recorder, "note", "stopped: the workload ended")
         elif status == 0 and deadline is not None and time.monotonic() >= deadline:
             _try_event(recorder, "note", f"stopped after --duration {duration_s:g} s")
         elif status == 0 and isinstance(last, Event) and last.kind == "source_error":

@@ -185,3 +185,30 @@ def test_session_work_during_a_replay_is_in_the_file_ledger():
     pipeline.work(4, 8e12, None, "fp32", None, 3.5)
     (phase,) = pipeline.ledger.phases()
     assert phase.iterations == 4 and phase.flops == 8e12 and phase.samples == 7
+
+
+def test_run_headless_records_a_workload_that_marks_and_reports_itself(runtime_dir, tmp_path):
+    """`jroof-tui run --headless --record F -- python w.py`: the workload's first marker is taken
+    (it starts once the listener is up), the run stops when it exits, with its exit status."""
+    workload = tmp_path / "w.py"
+    workload.write_text(
+        "import sys, time\nfrom jtop_roof import hook\n"
+        "assert hook.mark('idle') == 1\ntime.sleep(0.4)\nhook.mark('gemm')\n"
+        "for _ in range(3):\n    time.sleep(0.1)\n"
+        "    hook.work(iterations=2, flops=1e9, bytes=1e6, precision='fp32')\n"
+        "hook.end()\ntime.sleep(0.2)\nsys.exit(3)\n")
+    out = tmp_path / "run.jsonl"
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-m", "jtop_roof", "run", "--headless", "--record", str(out),
+                           "--source", "host", "--interval", "100", "--", sys.executable, str(workload)],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 3, done.stderr  # the workload's
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    starts = [w["name"] for w in written if w["type"] == "marker" and w["kind"] == "phase_start"]
+    assert starts == ["idle", "gemm"]
+    assert sum(w["iterations"] for w in written if w["type"] == "work") == 6
+    assert written[-1]["type"] == "event" and written[-1]["detail"] == "stopped: the workload ended"
