@@ -105,6 +105,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="zone of tegrastats stamps and of the times printed (default: this machine's)")
     report.add_argument("--config", metavar="PATH", default=argparse.SUPPRESS,
                         help="config file (its `devices:` entries)")
+    report.add_argument("--trtexec", metavar="FILE", default=None,
+                        help="trtexec's output for the same run: its build, warm-up and timed phases "
+                        "(only timed counts), iterations and throughput")
+    report.add_argument("--trtexec-offset", metavar="S", type=float, dest="trtexec_offset", default=0.0,
+                        help="seconds added to trtexec's stamps (for clocks that disagree)")
+    report.add_argument("--workload", metavar="FILE", default=None,
+                        help="workload spec (YAML): FLOPs or MACs and DRAM bytes per iteration")
     _board_flags(report)
     devices = sub.add_parser("devices", help="list the device database, one device per line",
                              description="The devices jroof knows (packaged, plus the config's "
@@ -228,6 +235,8 @@ def _cmd_report(args: argparse.Namespace, config: Config) -> int:
     from jtop_roof.report import build_report, to_csv, to_markdown
     from jtop_roof.session import pipeline_options
     from jtop_roof.timeline import parse_tz
+    from jtop_roof.trtexec import TrtexecError, read_trtexec
+    from jtop_roof.workload import WorkloadError, load_workload
 
     if args.interval_ms is not None and args.interval_ms < MIN_INTERVAL_MS:
         return _fail(f"--interval must be at least {MIN_INTERVAL_MS} milliseconds")
@@ -251,12 +260,14 @@ def _cmd_report(args: argparse.Namespace, config: Config) -> int:
         if header is not None:
             source.update({key: header.get(key) for key in ("model", "host") if header.get(key)})
         interval_s = None if args.interval_ms is None else args.interval_ms / 1000.0
+        run = None if args.trtexec is None else read_trtexec(args.trtexec, tz, args.trtexec_offset)
+        workload = None if args.workload is None else load_workload(args.workload)
         report = build_report(lines, source=source, tz=tz, interval_s=interval_s, stats=stats,
                               info=SourceInfo.from_mapping(header or {}, source="replay"),
-                              options=pipeline_options(config))
+                              options=pipeline_options(config), trtexec=run, workload=workload)
     except OSError as exc:
         return _fail(f"cannot read {path}: {exc.strerror or exc}")
-    except RecordingError as exc:
+    except (RecordingError, TrtexecError, WorkloadError) as exc:
         return _fail(f"cannot report {path}: {exc}")
     if stats.truncated_tail:
         print(f"jroof-tui: {path}: the last line is cut short (line {stats.last_line}); the rest is used",

@@ -25,10 +25,12 @@ from jtop_roof.board import Board
 from jtop_roof.info import SourceInfo
 from jtop_roof.ledger import SpanStats
 from jtop_roof.logfile import ReadStats, iter_records
-from jtop_roof.model import Event, Record
+from jtop_roof.model import Event, Marker, Record, Sample, Work
 from jtop_roof.pipeline import Pipeline
 from jtop_roof.roofline import ceilings
+from jtop_roof.trtexec import TrtexecRun
 from jtop_roof.verdict import place
+from jtop_roof.workload import Workload
 
 FORMATS = ("md", "json", "csv")
 #: How much display history the report's pipeline keeps: it needs none, only the ledger.
@@ -50,16 +52,22 @@ def run_pipeline(records: Iterable[Record], interval_s: float, info: SourceInfo,
 def build_report(
     open_lines: Callable[[], Iterator[str]], *, source: dict[str, Any], tz: tzinfo,
     interval_s: float | None, stats: ReadStats | None = None, info: SourceInfo | None = None,
-    options: Mapping[str, Any] | None = None,
+    options: Mapping[str, Any] | None = None, trtexec: TrtexecRun | None = None,
+    workload: Workload | None = None,
 ) -> dict[str, Any]:
     """The report as a JSON-ready dict (``source`` is passed through as the top-level key).
     ``open_lines`` gives the file's lines; it is read twice, streaming: once for the stream's
-    interval (as the replay's index finds it), once through the pipeline. Raises
-    ``logfile.RecordingError`` for a recording this program must not read."""
+    interval (as the replay's index finds it), once through the pipeline. ``trtexec``: a trtexec
+    run of the same time span: its phases (``build``, ``warm-up``, ``timed``) become phases and its
+    iterations the ``timed`` phase's work, with trtexec's own throughput. ``workload``: FLOPs and
+    bytes per iteration where the work reports give none. Raises ``logfile.RecordingError`` for a
+    recording this program must not read."""
     stats = stats if stats is not None else ReadStats()
     for _ in iter_records(open_lines(), tz=tz, interval_s=interval_s, stats=stats):
         pass
-    records = iter_records(open_lines(), tz=tz, interval_s=interval_s)
+    records: Iterable[Record] = iter_records(open_lines(), tz=tz, interval_s=interval_s)
+    if trtexec is not None:
+        records = with_trtexec(records, trtexec)
     pipeline, events = run_pipeline(records, stats.interval_s or interval_s or 1.0,
                                     info or SourceInfo("replay"), options or {})
     ledger, board = pipeline.ledger, pipeline.board
@@ -72,9 +80,69 @@ def build_report(
         "power_mode": board.mode_name,
         "device_note": board.problem or board.mode_note,
         "events": [event_json(event, origin, tz) for event in events],
-        "whole": span_json(whole, origin, tz, board, events, idle_w),
-        "phases": [span_json(phase, origin, tz, board, events, idle_w) for phase in phases],
+        "whole": span_json(whole, origin, tz, board, events, idle_w, workload),
+        "phases": [_timed_by_trtexec(span_json(phase, origin, tz, board, events, idle_w, workload), trtexec)
+                   for phase in phases],
+        **({} if trtexec is None else {"trtexec": _trtexec_json(trtexec)}),
     }
+
+
+def _timed_by_trtexec(span: dict[str, Any], run: TrtexecRun | None) -> dict[str, Any]:
+    """The ``timed`` phase's throughput is trtexec's own (its Throughput line, else N ÷ walltime)."""
+    workload = span.get("workload")
+    if run is not None and span["name"] == "timed" and workload is not None and run.throughput_per_s:
+        workload["throughput_per_s"] = run.throughput_per_s
+        workload["throughput_source"] = f"trtexec ({run.throughput_source})"
+    return span
+
+
+def with_trtexec(records: Iterable[Record], run: TrtexecRun) -> Iterator[Record]:
+    """The stream with trtexec's phases as markers (origin ``trtexec``) and its timed iterations as
+    a work report at the timed window's end, each placed by wall time among the samples (its
+    stream time from the samples' own wall-to-stream offset)."""
+    extras: list[tuple[float, str, str | None]] = []
+    for phase in run.phases:
+        if phase.start_wall is not None:
+            extras.append((phase.start_wall, "start", phase.name))
+    timed = run.timed
+    if timed is not None and timed.end_wall is not None:
+        extras.append((timed.end_wall, "work", None))
+        extras.append((timed.end_wall, "end", None))
+    extras.sort(key=lambda item: item[0])
+    offset: float | None = None
+    for record in records:
+        if offset is None and isinstance(record, Sample) and record.t_wall is not None \
+                and record.t_mono is not None:
+            offset = record.t_wall - record.t_mono
+        while extras and offset is not None and record.t_wall is not None \
+                and _before(extras[0], record.t_wall):
+            yield _trtexec_record(extras.pop(0), offset, run)
+        yield record
+    for extra in extras:
+        if offset is not None:
+            yield _trtexec_record(extra, offset, run)
+
+
+def _before(extra: tuple[float, str, str | None], t_wall: float) -> bool:
+    """A phase starts before a sample at its start time; the timed window ends after one at its end
+    (the window is closed: [summary stamp - walltime, summary stamp])."""
+    wall, what, _ = extra
+    return wall <= t_wall if what == "start" else wall < t_wall
+
+
+def _trtexec_record(extra: tuple[float, str, str | None], offset: float, run: TrtexecRun) -> Record:
+    wall, what, name = extra
+    if what == "work":
+        return Work(float(run.iterations or 0), None, None, run.precision, wall, wall - offset, "trtexec")
+    kind = "phase_start" if what == "start" else "phase_end"
+    return Marker(kind, name, wall, wall - offset, "trtexec")
+
+
+def _trtexec_json(run: TrtexecRun) -> dict[str, Any]:
+    return {"iterations": run.iterations, "throughput_per_s": run.throughput_per_s,
+            "throughput_source": run.throughput_source, "host_walltime_s": run.host_walltime_s,
+            "precision": run.precision, "model": run.model or run.engine}
+
 
 
 def event_json(event: Event, origin: float | None, tz: tzinfo) -> dict[str, Any]:
@@ -107,7 +175,7 @@ def _throttled_s(span: SpanStats, events: list[Event]) -> float:
 
 def span_json(
     span: SpanStats, origin: float | None, tz: tzinfo, board: Board | None = None,
-    events: list[Event] | None = None, idle_w: float | None = None,
+    events: list[Event] | None = None, idle_w: float | None = None, workload: Workload | None = None,
 ) -> dict[str, Any]:
     def offset(t: float | None) -> float | None:
         return None if t is None or origin is None else t - origin
@@ -131,7 +199,8 @@ def span_json(
         "ceilings": _ceilings(span, board),
         "throttled_s": _throttled_s(span, events or []),
         "workload": _workload(span, idle_w),
-        "roofline": _roofline(span, board, events or []) if board and span.iterations is not None else None,
+        "roofline": (_roofline(span, board, events or [], workload)
+                     if board and span.iterations is not None else None),
     }
 
 
@@ -170,8 +239,10 @@ def _workload(span: SpanStats, idle_w: float | None) -> dict[str, Any] | None:
     }
 
 
-def _roofline(span: SpanStats, board: Board, events: list[Event]) -> dict[str, Any]:
-    placement = place(span, board, events)
+def _roofline(
+    span: SpanStats, board: Board, events: list[Event], workload: Workload | None
+) -> dict[str, Any]:
+    placement = place(span, board, events, workload)
     return {
         "verdict": placement.verdict,
         "precision": placement.precision,

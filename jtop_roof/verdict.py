@@ -20,6 +20,7 @@ from jtop_roof.board import Board
 from jtop_roof.ledger import SpanStats
 from jtop_roof.model import Event
 from jtop_roof.roofline import Ceilings, ceilings, max_ceilings
+from jtop_roof.workload import Workload
 
 #: How a workload names its precision -> the device database's key.
 PRECISION_KEYS = {
@@ -47,17 +48,27 @@ def precision_key(name: str | None) -> str | None:
     return None if name is None else PRECISION_KEYS.get(name.strip().lower())
 
 
-def place(span: SpanStats, board: Board, events: Sequence[Event] = ()) -> Placement:
-    """Where ``span`` sits on the roof of ``board`` (see the module docstring)."""
+def place(span: SpanStats, board: Board, events: Sequence[Event] = (),
+          workload: Workload | None = None) -> Placement:
+    """Where ``span`` sits on the roof of ``board`` (see the module docstring). ``workload``: the
+    spec's FLOPs and bytes per iteration, for iterations reported without them (trtexec); where
+    its bytes are a range, the placement uses their geometric middle."""
     duration = span.duration_s
     flops, bytes_ = span.flops, span.bytes
+    if workload is not None and span.iterations:
+        if flops is None and workload.flops_per_iter is not None:
+            flops = workload.flops_per_iter * span.iterations
+        low, high = workload.bytes_per_iter_low, workload.bytes_per_iter_high
+        if bytes_ is None and low is not None and high is not None:
+            bytes_ = (low * high) ** 0.5 * span.iterations
     achieved = None if flops is None or duration <= 0 else flops / duration
     moved = None if bytes_ is None or duration <= 0 else bytes_ / duration
     intensity = None
     if flops is not None and bytes_:
         intensity = flops / bytes_
-    precision = precision_key(span.precision) or "fp32"
-    note = None if span.precision else "no precision reported: judged against the FP32 roof"
+    precision = precision_key(span.precision or (None if workload is None else workload.precision)) or "fp32"
+    reported = span.precision or (None if workload is None else workload.precision)
+    note = None if reported else "no precision reported: judged against the FP32 roof"
     unknown = Placement("unknown", precision, achieved, moved, intensity, None, None, note)
     device = board.device
     if device is None:

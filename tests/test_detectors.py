@@ -172,10 +172,11 @@ async def test_the_monitor_flags_a_throttle_where_the_user_looks(tmp_path):
     from jtop_roof.app import JroofApp
 
     source = ReplaySource(H200, tz="UTC", hold_at_end=True, speed=64)
+    source.pause()
     app = JroofApp(source, make_config(), user_themes=tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: (app.history.last_t_mono or 0) >= 40.0, "the capped GEMM")
-        source.pause()
+        source.seek(40.0 - 24.167, relative=False)  # stream 40 s: the backfill plays all before it
+        await wait_until(pilot, lambda: (app.history.last_t_mono or 0) >= 39.0, "the capped GEMM")
         app.redraw_now()
         header = app.query_one("#header").plain
         assert "THROTTLED gpu: NVML: SW power cap" in header

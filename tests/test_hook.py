@@ -212,3 +212,51 @@ def test_run_headless_records_a_workload_that_marks_and_reports_itself(runtime_d
     assert starts == ["idle", "gemm"]
     assert sum(w["iterations"] for w in written if w["type"] == "work") == 6
     assert written[-1]["type"] == "event" and written[-1]["detail"] == "stopped: the workload ended"
+
+
+BENCHLAB = ROOT.parent / "shared"
+BENCH_LOG = BENCHLAB / "tegrastats/logs/orinnano8gb-super_jp6.2.1_benchlab_resnet50_int8_maxn_run3.log"
+BENCH_TRT = BENCHLAB / "trtexec/orinnano8gb-super_jp6.2.1_benchlab_resnet50_int8_maxn_run3.log"
+
+
+@pytest.mark.skipif(not BENCH_LOG.is_file(), reason="shared/ reference logs not beside the repo")
+def test_report_with_trtexec_counts_only_the_timed_window():
+    import re
+    import subprocess
+    import sys
+
+    import numpy as np
+
+    from jtop_roof.logfile import iter_records as read
+
+    out = subprocess.run([sys.executable, "-m", "jtop_roof", "report", str(BENCH_LOG), "--trtexec",
+                          str(BENCH_TRT), "--tz", "UTC", "--device", "orin-nano-8gb-super", "--power-mode",
+                          "MAXN_SUPER", "--format", "json"],
+                         capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    names = [p["name"] for p in report["phases"]]
+    assert names == ["build", "warm-up", "timed"]
+    timed = report["phases"][2]
+    trt = BENCH_TRT.read_text()
+    iterations = int(re.search(r"Timing trace has (\d+) queries", trt).group(1))
+    throughput = float(re.search(r"Throughput: ([\d.]+) qps", trt).group(1))
+    assert timed["workload"]["iterations"] == iterations
+    assert timed["workload"]["throughput_per_s"] == throughput
+    # Independently: the trapezoid of VDD_IN over the samples inside [summary - walltime, summary].
+    stamp = r"\[(\d\d)/(\d\d)/(\d{4})-(\d\d):(\d\d):(\d\d)\]"
+    summary = re.findall(stamp + r" \[I\] Total Host Walltime: ([\d.]+) s", trt)
+    month, day, year, hh, mm, ss, walltime = summary[-1]
+    import datetime as dt
+    end = dt.datetime(int(year), int(month), int(day), int(hh), int(mm), int(ss),
+                      tzinfo=dt.timezone.utc).timestamp()
+    start = end - float(walltime)
+    with open(BENCH_LOG, encoding="utf-8") as f:
+        inside = [s for s in read(f, tz="UTC") if isinstance(s, Sample) and s.is_sample
+                  and start <= s.t_wall <= end]
+    t = np.array([s.t_mono for s in inside])
+    watts = np.array([s.rails["VDD_IN"].now_mw for s in inside]) / 1000
+    expected_j = float(np.sum((watts[1:] + watts[:-1]) / 2 * np.diff(t)))
+    assert timed["samples"] == len(inside)
+    assert timed["energy_j"]["total"] == pytest.approx(expected_j, rel=1e-9)
+    assert timed["workload"]["j_per_iter"] == pytest.approx(expected_j / iterations, rel=1e-9)
