@@ -63,6 +63,7 @@ from jtop_roof.themes import (
     user_theme_dir,
 )
 from jtop_roof.timeline import parse_tz
+from jtop_roof.verdict import place
 from jtop_roof.widgets import (
     CpuPane,
     EnginesPane,
@@ -382,6 +383,10 @@ class JroofApp(App[int]):
             phase = ledger.current
         board = pipeline.board
         active = pipeline.active_events()
+        clock_events = [e for e in pipeline.history.events if e.unit is not None] + active
+        point = None
+        if phase is not None and phase.iterations:
+            point = (phase.name, place(phase, board, clock_events))
         return View(
             history=pipeline.history,
             thresholds=self.config.thresholds,
@@ -394,8 +399,9 @@ class JroofApp(App[int]):
             notes=self._notes,
             board=board,
             roof=roof_state(board, pipeline.history.latest, self.precision),
-            clock_events=[e for e in pipeline.history.events if e.unit is not None] + active,
+            clock_events=clock_events,
             active_events=active,
+            point=point,
         )
 
     def _redraw(self) -> None:

@@ -79,3 +79,21 @@ def test_roofline_on_a_log_without_clocks(snap_compare, tmp_path, size):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=settle)
+
+
+def test_roofline_pane_with_a_workload_point(snap_compare):
+    """Work reported for the phase at the playhead (the hook) places it on the roof, labelled."""
+    app = replay_app(device="orin-nano-8gb-super", power_mode="MAXN_SUPER")
+
+    async def settle(pilot):
+        await park_replay(pilot, app)
+        last = app.history.last_t_mono
+        # resnet50 at 4.1 GMACs and ~25 MB an inference, 14,000 inferences reported in this phase
+        app.pipeline.work(14_000, 14_000 * 8.2e9, 14_000 * 25e6, "fp16", None, last)
+        while app.focused_pane != "roofline":
+            await pilot.press("f")
+        await pilot.pause()
+        app.redraw_now()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(120, 40), run_before=settle)

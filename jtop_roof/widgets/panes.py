@@ -39,8 +39,9 @@ from jtop_roof.model import Event, Sample
 from jtop_roof.registry import metric
 from jtop_roof.themes import PLOT_COLOURS
 from jtop_roof.thermal import classify_temp
+from jtop_roof.verdict import Placement
 from jtop_roof.widgets.readout import Chunk, Line, Readout
-from jtop_roof.widgets.roofplot import RoofPlot
+from jtop_roof.widgets.roofplot import RoofPlot, RoofPoint
 from jtop_roof.widgets.timeplot import Axis, Series, TimePlot
 
 #: Width of a compact line's label column ("CPU ", "TEMP ").
@@ -70,6 +71,8 @@ class View:
     clock_events: list[Event] = field(default_factory=list)
     #: Those of them still in progress.
     active_events: list[Event] = field(default_factory=list)
+    #: The shown phase on the roof, where its workload reported work (label, placement).
+    point: tuple[str, Placement] | None = None
 
     @property
     def sample(self) -> Sample | None:
@@ -668,10 +671,11 @@ class RooflinePane(Pane):
         plot.set_class(not drawable or self.compact, "-empty")
         if roof is None or not drawable or self.compact:
             return
-        key = (roof.precision, roof.current, roof.maximum, plot.size, self.app.theme)
+        points = _roof_points(view)
+        key = (roof.precision, roof.current, roof.maximum, plot.size, self.app.theme, points)
         if key != self._drawn:  # clocks move in steps: the plot is drawn again only when they do
             self._drawn = key
-            plot.draw(roof)
+            plot.draw(roof, points)
 
     def lines(self, view: View, width: int) -> list[Line]:
         roof, board = view.roof, view.board
@@ -702,6 +706,8 @@ class RooflinePane(Pane):
             out.append([(printable(roof.reason), "warn")])
         elif roof.fraction is not None:
             out.append([(_gap_text(roof.fraction, board.mode_name), "warn" if roof.fraction < 0.9 else None)])
+        if view.point is not None:
+            out.append(_point_line(*view.point))
         for event in view.active_events:
             if event.kind == "throttle":  # the bright roof is the one at the throttled clock
                 out.append([("THROTTLED ", "crit"), (printable(f"{event.unit}: {event.detail}"), "crit")])
@@ -732,6 +738,32 @@ class RooflinePane(Pane):
         elif roof.fraction is not None:
             line += [("  ", None), (f"{roof.fraction:.0%} of {board.mode_name or 'max'} roof", None)]
         return [line]
+
+
+def _roof_points(view: View) -> tuple[RoofPoint, ...]:
+    """The shown phase's point, where it has both FLOP/s and an intensity."""
+    if view.point is None:
+        return ()
+    label, placement = view.point
+    achieved, intensity = placement.achieved_flops_per_s, placement.intensity_flop_per_byte
+    if not achieved or not intensity:
+        return ()
+    return (RoofPoint(intensity, achieved, printable(label, 16)),)
+
+
+def _point_line(label: str, placement: Placement) -> Line:
+    """``resnet50: compute-bound, 61% of the roof now (46% at max clocks)``."""
+    line: Line = [(printable(label, 24) + ": ", "phase"), (placement.verdict, None)]
+    if placement.efficiency_current is not None:
+        line.append((f", {_pct(placement.efficiency_current)} of the roof now", None))
+    if placement.efficiency_max is not None:
+        line.append((f" ({_pct(placement.efficiency_max)} at max clocks)", "muted"))
+    return line
+
+
+def _pct(fraction: float) -> str:
+    """Two significant digits below 10 % (0.41 %), whole percents above."""
+    return f"{100 * fraction:.2g}%" if fraction < 0.1 else f"{fraction:.0%}"
 
 
 def _gap_text(fraction: float, mode: str | None) -> str:

@@ -55,8 +55,13 @@ class RoofPlot(PlotextPlot):
         ridges = [r.ridge_flop_per_byte[precision] for r in roofs]
         x_lo = math.log10(min(ridges)) - DECADES_BELOW
         x_hi = math.log10(max(ridges)) + DECADES_ABOVE
+        shown = [p for p in points if p.intensity > 0 and p.flops_per_s > 0]
+        for point in shown:  # a point far off the ridge still lies inside the axes
+            x_lo = min(x_lo, math.log10(point.intensity) - 0.3)
+            x_hi = max(x_hi, math.log10(point.intensity) + 0.3)
         peak = max(r.peak_flops_per_s[precision] for r in roofs)
         floor = min(r.bandwidth_bytes_per_s for r in roofs) * 10**x_lo
+        floor = min([floor, *(p.flops_per_s / 2 for p in shown)])
         y_lo, y_hi = math.log10(floor), math.log10(peak) + 0.3
         variables = self.app.theme_variables
         if state.maximum is not None:
@@ -64,11 +69,11 @@ class RoofPlot(PlotextPlot):
         if state.current is not None:
             _roof(plt, state.current, precision, x_lo, x_hi, _rgb(variables.get("roof-memory")),
                   _rgb(variables.get("roof-compute")))
-        for point in points:
-            if point.intensity > 0 and point.flops_per_s > 0:
-                x, y = math.log10(point.intensity), math.log10(point.flops_per_s)
-                plt.scatter([x], [y], marker="●", color=_rgb(variables.get("plot-3")))
-                plt.text(point.label, x, y, color=_rgb(variables.get("plot-3")), alignment="left")
+        for point in shown:
+            x, y = math.log10(point.intensity), math.log10(point.flops_per_s)
+            plt.scatter([x], [y], marker="●", color=_rgb(variables.get("plot-3")))
+            label_x = x + (x_hi - x_lo) / max(20, self.size.width)  # a column right of the dot
+            plt.text(point.label, label_x, y, color=_rgb(variables.get("plot-3")), alignment="left")
         plt.xlim(x_lo, x_hi)
         plt.ylim(y_lo, y_hi)
         plt.xticks(*_decades(x_lo, x_hi, fmt_si))
