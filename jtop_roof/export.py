@@ -362,6 +362,8 @@ def export_file(
             return write_csv(rows, scan.columns, target) if fmt == "csv" else write_jsonl(rows, target)
         with open(out, "w", encoding="utf-8", newline="") as stream:
             return write_csv(rows, scan.columns, stream) if fmt == "csv" else write_jsonl(rows, stream)
+    except BrokenPipeError:
+        raise  # `export ... | head`: the reader left; the command line says nothing
     except OSError as exc:
         raise ExportError(f"cannot write {out or 'stdout'}: {exc.strerror or exc}") from None
 
