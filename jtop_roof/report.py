@@ -25,6 +25,7 @@ from jtop_roof.board import Board
 from jtop_roof.info import SourceInfo
 from jtop_roof.ledger import SpanStats
 from jtop_roof.logfile import ReadStats, iter_records
+from jtop_roof.metrics import fmt_si
 from jtop_roof.model import Event, Marker, Record, Sample, Work
 from jtop_roof.pipeline import Pipeline
 from jtop_roof.roofline import ceilings
@@ -332,6 +333,22 @@ def to_markdown(report: dict[str, Any]) -> str:
                 mean, peak = _num(power.get("mean"), 2), _num(power.get("peak"), 2)
                 cells.append("" if joules is None else f"{_num(joules, 1)} ({mean} / {peak})")
             out.append(f"| {_md(span['name'])} | " + " | ".join(cells) + " |")
+    worked = [span for span in report["phases"] if span["workload"] is not None]
+    if worked:
+        out += ["", "Workload (from the work it reported):", "",
+                "| phase | iterations | per s | J per iteration | above idle | verdict | achieved | "
+                "intensity | of roof now | at max clocks |",
+                "|---|---:|---:|---:|---:|---|---:|---:|---:|---:|"]
+        for span in worked:
+            work, roof = span["workload"], span["roofline"] or {}
+            achieved = roof.get("achieved_flops_per_s")
+            intensity = roof.get("intensity_flop_per_byte")
+            out.append(
+                f"| {_md(span['name'])} | {work['iterations']:g} | {_num(work['throughput_per_s'], 1)} "
+                f"| {_num(work['j_per_iter'], 4)} | {_num(work['j_per_iter_above_idle'], 4)} "
+                f"| {roof.get('verdict', 'unknown')} | {'' if achieved is None else fmt_si(achieved) + 'FLOP/s'} "
+                f"| {_num(intensity, 1)} | {_pct(roof.get('efficiency_current'))} "
+                f"| {_pct(roof.get('efficiency_max'))} |")
     if report["events"]:
         out += ["", "Clock events (throttle: held below the mode's cap while busy; mode_cap: below the "
                 "device's maximum with the mode unknown):", ""]
@@ -341,6 +358,10 @@ def to_markdown(report: dict[str, Any]) -> str:
                        f"{_md(event['reason'])}")
     out += ["", "Energy: trapezoid over instantaneous readings; gaps are counted, never bridged."]
     return "\n".join(out) + "\n"
+
+
+def _pct(fraction: float | None) -> str:
+    return "" if fraction is None else f"{fraction:.0%}"
 
 
 def _md(text: str) -> str:

@@ -68,7 +68,7 @@ def place(span: SpanStats, board: Board, events: Sequence[Event] = (),
         intensity = flops / bytes_
     precision = precision_key(span.precision or (None if workload is None else workload.precision)) or "fp32"
     reported = span.precision or (None if workload is None else workload.precision)
-    note = None if reported else "no precision reported: judged against the FP32 roof"
+    note = None if reported or flops == 0 else "no precision reported: judged against the FP32 roof"
     unknown = Placement("unknown", precision, achieved, moved, intensity, None, None, note)
     device = board.device
     if device is None:
