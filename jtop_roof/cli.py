@@ -79,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--record", metavar="FILE", default=argparse.SUPPRESS,
                         help="record every sample to FILE (JSON Lines) while monitoring")
     parser.add_argument("--theme", metavar="NAME", default=argparse.SUPPRESS, help="colour theme")
-    sub = parser.add_subparsers(dest="command", metavar="{record,parse,report,devices,roof,mark}",
+    sub = parser.add_subparsers(dest="command", metavar="{record,run,parse,report,devices,roof,probe,mark}",
                                 parser_class=_Parser)
     record = sub.add_parser("record", parents=[common], help="record without the TUI (scripts, SSH)",
                             description="Record samples to FILE without a screen, until --duration "
@@ -137,6 +137,23 @@ def build_parser() -> argparse.ArgumentParser:
                      help="record to FILE (required with --headless)")
     run.add_argument("argv", metavar="COMMAND", nargs=argparse.REMAINDER,
                      help="the workload, after --: run --headless --record r.jsonl -- python w.py")
+    probe = sub.add_parser("probe", help="measure this machine's ceilings (bandwidth, FLOP/s per precision)",
+                           description="Measure achievable memory bandwidth (device-to-device copy and "
+                           "triad, bytes read + written) and matrix-product FLOP/s per precision, the way "
+                           "the Empirical Roofline Toolkit does, on the GPU (PyTorch or CuPy) or, without "
+                           "them, on the CPU (numpy), with the clocks and power seen; saved per device and "
+                           "power mode.")
+    probe.add_argument("--quick", action="store_true", help="a few-second run (smaller arrays, short runs)")
+    probe.add_argument("--out", metavar="FILE", default=None,
+                       help="write here (default: $XDG_DATA_HOME/jroof/probe/DEVICE/MODE.json)")
+    probe.add_argument("--backend", choices=("auto", "cupy", "torch", "numpy"), default="auto",
+                       help="auto (default): PyTorch on CUDA, else CuPy, else numpy on the CPU")
+    probe.add_argument("--json", action="store_true", help="print the JSON result instead of the summary")
+    probe.add_argument("--tegrastats-command", metavar="CMD", dest="tegrastats_command",
+                       default=argparse.SUPPRESS, help="how to run tegrastats for the clocks, e.g. "
+                       "'sudo -n tegrastats' (default: tegrastats when on PATH, else NVML/psutil)")
+    probe.add_argument("--config", metavar="PATH", default=argparse.SUPPRESS, help="config file")
+    _board_flags(probe)
     mark = sub.add_parser("mark", help="start (or --end) a phase in every running jroof-tui of this user",
                           description="For benchmark scripts: mark a phase boundary in the running "
                           "monitors (TUI or record) of this user, through a per-user Unix socket.")
@@ -226,6 +243,38 @@ def _cmd_roof(args: argparse.Namespace, config: Config) -> int:
     for warning in warnings:
         print(f"jroof-tui: {warning}", file=sys.stderr)
     print(text)
+    return 0
+
+
+def _cmd_probe(args: argparse.Namespace, config: Config) -> int:
+    """Measure this machine's ceilings with the monitor's own sources watching the clocks."""
+    from jtop_roof.devices import DeviceError, load_devices
+    from jtop_roof.probe import (
+        ProbeError,
+        default_probe_path,
+        default_source_factory,
+        run_probe,
+        save_probe,
+        summary_lines,
+    )
+
+    try:
+        result = run_probe(args.quick, backend=args.backend, source_factory=default_source_factory(config),
+                           device=config.device, power_mode=config.power_mode,
+                           devices=load_devices(config.devices),
+                           progress=lambda line: print(f"jroof-tui: {line}", file=sys.stderr, flush=True))
+    except (ProbeError, DeviceError) as exc:
+        return _fail(str(exc))
+    path = args.out or default_probe_path(result["device"], result["power_mode"])
+    try:
+        written = save_probe(result, path)
+    except OSError as exc:
+        return _fail(f"cannot write {path}: {exc.strerror or exc}")
+    if args.json:
+        print(json.dumps(result, indent=2, allow_nan=False))
+    else:
+        print("\n".join(summary_lines(result)))
+    print(f"jroof-tui: probe written to {written}", file=sys.stderr)
     return 0
 
 
@@ -432,6 +481,8 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_report(args, config)
         if args.command in ("devices", "roof"):
             return _cmd_roof(args, config)
+        if args.command == "probe":
+            return _cmd_probe(args, config)
         if args.command == "record":
             return _cmd_record(args, config)
         if args.command == "run":

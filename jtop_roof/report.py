@@ -346,7 +346,8 @@ def to_markdown(report: dict[str, Any]) -> str:
             out.append(
                 f"| {_md(span['name'])} | {work['iterations']:g} | {_num(work['throughput_per_s'], 1)} "
                 f"| {_num(work['j_per_iter'], 4)} | {_num(work['j_per_iter_above_idle'], 4)} "
-                f"| {roof.get('verdict', 'unknown')} | {'' if achieved is None else fmt_si(achieved) + 'FLOP/s'} "
+                f"| {roof.get('verdict', 'unknown')} "
+                f"| {'' if achieved is None else fmt_si(achieved) + 'FLOP/s'} "
                 f"| {_num(intensity, 1)} | {_pct(roof.get('efficiency_current'))} "
                 f"| {_pct(roof.get('efficiency_max'))} |")
     if report["events"]:
