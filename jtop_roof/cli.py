@@ -79,7 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--record", metavar="FILE", default=argparse.SUPPRESS,
                         help="record every sample to FILE (JSON Lines) while monitoring")
     parser.add_argument("--theme", metavar="NAME", default=argparse.SUPPRESS, help="colour theme")
-    sub = parser.add_subparsers(dest="command", metavar="{record,run,parse,report,devices,roof,probe,mark}",
+    commands = "{record,run,parse,report,compare,export,plot,serve,devices,roof,probe,mark}"
+    sub = parser.add_subparsers(dest="command", metavar=commands,
                                 parser_class=_Parser)
     record = sub.add_parser("record", parents=[common], help="record without the TUI (scripts, SSH)",
                             description="Record samples to FILE without a screen, until --duration "
@@ -154,6 +155,47 @@ def build_parser() -> argparse.ArgumentParser:
                        "'sudo -n tegrastats' (default: tegrastats when on PATH, else NVML/psutil)")
     probe.add_argument("--config", metavar="PATH", default=argparse.SUPPRESS, help="config file")
     _board_flags(probe)
+    compare = sub.add_parser(
+        "compare", help="runs side by side: deltas, verdicts and the cheapest power mode",
+        description="Compare runs. ITEM: a recording or a tegrastats log (its whole run), FILE#PHASE "
+        "(that phase) or a JSON file saved by `report --format json`; an item's figures are its "
+        "`timed` phase when it has one. The first item is the baseline of the deltas.",
+        epilog="example: jroof-tui compare r50_maxn.json r50_15w.json r50_7w.json --min-throughput 500")
+    compare.add_argument("items", metavar="ITEM", nargs="+")
+    compare.add_argument("--format", choices=("md", "json"), default="md", help="md (default) or json")
+    compare.add_argument("--min-throughput", type=float, metavar="X", dest="min_throughput", default=None,
+                         help="the cheapest item must reach X iterations/s (default: any)")
+    compare.add_argument("--out", metavar="PATH", default=None, help="write here instead of stdout")
+    _file_flags(compare)
+    export = sub.add_parser(
+        "export", help="one flat row per sample (csv, jsonl, parquet) for pandas and spreadsheets",
+        description="Export every sample of a recording or a tegrastats log as one flat row, with the "
+        "phase and the throttle events as columns (names in the README).",
+        epilog="example: jroof-tui export run1.jsonl --out run1.csv")
+    export.add_argument("file", metavar="FILE")
+    export.add_argument("--format", choices=("csv", "jsonl", "parquet"), default=None,
+                        help="csv (default; or from --out's suffix), jsonl, or parquet (needs pyarrow)")
+    export.add_argument("--out", metavar="PATH", default=None, help="write here instead of stdout")
+    _file_flags(export)
+    plot = sub.add_parser(
+        "plot", help="a figure of a run: clocks, loads, power, temperatures, phases, roofline",
+        description="Draw a recording or a tegrastats log: clocks, loads, power and temperatures over "
+        "time with phases and throttle events, and the roofline where phases reported their work. "
+        "Needs matplotlib: pip install 'jroof-tui[plot]'.",
+        epilog="example: jroof-tui plot run1.jsonl --out run1.svg")
+    plot.add_argument("file", metavar="FILE")
+    plot.add_argument("--out", metavar="PATH", default=None,
+                      help="chart.png, .svg or .pdf (default: FILE's name with .png, here)")
+    plot.add_argument("--title", metavar="TEXT", default=None, help="the figure's title (default: FILE)")
+    _file_flags(plot)
+    serve = sub.add_parser(
+        "serve", parents=[common], help="Prometheus /metrics of the live board (headless)",
+        description="Monitor headless and serve the latest values as Prometheus metrics on GET "
+        "/metrics, on loopback unless --listen names another address; until SIGINT/SIGTERM.",
+        epilog="example: jroof-tui serve --listen 127.0.0.1:9101 --board nano1")
+    serve.add_argument("--listen", "--prometheus", metavar="ADDR", dest="listen", default=None,
+                       help="HOST:PORT, [ADDR]:PORT or PORT (default 127.0.0.1:9101, loopback only)")
+    serve.add_argument("--board", metavar="NAME", default=None, help="a `board` label on every series")
     mark = sub.add_parser("mark", help="start (or --end) a phase in every running jroof-tui of this user",
                           description="For benchmark scripts: mark a phase boundary in the running "
                           "monitors (TUI or record) of this user, through a per-user Unix socket.")
@@ -451,6 +493,116 @@ def _cmd_run(args: argparse.Namespace, config: Config) -> int:
     return child.returncode if child.returncode and child.returncode > 0 else status
 
 
+def _file_flags(parser: argparse.ArgumentParser) -> None:
+    """What every command that reads one log or recording takes (as ``report`` does)."""
+    parser.add_argument("--interval", type=int, metavar="MS", dest="interval_ms", default=None,
+                        help="spacing of lines without timestamps (default 1000)")
+    parser.add_argument("--tz", metavar="ZONE", default=None, help="zone of tegrastats stamps")
+    parser.add_argument("--config", metavar="PATH", default=argparse.SUPPRESS,
+                        help="config file (its `devices:` and detector settings)")
+    _board_flags(parser)
+
+
+def _file_args(args: argparse.Namespace) -> tuple[Any, float | None] | str:
+    """(tz, interval_s) of --tz and --interval, or the error."""
+    from jtop_roof.timeline import parse_tz
+
+    if args.interval_ms is not None and args.interval_ms < MIN_INTERVAL_MS:
+        return f"--interval must be at least {MIN_INTERVAL_MS} milliseconds"
+    try:
+        tz = parse_tz(args.tz)
+    except ValueError as exc:
+        return str(exc)
+    return tz, None if args.interval_ms is None else args.interval_ms / 1000.0
+
+
+def _emit(text: str, out: str | None) -> int:
+    if out is None:
+        sys.stdout.write(text)
+        return 0
+    try:
+        with open(out, "w", encoding="utf-8") as stream:
+            stream.write(text)
+    except OSError as exc:
+        return _fail(f"cannot write {out}: {exc.strerror or exc}")
+    return 0
+
+
+def _warn(message: str) -> None:
+    print(f"jroof-tui: {message}", file=sys.stderr)
+
+
+def _cmd_compare(args: argparse.Namespace, config: Config) -> int:
+    from jtop_roof.compare import CompareError, compare, load_item, to_json, to_markdown
+
+    if len(args.items) < 2:
+        return _fail("compare needs at least two items (FILE, FILE#PHASE or a report JSON)")
+    need = args.min_throughput
+    if need is not None and not (math.isfinite(need) and need >= 0):
+        return _fail("--min-throughput must be a number of iterations per second, 0 or more")
+    parsed = _file_args(args)
+    if isinstance(parsed, str):
+        return _fail(parsed)
+    tz, interval_s = parsed
+    try:
+        items = [load_item(spec, tz=tz, interval_s=interval_s, config=config, warn=_warn)
+                 for spec in args.items]
+    except CompareError as exc:
+        return _fail(str(exc))
+    result = compare(items, args.min_throughput)
+    return _emit(to_json(result) if args.format == "json" else to_markdown(result), args.out)
+
+
+def _cmd_export(args: argparse.Namespace, config: Config) -> int:
+    from jtop_roof.export import ExportError, export_file
+
+    parsed = _file_args(args)
+    if isinstance(parsed, str):
+        return _fail(parsed)
+    tz, interval_s = parsed
+    fmt = args.format
+    if fmt is None:
+        suffix = os.path.splitext(args.out or "")[1].lower().lstrip(".")
+        fmt = suffix if suffix in ("csv", "jsonl", "parquet") else "csv"
+    try:
+        export_file(args.file, fmt, args.out, tz=tz, interval_s=interval_s, config=config, warn=_warn)
+    except ExportError as exc:
+        return _fail(str(exc))
+    sys.stdout.flush()
+    return 0
+
+
+def _cmd_plot(args: argparse.Namespace, config: Config) -> int:
+    from jtop_roof.plot import PlotError, plot_file
+
+    parsed = _file_args(args)
+    if isinstance(parsed, str):
+        return _fail(parsed)
+    tz, interval_s = parsed
+    try:
+        written = plot_file(args.file, args.out, tz=tz, interval_s=interval_s, config=config,
+                            title=args.title)
+    except PlotError as exc:
+        return _fail(str(exc))
+    print(f"jroof-tui: wrote {written}", file=sys.stderr)
+    return 0
+
+
+def _cmd_serve(args: argparse.Namespace, config: Config) -> int:
+    from jtop_roof.serve import ServeError, parse_listen, run_serve
+    from jtop_roof.session import make_source, resolve_source_kind
+
+    try:
+        host, port = parse_listen(args.listen)
+    except ServeError as exc:
+        return _fail(str(exc))
+    kind, hint = resolve_source_kind(config, getattr(args, "replay", None))
+    source = make_source(config, kind, getattr(args, "replay", None))
+    if hint:
+        print(f"jroof-tui: {hint}", file=sys.stderr)
+    return run_serve(source, config, host=host, port=port, board=args.board)
+
+
 def _cmd_monitor(args: argparse.Namespace, config: Config) -> int:
     from jtop_roof.app import run_app
     from jtop_roof.session import make_source, resolve_source_kind
@@ -483,6 +635,14 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_roof(args, config)
         if args.command == "probe":
             return _cmd_probe(args, config)
+        if args.command == "compare":
+            return _cmd_compare(args, config)
+        if args.command == "export":
+            return _cmd_export(args, config)
+        if args.command == "plot":
+            return _cmd_plot(args, config)
+        if args.command == "serve":
+            return _cmd_serve(args, config)
         if args.command == "record":
             return _cmd_record(args, config)
         if args.command == "run":
