@@ -113,6 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="seconds added to trtexec's stamps (for clocks that disagree)")
     report.add_argument("--workload", metavar="FILE", default=None,
                         help="workload spec (YAML): FLOPs or MACs and DRAM bytes per iteration")
+    report.add_argument("--ncu", metavar="FILE", default=None,
+                        help="Nsight Compute CSV (ncu --csv): each kernel on the roof, by ncu's own numbers")
+    report.add_argument("--probe", metavar="FILE", default=None,
+                        help="a `jroof-tui probe` result: measured ceilings beside the datasheet's")
     _board_flags(report)
     devices = sub.add_parser("devices", help="list the device database, one device per line",
                              description="The devices jroof knows (packaged, plus the config's "
@@ -323,6 +327,8 @@ def _cmd_probe(args: argparse.Namespace, config: Config) -> int:
 def _cmd_report(args: argparse.Namespace, config: Config) -> int:
     from jtop_roof.info import SourceInfo
     from jtop_roof.logfile import ReadStats, RecordingError, read_header
+    from jtop_roof.ncu import NcuError, read_ncu_csv
+    from jtop_roof.probe import ProbeError, load_probe
     from jtop_roof.report import build_report, to_csv, to_markdown
     from jtop_roof.session import pipeline_options
     from jtop_roof.timeline import parse_tz
@@ -353,12 +359,15 @@ def _cmd_report(args: argparse.Namespace, config: Config) -> int:
         interval_s = None if args.interval_ms is None else args.interval_ms / 1000.0
         run = None if args.trtexec is None else read_trtexec(args.trtexec, tz, args.trtexec_offset)
         workload = None if args.workload is None else load_workload(args.workload)
+        kernels = () if args.ncu is None else read_ncu_csv(args.ncu)
+        measured = None if args.probe is None else load_probe(args.probe)
         report = build_report(lines, source=source, tz=tz, interval_s=interval_s, stats=stats,
                               info=SourceInfo.from_mapping(header or {}, source="replay"),
-                              options=pipeline_options(config), trtexec=run, workload=workload)
+                              options=pipeline_options(config), trtexec=run, workload=workload,
+                              kernels=kernels, probe=measured)
     except OSError as exc:
         return _fail(f"cannot read {path}: {exc.strerror or exc}")
-    except (RecordingError, TrtexecError, WorkloadError) as exc:
+    except (RecordingError, TrtexecError, WorkloadError, NcuError, ProbeError) as exc:
         return _fail(f"cannot report {path}: {exc}")
     if stats.truncated_tail:
         print(f"jroof-tui: {path}: the last line is cut short (line {stats.last_line}); the rest is used",

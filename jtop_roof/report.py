@@ -17,7 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, tzinfo
 from typing import Any
 
@@ -27,8 +27,10 @@ from jtop_roof.ledger import SpanStats
 from jtop_roof.logfile import ReadStats, iter_records
 from jtop_roof.metrics import fmt_si
 from jtop_roof.model import Event, Marker, Record, Sample, Work
+from jtop_roof.ncu import Kernel
 from jtop_roof.pipeline import Pipeline
-from jtop_roof.roofline import ceilings
+from jtop_roof.probe import Probe
+from jtop_roof.roofline import ceilings, max_ceilings, max_clocks
 from jtop_roof.trtexec import TrtexecRun
 from jtop_roof.verdict import place
 from jtop_roof.workload import Workload
@@ -54,7 +56,7 @@ def build_report(
     open_lines: Callable[[], Iterator[str]], *, source: dict[str, Any], tz: tzinfo,
     interval_s: float | None, stats: ReadStats | None = None, info: SourceInfo | None = None,
     options: Mapping[str, Any] | None = None, trtexec: TrtexecRun | None = None,
-    workload: Workload | None = None,
+    workload: Workload | None = None, kernels: Sequence[Kernel] = (), probe: Probe | None = None,
 ) -> dict[str, Any]:
     """The report as a JSON-ready dict (``source`` is passed through as the top-level key).
     ``open_lines`` gives the file's lines; it is read twice, streaming: once for the stream's
@@ -85,7 +87,47 @@ def build_report(
         "phases": [_timed_by_trtexec(span_json(phase, origin, tz, board, events, idle_w, workload), trtexec)
                    for phase in phases],
         **({} if trtexec is None else {"trtexec": _trtexec_json(trtexec)}),
+        **({"ncu": [kernel_json(kernel, board) for kernel in kernels]} if kernels else {}),
+        **({} if probe is None else {"probe": probe_json(probe, board)}),
     }
+
+
+def kernel_json(kernel: Kernel, board: Board) -> dict[str, Any]:
+    """A kernel Nsight Compute measured, on the roof at the SM clock ncu saw during it (with the
+    memory at its maximum: ncu's own DRAM figure is what the kernel moved)."""
+    achieved, intensity = kernel.achieved_flops_per_s, kernel.intensity
+    out: dict[str, Any] = {
+        "name": kernel.name, "duration_s": kernel.duration_s, "flops": kernel.flops,
+        "dram_bytes": kernel.dram_bytes, "achieved_flops_per_s": achieved,
+        "intensity_flop_per_byte": intensity, "sm_mhz": None if kernel.sm_hz is None else kernel.sm_hz / 1e6,
+        "flops_note": kernel.flops_note, "verdict": "unknown", "efficiency_current": None,
+    }
+    device = board.device
+    if device is None or kernel.sm_hz is None or achieved is None or intensity is None:
+        return out
+    top_emc = max_clocks(device, board.mode)[1]
+    roof = ceilings(device, kernel.sm_hz / 1e6, top_emc, board.mode)
+    precision = "bf16_tensor" if kernel.flops_parts.get("tensor") else "fp32"
+    if roof is None or precision not in roof.peak_flops_per_s:
+        return out
+    bound = "memory-bound" if intensity < roof.ridge_flop_per_byte[precision] else "compute-bound"
+    attainable = min(roof.peak_flops_per_s[precision], roof.bandwidth_bytes_per_s * intensity)
+    out.update({"verdict": bound, "precision": precision, "efficiency_current": achieved / attainable})
+    return out
+
+
+def probe_json(probe: Probe, board: Board) -> dict[str, Any]:
+    """The measured ceilings beside the datasheet's at the mode's maximum clocks (labelled)."""
+    top = None if board.device is None else max_ceilings(board.device, board.mode)
+    measured = {"bandwidth_bytes_per_s": {name: c.value for name, c in probe.bandwidth.items()},
+                "peak_flops_per_s": {name: c.value for name, c in probe.compute.items()},
+                "gpu_mhz": {name: None if c.gpu_mhz is None else c.gpu_mhz.mean
+                            for name, c in probe.compute.items()}}
+    datasheet = None if top is None else {
+        "gpu_mhz": top.gpu_mhz, "emc_mhz": top.emc_mhz, "bandwidth_bytes_per_s": top.bandwidth_bytes_per_s,
+        "peak_flops_per_s": dict(top.peak_flops_per_s)}
+    return {"label": probe.summary(), "backend": probe.backend, "device_kind": probe.device_kind,
+            "measured": measured, "datasheet": datasheet}
 
 
 def _timed_by_trtexec(span: dict[str, Any], run: TrtexecRun | None) -> dict[str, Any]:
