@@ -683,15 +683,18 @@ class RooflinePane(Pane):
             reason = "device unknown" if roof is None or roof.reason is None else roof.reason
             return [[("no roofline: ", "label"), (printable(reason), "muted")]]
         device, precision = board.device, roof.precision
-        mode = board.mode_name or "mode ?"
-        out: list[Line] = [[(printable(device.name, width - len(mode) - 3), None), (" · ", "muted"),
-                            (printable(mode), None)]]
+        # A dGPU has no nvpmodel modes: nothing to say; a Jetson's unknown mode is said.
+        mode = board.mode_name or ("mode ?" if device.power_modes else "")
+        head: Line = [(printable(device.name, width - len(mode) - 3), None)]
+        if mode:
+            head += [(" · ", "muted"), (printable(mode), None)]
+        out: list[Line] = [head]
         maximum, current = roof.maximum, roof.current
         if current is not None:
             top_gpu = "?" if maximum is None else f"{maximum.gpu_mhz:.0f}"
             top_emc = "?" if maximum is None else f"{maximum.emc_mhz:.0f}"
             out.append([("GPU ", "label"), (f"{current.gpu_mhz:.0f}/{top_gpu} MHz", None),
-                        ("  EMC ", "label"), (f"{current.emc_mhz:.0f}/{top_emc} MHz", None)])
+                        ("  ", None), ("EMC ", "label"), (f"{current.emc_mhz:.0f}/{top_emc} MHz", None)])
         shown = current or maximum
         if shown is not None and precision is not None:
             unit = _rate_unit(precision)

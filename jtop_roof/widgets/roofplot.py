@@ -72,8 +72,11 @@ class RoofPlot(PlotextPlot):
         for point in shown:
             x, y = math.log10(point.intensity), math.log10(point.flops_per_s)
             plt.scatter([x], [y], marker="●", color=_rgb(variables.get("plot-3")))
-            label_x = x + (x_hi - x_lo) / max(20, self.size.width)  # a column right of the dot
-            plt.text(point.label, label_x, y, color=_rgb(variables.get("plot-3")), alignment="left")
+            column = (x_hi - x_lo) / max(20, self.size.width)
+            if x < x_lo + 0.6 * (x_hi - x_lo):  # the label beside the dot, on the side with room
+                plt.text(point.label, x + column, y, color=_rgb(variables.get("plot-3")), alignment="left")
+            else:
+                plt.text(point.label, x - column, y, color=_rgb(variables.get("plot-3")), alignment="right")
         plt.xlim(x_lo, x_hi)
         plt.ylim(y_lo, y_hi)
         plt.xticks(*_decades(x_lo, x_hi, fmt_si))
