@@ -2,7 +2,7 @@
 
     .venv/bin/python docs/screenshots.py
 
-The H200 proof run (tests/data/h200_phases.jsonl) parked inside its power-capped bf16 GEMM, main
+The H200 proof run (tests/data/h200_phases.jsonl, with its probe) parked inside its power-capped GEMM, main
 screen and roofline pane; and the shipped demo (a real Orin Nano Super run), main screen.
 """
 
@@ -41,7 +41,8 @@ async def shoot(app: JroofApp, settle, names: list[tuple[str, tuple[str, ...]]])
 async def main() -> None:
     source = ReplaySource(H200_RUN, tz="UTC", hold_at_end=True, speed=64)
     source.pause()
-    app = JroofApp(source, Config(tz="UTC", window_s=120.0), user_themes=DOCS / "no-themes")
+    probe = str(REPO / "tests" / "data" / "h200_probe.json")  # measured on the same machine
+    app = JroofApp(source, Config(tz="UTC", window_s=120.0, probe=probe), user_themes=DOCS / "no-themes")
 
     async def inside_the_gemm(pilot) -> None:
         source.seek(38.0, relative=False)  # 38 s into the run: the capped GEMM

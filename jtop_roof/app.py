@@ -49,6 +49,7 @@ from jtop_roof.messages import (
 from jtop_roof.metrics import fmt_duration, fmt_speed, printable
 from jtop_roof.model import Sample
 from jtop_roof.pipeline import Pipeline, RecordingSink
+from jtop_roof.probe import load_probe
 from jtop_roof.recorder import Recorder
 from jtop_roof.session import auto_record_path, file_ledger_builder, open_recording, pipeline_options
 from jtop_roof.sources.base import ReplayControls, Source
@@ -185,6 +186,7 @@ class JroofApp(App[int]):
             sink=RecordingSink(recorder, forward_only=self.replay),
             **pipeline_options(config),
         )
+        self._probe = None if config.probe is None else load_probe(config.probe)
         self._mono = mono
         self._wall = wall
         self._tz = parse_tz(config.tz)
@@ -398,7 +400,7 @@ class JroofApp(App[int]):
             phase=phase,
             notes=self._notes,
             board=board,
-            roof=roof_state(board, pipeline.history.latest, self.precision),
+            roof=roof_state(board, pipeline.history.latest, self.precision, self._probe),
             clock_events=clock_events,
             active_events=active,
             point=point,

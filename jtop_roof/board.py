@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from jtop_roof.devices import PRECISIONS, Device, PowerMode, find_mode, match_devices
 from jtop_roof.info import SourceInfo
 from jtop_roof.model import Sample
+from jtop_roof.probe import Probe
 from jtop_roof.roofline import Ceilings, ceilings, max_ceilings, missing_reason, roof_fraction
 
 HOW_TO_ADD = ("pass --device ID (`jroof-tui devices` lists them) or add the board under `devices:` in "
@@ -113,6 +115,10 @@ class RoofState:
     reason: str | None
     #: Busy accelerators (DLA, PVA): their work is not on the GPU roof.
     accelerators: tuple[str, ...] = ()
+    #: The roof ``jroof-tui probe`` measured on this machine (``--probe``), labelled: drawn beside
+    #: the datasheet's, never used for verdicts.
+    measured: Ceilings | None = None
+    measured_label: str | None = None
 
 
 def precisions_of(board: Board) -> tuple[str, ...]:
@@ -129,7 +135,19 @@ def _default_precision(available: tuple[str, ...]) -> str | None:
     return available[0] if available else None
 
 
-def roof_state(board: Board, sample: Sample | None, precision: str | None) -> RoofState:
+def measured_roof(probe: Probe | None) -> Ceilings | None:
+    """A probe's best bandwidth and per-precision peaks as a roof (at the clocks it ran at)."""
+    if probe is None or probe.bandwidth_bytes_per_s is None or not probe.compute:
+        return None
+    bandwidth = probe.bandwidth_bytes_per_s
+    peaks = {name: ceiling.value for name, ceiling in probe.compute.items()}
+    return Ceilings(gpu_mhz=0.0, emc_mhz=0.0, sms=0, bandwidth_bytes_per_s=bandwidth,
+                    peak_flops_per_s=MappingProxyType(peaks),
+                    ridge_flop_per_byte=MappingProxyType({p: v / bandwidth for p, v in peaks.items()}))
+
+
+def roof_state(board: Board, sample: Sample | None, precision: str | None,
+               probe: Probe | None = None) -> RoofState:
     device = board.device
     if device is None:
         return RoofState(None, None, None, None, board.problem or "device unknown")
@@ -152,4 +170,8 @@ def roof_state(board: Board, sample: Sample | None, precision: str | None) -> Ro
     fraction = None
     if current is not None and maximum is not None and chosen is not None:
         fraction = roof_fraction(current, maximum, chosen)
-    return RoofState(chosen, current, maximum, fraction, reason, busy)
+    measured = measured_roof(probe)
+    if measured is not None and chosen not in measured.peak_flops_per_s:
+        measured = None
+    return RoofState(chosen, current, maximum, fraction, reason, busy, measured,
+                     None if probe is None else probe.summary())

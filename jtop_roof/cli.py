@@ -55,6 +55,8 @@ def _source_options() -> _Parser:
     common.add_argument("--ssh", metavar="HOST", action="append", dest="ssh_hosts", default=argparse.SUPPRESS,
                         help="watch this board: run the tegrastats command there through your ssh "
                         "(~/.ssh/config, keys, agent; BatchMode, never a password prompt)")
+    common.add_argument("--probe", metavar="FILE", dest="probe", default=argparse.SUPPRESS,
+                        help="a `jroof-tui probe` result: its measured roof drawn beside the datasheet's")
     _board_flags(common)
     return common
 
@@ -215,7 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _CONFIG_OVERRIDES = ("source", "interval_ms", "tz", "speed", "follow", "tegrastats_command", "record",
-                     "theme", "device", "power_mode", "ssh_hosts")
+                     "theme", "device", "power_mode", "ssh_hosts", "probe")
 
 
 def _load(args: argparse.Namespace) -> Config:
@@ -620,6 +622,13 @@ def _cmd_monitor(args: argparse.Namespace, config: Config) -> int:
     problem = theme_name_error(config.theme)
     if problem is not None:
         return _fail(problem)
+    if config.probe is not None:
+        from jtop_roof.probe import ProbeError, load_probe
+
+        try:
+            load_probe(config.probe)  # a bad file is one line now, not a surprise on screen
+        except ProbeError as exc:
+            return _fail(str(exc))
     kind, hint = resolve_source_kind(config, getattr(args, "replay", None))
     source = make_source(config, kind, getattr(args, "replay", None), interactive=True)
     status = run_app(source, config, record_path=config.record, notices=[hint] if hint else ())

@@ -110,6 +110,8 @@ class Config:
     detectors: DetectorSettings = field(default_factory=DetectorSettings)
     #: Boards watched over ssh (``--ssh HOST``): tegrastats runs there, the monitor here.
     ssh_hosts: tuple[str, ...] = ()
+    #: A ``jroof-tui probe`` result to draw beside the datasheet roofs (``--probe FILE``).
+    probe: str | None = None
 
 
 # Environment variables that override file values (strings, converted like file values).
@@ -210,7 +212,7 @@ def _convert(key: str, value: Any) -> Any:
         if not parts:
             raise ConfigError("config key 'tegrastats_command': must not be empty")
         return tuple(parts)
-    if key in ("tz", "record", "device", "power_mode"):
+    if key in ("tz", "record", "device", "power_mode", "probe"):
         return _expect_str(key, value, allow_none=True)
     if key == "devices":
         if not isinstance(value, dict):

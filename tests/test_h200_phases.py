@@ -104,3 +104,29 @@ def test_the_probe_beside_the_datasheet(report):
     assert 0.7 < measured["peak_flops_per_s"]["bf16_tensor"] / at_clock <= 1.0
     assert measured["peak_flops_per_s"]["bf16_tensor"] > phase(report, "gemm-bf16")["roofline"][
         "achieved_flops_per_s"] * 0.95  # the workload reached what the probe says is reachable
+
+
+async def test_the_monitor_draws_the_measured_roof_beside_the_datasheets(tmp_path):
+    from tui_support import make_config, wait_until
+
+    from jtop_roof.app import JroofApp
+    from jtop_roof.sources.replay import ReplaySource
+
+    source = ReplaySource(RUN, tz="UTC", hold_at_end=True, speed=64)
+    source.pause()
+    config = make_config(probe=str(DATA / "h200_probe.json"))
+    app = JroofApp(source, config, user_themes=tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        source.seek(38.0, relative=False)
+        await wait_until(pilot, lambda: app.controls.position_s >= 37.9 and len(app.history) > 100,
+                         "the GEMM")
+        app.redraw_now()
+        text = app.query_one("#roofline").readout.plain
+        assert "FP16 tensor" in str(app.query_one("#roofline").border_title)
+        assert "measured 637TFLOP/s  4.36TB/s" in text  # the probe's fp16 and its best bandwidth
+        assert "NVIDIA H200 SXM 141GB" in text and "mode ?" not in text
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    out = subprocess.run([sys.executable, "-m", "jtop_roof", "--replay", str(RUN), "--probe", str(bad)],
+                         capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1

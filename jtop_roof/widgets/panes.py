@@ -672,7 +672,7 @@ class RooflinePane(Pane):
         if roof is None or not drawable or self.compact:
             return
         points = _roof_points(view)
-        key = (roof.precision, roof.current, roof.maximum, plot.size, self.app.theme, points)
+        key = (roof.precision, roof.current, roof.maximum, roof.measured, plot.size, self.app.theme, points)
         if key != self._drawn:  # clocks move in steps: the plot is drawn again only when they do
             self._drawn = key
             plot.draw(roof, points)
@@ -709,6 +709,11 @@ class RooflinePane(Pane):
             out.append([(printable(roof.reason), "warn")])
         elif roof.fraction is not None:
             out.append([(_gap_text(roof.fraction, board.mode_name), "warn" if roof.fraction < 0.9 else None)])
+        if roof.measured is not None and precision is not None:
+            unit = _rate_unit(precision)
+            out.append([("measured ", "plot-4"),
+                        (f"{fmt_si(roof.measured.peak_flops_per_s[precision])}{unit}/s  "
+                         f"{fmt_si(roof.measured.bandwidth_bytes_per_s)}B/s", None)])
         if view.point is not None:
             out.append(_point_line(*view.point))
         for event in view.active_events:

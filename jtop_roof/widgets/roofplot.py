@@ -66,6 +66,10 @@ class RoofPlot(PlotextPlot):
         variables = self.app.theme_variables
         if state.maximum is not None:
             _roof(plt, state.maximum, precision, x_lo, x_hi, _rgb(variables.get("roof-max")), None)
+        if state.measured is not None:  # labelled as measured, beside the datasheet's
+            _roof(plt, state.measured, precision, x_lo, x_hi, _rgb(variables.get("plot-4")), None)
+            plt.text("measured", x_hi, math.log10(state.measured.peak_flops_per_s[precision]),
+                     color=_rgb(variables.get("plot-4")), alignment="right")
         if state.current is not None:
             _roof(plt, state.current, precision, x_lo, x_hi, _rgb(variables.get("roof-memory")),
                   _rgb(variables.get("roof-compute")))
