@@ -13,7 +13,8 @@ same samples. Per unit (``gpu``, ``emc``, ``cpu``):
 
 Kind: ``throttle`` when the mode is known (the clock is below the mode's cap) or the evidence says
 so (NVML clock-event reasons; a temperature within ``thermal_margin_c`` of its zone's trip point,
-placeholders never; input power at the mode's budget); otherwise ``mode_cap``: information (the mode
+placeholders never; input power at the mode's budget; an over-current counter ``oc1..3`` that rose);
+otherwise ``mode_cap``: information (the mode
 is unknown, so a low clock may just be a low mode's cap, which ``--power-mode`` would tell). A dGPU
 has no modes: its cap is its maximum clock and only NVML's reasons make an event. The reason names
 the evidence, else "clock below the mode's cap while busy". The stream is taken forward only (a
@@ -69,6 +70,7 @@ class ThrottleDetector:
         self.settings = settings or DetectorSettings()
         self._open: dict[str, _Episode] = {}
         self._last_mono: float | None = None
+        self._last_oc: dict[str, int] | None = None  # the over-current counters of the last sample
 
     def observe(self, record: Record, context: StreamContext) -> Sequence[Event]:
         if not isinstance(record, Sample) or not record.is_sample or record.t_mono is None:
@@ -76,6 +78,9 @@ class ThrottleDetector:
         if self._last_mono is not None and record.t_mono <= self._last_mono:
             return ()
         self._last_mono = record.t_mono
+        over_current = _oc_rose(self._last_oc, record.oc_events)
+        if record.oc_events is not None:
+            self._last_oc = record.oc_events
         closed: list[Event] = []
         for unit in UNITS:
             reading = self._reading(unit, record, context)
@@ -90,7 +95,7 @@ class ThrottleDetector:
                     episode.last_wall, episode.last_mono = record.t_wall, record.t_mono
                     episode.samples += 1
                     episode.lowest_mhz = min(episode.lowest_mhz, mhz)
-                for reason in _evidence(unit, record, context, self.settings):
+                for reason in _evidence(unit, record, context, self.settings) + over_current:
                     episode.evidence.setdefault(reason)
             elif episode is not None and record.t_mono - episode.last_mono > self.settings.close_after_s:
                 del self._open[unit]
@@ -174,6 +179,17 @@ def _cap(unit: str, context: StreamContext) -> float | None:
     if device is not None:
         return {"gpu": device.max_gpu_mhz, "emc": device.max_emc_mhz, "cpu": None}[unit]
     return None
+
+
+_OC_MEANING = {"oc1": "under-voltage", "oc2": "average over-current", "oc3": "instantaneous over-current"}
+
+
+def _oc_rose(before: dict[str, int] | None, now: dict[str, int] | None) -> list[str]:
+    """Over-current counters (hwmon ``soctherm_oc``) that rose since the previous sample."""
+    if before is None or now is None:
+        return []
+    return [f"over-current: {name} ({_OC_MEANING.get(name, 'event')}) count rose"
+            for name, count in now.items() if count > before.get(name, count)]
 
 
 def _evidence(unit: str, sample: Sample, context: StreamContext, settings: DetectorSettings) -> list[str]:

@@ -136,6 +136,9 @@ class Sample:
     rails: dict[str, Rail] = field(default_factory=dict)
     # Clock-event (throttle) reasons reported by the device itself (NVML); None where nobody says.
     throttle_reasons: list[str] | None = None
+    # Over-current event counters of the SoC (Orin, Thor: hwmon ``soctherm_oc``, ``oc1``..``oc3``);
+    # a counter that rises says the hardware throttled for power. None where unreadable.
+    oc_events: dict[str, int] | None = None
     # The stamp printed by tegrastats ("MM-DD-YYYY HH:MM:SS"), kept for timeline assignment.
     stamp: str | None = None
     unknown: list[str] = field(default_factory=list)
@@ -266,6 +269,8 @@ def sample_to_json(sample: Sample) -> dict[str, Any]:
     out["power_total_mw"] = None if total is None else {"value": _num(total.mw), "source": total.source}
     if sample.throttle_reasons is not None:
         out["throttle_reasons"] = list(sample.throttle_reasons)
+    if sample.oc_events is not None:
+        out["oc_event_cnt"] = dict(sample.oc_events)
     out["unknown"] = list(sample.unknown)
     return out
 
@@ -426,6 +431,9 @@ def sample_from_json(obj: dict[str, Any], tally: Tally | None = None) -> Sample:
         if rail is not None:
             rails[name] = rail
     reasons = obj.get("throttle_reasons")
+    oc_raw = obj.get("oc_event_cnt")
+    oc_events = None if oc_raw is None else {
+        name: count for name, v in check.items(oc_raw, MAX_NAMED) if (count := check.int_(v)) is not None}
     return Sample(
         t_wall=t_wall,
         t_mono=t_mono,
@@ -449,6 +457,7 @@ def sample_from_json(obj: dict[str, Any], tally: Tally | None = None) -> Sample:
         rails=rails,
         throttle_reasons=None if reasons is None
         else [t for t in (check.text(r, 200) for r in check.seq(reasons, MAX_TEXTS)) if t is not None],
+        oc_events=oc_events,
         unknown=[t for t in (check.text(u) for u in check.seq(obj.get("unknown") or [], MAX_TEXTS))
                  if t is not None],
     )

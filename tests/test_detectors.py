@@ -188,3 +188,24 @@ async def test_the_monitor_flags_a_throttle_where_the_user_looks(tmp_path):
         assert "THROTTLED" not in app.query_one("#header").plain
         events = app.query_one("#events").readout.plain
         assert "19:46:15 throttle gpu 15 s NVML: SW" in events  # when it started, and for how long
+
+
+def test_an_over_current_counter_that_rises_is_the_reason(tmp_path):
+    """Orin's hwmon ``soctherm_oc`` counters (research/jetson_specs.md): read by the board's files,
+    recorded with the sample, and a rise during a held clock names it."""
+    from jtop_roof.sources.sysfs import BoardFiles
+
+    hwmon = tmp_path / "sys" / "class" / "hwmon" / "hwmon3"
+    hwmon.mkdir(parents=True)
+    (hwmon / "name").write_text("soctherm_oc\n")
+    for n, count in ((1, 0), (2, 4), (3, 0)):
+        (hwmon / f"oc{n}_event_cnt").write_text(f"{count}\n")
+    sample = Sample(t_mono=0.0, gpu=Gpu(99.0, (700,)))
+    BoardFiles(tmp_path).fill(sample)
+    assert sample.oc_events == {"oc1": 0, "oc2": 4, "oc3": 0}
+    lines = gpu_samples([(700, 99.0)] * 10, mode="MAXN_SUPER")
+    records = [json.loads(line) for line in lines]
+    for i, record in enumerate(records[1:]):
+        record["oc_event_cnt"] = {"oc1": 0, "oc2": 4 if i < 5 else 6, "oc3": 0}
+    (event,) = events_of([json.dumps(r) for r in records])
+    assert event.detail.startswith("over-current: oc2 (average over-current) count rose")

@@ -106,6 +106,7 @@ class BoardFiles:
         self.gpu_devfreq = self._find_gpu_devfreq()
         self.emc_devfreq = self._find_emc_devfreq()
         self.zones = self._find_thermal_zones()
+        self.oc_hwmon = self._find_oc_hwmon()
 
     # -- discovery -----------------------------------------------------------------------------
 
@@ -120,6 +121,23 @@ class BoardFiles:
         nodes = [p for p in self._devfreq_nodes() if _GPU_DEVFREQ.search(p.name)]
         nodes.sort(key=lambda p: ("gpc" not in p.name, p.name))
         return nodes[0] if nodes else None
+
+    def _find_oc_hwmon(self) -> Path | None:
+        """The ``soctherm_oc`` hwmon device (Orin, Thor): its over-current event counters."""
+        base = self.root / "sys/class/hwmon"
+        try:
+            nodes = sorted(base.iterdir())
+        except OSError:
+            return None
+        return next((p for p in nodes if read_text(p / "name") == "soctherm_oc"), None)
+
+    def oc_events(self) -> dict[str, int] | None:
+        """``oc1``..``oc3`` event counts (under-voltage, average and instantaneous over-current)."""
+        if self.oc_hwmon is None:
+            return None
+        counts = {f"oc{n}": read_int(self.oc_hwmon / f"oc{n}_event_cnt") for n in (1, 2, 3)}
+        found = {name: count for name, count in counts.items() if count is not None}
+        return found or None
 
     def _find_emc_devfreq(self) -> Path | None:
         return next((p for p in self._devfreq_nodes() if p.name in _EMC_DEVFREQ), None)
@@ -180,6 +198,8 @@ class BoardFiles:
             for index, core in enumerate(sample.cpus):
                 if core is not None and core.mhz is None:
                     sample.cpus[index] = CpuCore(core.load_pct, self.cpu_mhz(index))
+        if sample.oc_events is None:
+            sample.oc_events = self.oc_events()
 
     # -- identity for the header ---------------------------------------------------------------
 
