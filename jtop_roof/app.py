@@ -47,12 +47,14 @@ from jtop_roof.messages import (
     WorkRequested,
 )
 from jtop_roof.metrics import fmt_duration, fmt_speed, printable
-from jtop_roof.model import Sample
+from jtop_roof.model import Marker, Sample, Work
 from jtop_roof.pipeline import Pipeline, RecordingSink
 from jtop_roof.probe import load_probe
 from jtop_roof.recorder import Recorder
+from jtop_roof.report import trtexec_records
 from jtop_roof.session import auto_record_path, file_ledger_builder, open_recording, pipeline_options
 from jtop_roof.sources.base import ReplayControls, Source
+from jtop_roof.sources.replay import ReplaySource
 from jtop_roof.terminal import TerminalWatch
 from jtop_roof.themes import (
     BUILTIN_THEME_NAMES,
@@ -64,6 +66,7 @@ from jtop_roof.themes import (
     user_theme_dir,
 )
 from jtop_roof.timeline import parse_tz
+from jtop_roof.trtexec import read_trtexec
 from jtop_roof.verdict import place
 from jtop_roof.widgets import (
     CpuPane,
@@ -82,6 +85,7 @@ from jtop_roof.widgets import (
     View,
 )
 from jtop_roof.widgets.readout import Line
+from jtop_roof.workload import load_workload
 
 #: Replay speeds the +/- keys step through.
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
@@ -187,6 +191,7 @@ class JroofApp(App[int]):
             **pipeline_options(config),
         )
         self._probe = None if config.probe is None else load_probe(config.probe)
+        self._workload = None if config.workload is None else load_workload(config.workload)
         self._mono = mono
         self._wall = wall
         self._tz = parse_tz(config.tz)
@@ -320,7 +325,8 @@ class JroofApp(App[int]):
             info = SourceInfo(self.source.kind, hints=(f"source description failed: {exc}",))
         # A whole replayed file: its ledger is read here, off the UI thread, once.
         build = file_ledger_builder(self.source)
-        self.post_message(SourceDescribed(info, build, None if build is None else build(())))
+        self.post_message(SourceDescribed(info, build, None if build is None else build(()),
+                                          self._trtexec_extras()))
         sink = self.pipeline.sink
         try:
             for record in self.source.records():
@@ -337,11 +343,26 @@ class JroofApp(App[int]):
             return
         self.post_message(SourceEnded(None))
 
+    def _trtexec_extras(self) -> list[Marker | Work]:
+        """``--trtexec``: its phases and iterations placed on the replayed file's stream (worker)."""
+        if self.config.trtexec is None or not isinstance(self.source, ReplaySource):
+            return []
+        index = self.source.index
+        if not len(index):
+            return []
+        wall = index.wall_at(0, index.mono(0))
+        if wall is None:
+            return []  # a log without stamps: nothing to place trtexec's stamps against
+        run = read_trtexec(self.config.trtexec, self._tz, self.config.trtexec_offset)
+        return trtexec_records(run, wall - index.mono(0))
+
     def on_source_described(self, message: SourceDescribed) -> None:
         info = message.info
         self.pipeline.describe(info)
         if message.ledger_builder is not None and message.ledger is not None:
             self.pipeline.load_ledger(message.ledger_builder, message.ledger)
+        if message.extras:
+            self.pipeline.add_extras(message.extras)
         # A replayed recording's hints are about the board it was made on, not this machine.
         prefix = "recorded: " if self.source.kind == "replay" else ""
         for hint in info.hints:
@@ -388,7 +409,7 @@ class JroofApp(App[int]):
         clock_events = [e for e in pipeline.history.events if e.unit is not None] + active
         point = None
         if phase is not None and phase.iterations:
-            point = (phase.name, place(phase, board, clock_events))
+            point = (phase.name, place(phase, board, clock_events, self._workload))
         return View(
             history=pipeline.history,
             thresholds=self.config.thresholds,

@@ -55,6 +55,12 @@ def _source_options() -> _Parser:
     common.add_argument("--ssh", metavar="HOST", action="append", dest="ssh_hosts", default=argparse.SUPPRESS,
                         help="watch this board: run the tegrastats command there through your ssh "
                         "(~/.ssh/config, keys, agent; BatchMode, never a password prompt)")
+    common.add_argument("--workload", metavar="FILE", default=argparse.SUPPRESS,
+                        help="workload spec (YAML): FLOPs or MACs and DRAM bytes per iteration")
+    common.add_argument("--trtexec", metavar="FILE", default=argparse.SUPPRESS,
+                        help="with --replay: trtexec's output of that run (its phases, iterations)")
+    common.add_argument("--trtexec-offset", metavar="S", type=float, dest="trtexec_offset",
+                        default=argparse.SUPPRESS, help="seconds added to trtexec's stamps")
     common.add_argument("--probe", metavar="FILE", dest="probe", default=argparse.SUPPRESS,
                         help="a `jroof-tui probe` result: its measured roof drawn beside the datasheet's")
     _board_flags(common)
@@ -217,7 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _CONFIG_OVERRIDES = ("source", "interval_ms", "tz", "speed", "follow", "tegrastats_command", "record",
-                     "theme", "device", "power_mode", "ssh_hosts", "probe")
+                     "theme", "device", "power_mode", "ssh_hosts", "probe", "workload", "trtexec",
+                     "trtexec_offset")
 
 
 def _load(args: argparse.Namespace) -> Config:
@@ -622,13 +629,22 @@ def _cmd_monitor(args: argparse.Namespace, config: Config) -> int:
     problem = theme_name_error(config.theme)
     if problem is not None:
         return _fail(problem)
-    if config.probe is not None:
-        from jtop_roof.probe import ProbeError, load_probe
+    from jtop_roof.probe import ProbeError, load_probe
+    from jtop_roof.timeline import parse_tz
+    from jtop_roof.trtexec import TrtexecError, read_trtexec
+    from jtop_roof.workload import WorkloadError, load_workload
 
-        try:
-            load_probe(config.probe)  # a bad file is one line now, not a surprise on screen
-        except ProbeError as exc:
-            return _fail(str(exc))
+    if config.trtexec is not None and getattr(args, "replay", None) is None:
+        return _fail("--trtexec goes with --replay (the log of the same run)")
+    try:  # a bad file is one line now, not a surprise on screen
+        if config.probe is not None:
+            load_probe(config.probe)
+        if config.workload is not None:
+            load_workload(config.workload)
+        if config.trtexec is not None:
+            read_trtexec(config.trtexec, parse_tz(config.tz), config.trtexec_offset)
+    except (ProbeError, WorkloadError, TrtexecError) as exc:
+        return _fail(str(exc))
     kind, hint = resolve_source_kind(config, getattr(args, "replay", None))
     source = make_source(config, kind, getattr(args, "replay", None), interactive=True)
     status = run_app(source, config, record_path=config.record, notices=[hint] if hint else ())

@@ -112,6 +112,12 @@ class Config:
     ssh_hosts: tuple[str, ...] = ()
     #: A ``jroof-tui probe`` result to draw beside the datasheet roofs (``--probe FILE``).
     probe: str | None = None
+    #: The workload spec (``--workload FILE``): FLOPs and bytes per iteration for the point.
+    workload: str | None = None
+    #: trtexec's output of the replayed run (``--trtexec FILE``): its phases and iterations.
+    trtexec: str | None = None
+    #: Seconds added to trtexec's stamps (``--trtexec-offset``), for clocks that disagree.
+    trtexec_offset: float = 0.0
 
 
 # Environment variables that override file values (strings, converted like file values).
@@ -212,7 +218,7 @@ def _convert(key: str, value: Any) -> Any:
         if not parts:
             raise ConfigError("config key 'tegrastats_command': must not be empty")
         return tuple(parts)
-    if key in ("tz", "record", "device", "power_mode", "probe"):
+    if key in ("tz", "record", "device", "power_mode", "probe", "workload", "trtexec"):
         return _expect_str(key, value, allow_none=True)
     if key == "devices":
         if not isinstance(value, dict):
@@ -226,6 +232,8 @@ def _convert(key: str, value: Any) -> Any:
         return dict(value)
     if key in ("theme", "record_dir"):
         return _expect_str(key, value)
+    if key == "trtexec_offset":
+        return _expect_number(key, value, minimum=-86400.0, maximum=86400.0)
     if key == "speed":
         return _expect_number(key, value, minimum=MIN_SPEED, maximum=MAX_SPEED)
     if key == "follow":

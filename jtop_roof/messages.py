@@ -44,6 +44,8 @@ class SourceDescribed(Message, bubble=False):
     info: SourceInfo
     ledger_builder: Callable[[Sequence[Marker | Work]], EnergyLedger] | None = None
     ledger: EnergyLedger | None = None
+    #: Phases and work from beside the stream (``--trtexec``), placed on its timeline.
+    extras: list[Marker | Work] | None = None
 
 
 @dataclass

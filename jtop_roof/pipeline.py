@@ -315,6 +315,17 @@ class Pipeline:
                 self.ledger_version += 1
         return report, error
 
+    def add_extras(self, extras: Sequence[Marker | Work]) -> None:
+        """Markers and work from beside the stream (a trtexec log of the same run, in a replay):
+        into the ledger (rebuilt from the file with them) and shown as the stream passes them."""
+        timed = [extra for extra in extras if extra.t_mono is not None]
+        self._session_markers += timed
+        self._redisplay = sorted([*self._redisplay, *(m for m in timed if isinstance(m, Marker))],
+                                 key=lambda m: m.t_mono or 0.0)
+        if self._ledger_from_file is not None:
+            self.ledger = self._ledger_from_file(self._session_markers)
+            self.ledger_version += 1
+
     def resume_marker(self, t_wall: float | None, t_mono: float | None) -> Marker | None:
         """For a recording started mid-phase: the open phase's start, stamped now, origin
         ``resume`` (readers continue the phase rather than count a new one)."""

@@ -139,10 +139,14 @@ def _timed_by_trtexec(span: dict[str, Any], run: TrtexecRun | None) -> dict[str,
     return span
 
 
-def with_trtexec(records: Iterable[Record], run: TrtexecRun) -> Iterator[Record]:
-    """The stream with trtexec's phases as markers (origin ``trtexec``) and its timed iterations as
-    a work report at the timed window's end, each placed by wall time among the samples (its
-    stream time from the samples' own wall-to-stream offset)."""
+def trtexec_records(run: TrtexecRun, wall_to_mono: float) -> list[Marker | Work]:
+    """trtexec's phases as markers and its timed iterations as a work report, on a stream whose
+    t_mono = t_wall - ``wall_to_mono`` (a replay adds them to its whole file)."""
+    extras = [_trtexec_record(extra, wall_to_mono, run) for extra in _trtexec_extras(run)]
+    return [record for record in extras if isinstance(record, (Marker, Work))]
+
+
+def _trtexec_extras(run: TrtexecRun) -> list[tuple[float, str, str | None]]:
     extras: list[tuple[float, str, str | None]] = []
     for phase in run.phases:
         if phase.start_wall is not None:
@@ -152,6 +156,14 @@ def with_trtexec(records: Iterable[Record], run: TrtexecRun) -> Iterator[Record]
         extras.append((timed.end_wall, "work", None))
         extras.append((timed.end_wall, "end", None))
     extras.sort(key=lambda item: item[0])
+    return extras
+
+
+def with_trtexec(records: Iterable[Record], run: TrtexecRun) -> Iterator[Record]:
+    """The stream with trtexec's phases as markers (origin ``trtexec``) and its timed iterations as
+    a work report at the timed window's end, each placed by wall time among the samples (its
+    stream time from the samples' own wall-to-stream offset)."""
+    extras = _trtexec_extras(run)
     offset: float | None = None
     for record in records:
         if offset is None and isinstance(record, Sample) and record.t_wall is not None \

@@ -66,9 +66,12 @@ def place(span: SpanStats, board: Board, events: Sequence[Event] = (),
     intensity = None
     if flops is not None and bytes_:
         intensity = flops / bytes_
-    precision = precision_key(span.precision or (None if workload is None else workload.precision)) or "fp32"
-    reported = span.precision or (None if workload is None else workload.precision)
-    note = None if reported or flops == 0 else "no precision reported: judged against the FP32 roof"
+    # The work's own precision where it names one the database knows (trtexec says "fp32+int8"),
+    # else the spec's, else FP32, said so.
+    spec = None if workload is None else workload.precision
+    precision = precision_key(span.precision) or precision_key(spec)
+    note = None if precision or flops == 0 else "no precision reported: judged against the FP32 roof"
+    precision = precision or "fp32"
     unknown = Placement("unknown", precision, achieved, moved, intensity, None, None, note)
     device = board.device
     if device is None:

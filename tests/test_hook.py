@@ -260,3 +260,39 @@ def test_report_with_trtexec_counts_only_the_timed_window():
     assert timed["samples"] == len(inside)
     assert timed["energy_j"]["total"] == pytest.approx(expected_j, rel=1e-9)
     assert timed["workload"]["j_per_iter"] == pytest.approx(expected_j / iterations, rel=1e-9)
+
+
+@pytest.mark.skipif(not BENCH_LOG.is_file(), reason="shared/ reference logs not beside the repo")
+async def test_replaying_a_log_with_its_trtexec_puts_the_timed_phase_on_the_roof(tmp_path):
+    from tui_support import make_config, wait_until
+
+    from jtop_roof.app import JroofApp
+    from jtop_roof.sources.replay import ReplaySource
+
+    source = ReplaySource(BENCH_LOG, tz="UTC", hold_at_end=True, speed=64)
+    source.pause()
+    config = make_config(device="orin-nano-8gb-super", power_mode="MAXN_SUPER", trtexec=str(BENCH_TRT),
+                         workload=str(ROOT / "examples" / "resnet50_int8.yaml"))
+    app = JroofApp(source, config, user_themes=tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: [p.name for p in app.pipeline.ledger.phases()][-1:] == ["timed"],
+                         "trtexec's phases in the file's ledger")
+        timed = app.pipeline.ledger.phases()[-1]
+        assert timed.iterations == 2547 and not timed.is_open
+        source.seek_to("end")
+        await wait_until(pilot, lambda: app.phase is None and len(app.history) > 50, "the end")
+        source.seek(timed.first_mono - app.pipeline.ledger.whole.first_mono + 1.0, relative=False)
+        await wait_until(pilot, lambda: app.phase == "timed", "the timed phase")
+        app.redraw_now()
+        text = app.query_one("#roofline").readout.plain
+        assert "timed: memory-bound" in text  # INT8 ResNet-50 at 162 OP/B, under the 324 ridge
+    out = subprocess_run_cli("--trtexec", str(BENCH_TRT))
+    assert out.returncode == 2 and "--trtexec goes with --replay" in out.stderr
+
+
+def subprocess_run_cli(*args: str):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "jtop_roof", *args], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT)
