@@ -478,10 +478,14 @@ def _cmd_run(args: argparse.Namespace, config: Config) -> int:
     started: list[subprocess.Popen[bytes]] = []
     failed: list[str] = []
 
+    # trtexec's output is understood afterwards (its timed window is known only at its end): kept
+    # beside the recording as it is shown, for `report --trtexec`.
+    trtexec_log = f"{args.run_record}.trtexec.log" if os.path.basename(argv[0]) == "trtexec" else None
+
     def start_workload() -> None:
         """Once markers are taken: so that the workload's first marker is not lost."""
         try:
-            child = subprocess.Popen(argv)
+            child = subprocess.Popen(argv, stdout=subprocess.PIPE if trtexec_log else None)
         except OSError as exc:
             failed.append(f"cannot run {argv[0]}: {exc.strerror or exc}")
             ended.set()
@@ -489,6 +493,12 @@ def _cmd_run(args: argparse.Namespace, config: Config) -> int:
         started.append(child)
 
         def wait_child() -> None:
+            if trtexec_log is not None and child.stdout is not None:
+                with open(trtexec_log, "wb") as kept:
+                    for line in child.stdout:
+                        kept.write(line)
+                        sys.stdout.buffer.write(line)
+                        sys.stdout.buffer.flush()
             child.wait()
             ended.set()
 
@@ -506,8 +516,10 @@ def _cmd_run(args: argparse.Namespace, config: Config) -> int:
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
-    print(f"jroof-tui: recorded to {args.run_record}; `jroof-tui report {args.run_record}` for the phases",
-          file=sys.stderr)
+    report = f"jroof-tui report {args.run_record}"
+    if trtexec_log is not None:
+        report += f" --trtexec {trtexec_log}"
+    print(f"jroof-tui: recorded to {args.run_record}; `{report}` for the phases", file=sys.stderr)
     return child.returncode if child.returncode and child.returncode > 0 else status
 
 

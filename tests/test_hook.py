@@ -296,3 +296,28 @@ def subprocess_run_cli(*args: str):
 
     return subprocess.run([sys.executable, "-m", "jtop_roof", *args], capture_output=True, text=True,
                           timeout=60, cwd=ROOT)
+
+
+def test_run_keeps_trtexecs_output_for_report(runtime_dir, tmp_path):
+    """`run -- trtexec ...`: its output is shown and kept beside the recording, and the closing
+    line says how to report its timed phase."""
+    import os
+    import stat
+    import subprocess
+    import sys
+
+    excerpt = sorted((ROOT / "tests" / "data" / "trtexec").glob("*.log"))[0]
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "trtexec"
+    fake.write_text(f"#!/bin/sh\ncat {excerpt}\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    out = tmp_path / "r.jsonl"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    done = subprocess.run([sys.executable, "-m", "jtop_roof", "run", "--headless", "--record", str(out),
+                           "--source", "host", "--interval", "100", "--", "trtexec", "--int8"],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 0, done.stderr
+    kept = Path(f"{out}.trtexec.log")
+    assert kept.read_text() == excerpt.read_text() == done.stdout
+    assert f"--trtexec {kept}" in done.stderr

@@ -37,6 +37,7 @@ from jtop_roof.metrics import (
 )
 from jtop_roof.model import Event, Sample
 from jtop_roof.registry import metric
+from jtop_roof.roofline import Ceilings
 from jtop_roof.themes import PLOT_COLOURS
 from jtop_roof.thermal import classify_temp
 from jtop_roof.verdict import Placement
@@ -716,6 +717,10 @@ class RooflinePane(Pane):
                          f"{fmt_si(roof.measured.bandwidth_bytes_per_s)}B/s", None)])
         if view.point is not None:
             out.append(_point_line(*view.point))
+        traffic = _soc_traffic(view, current)
+        if traffic is not None:
+            out.append([("SoC DRAM ≈ ", "label"), (f"{fmt_si(traffic)}B/s", None),
+                        (" (EMC load × bandwidth: every client, a cross-check)", "muted")])
         for event in view.active_events:
             if event.kind == "throttle":  # the bright roof is the one at the throttled clock
                 out.append([("THROTTLED ", "crit"), (printable(f"{event.unit}: {event.detail}"), "crit")])
@@ -772,6 +777,17 @@ def _point_line(label: str, placement: Placement) -> Line:
 def _pct(fraction: float) -> str:
     """Two significant digits below 10 % (0.41 %), whole percents above."""
     return f"{100 * fraction:.2g}%" if fraction < 0.1 else f"{fraction:.0%}"
+
+
+def _soc_traffic(view: View, current: Ceilings | None) -> float | None:
+    """On a Jetson, EMC load % × the bandwidth at the current EMC clock estimates all SoC DRAM
+    traffic (CPU, GPU, engines): shown as a cross-check of a point, never as one."""
+    sample, board = view.sample, view.board
+    if sample is None or sample.emc is None or sample.emc.load_pct is None or current is None:
+        return None
+    if board is None or board.device is None or not board.device.power_modes:
+        return None  # a dGPU's memory load is NVML's, not the SoC's
+    return sample.emc.load_pct / 100 * current.bandwidth_bytes_per_s
 
 
 def _gap_text(fraction: float, mode: str | None) -> str:
