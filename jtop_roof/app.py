@@ -21,10 +21,11 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from textual import work
 from textual.app import App, ComposeResult, InvalidThemeError
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -52,7 +53,13 @@ from jtop_roof.pipeline import Pipeline, RecordingSink
 from jtop_roof.probe import load_probe
 from jtop_roof.recorder import Recorder
 from jtop_roof.report import trtexec_records
-from jtop_roof.session import auto_record_path, file_ledger_builder, open_recording, pipeline_options
+from jtop_roof.session import (
+    auto_record_path,
+    file_ledger_builder,
+    open_recording,
+    pipeline_options,
+    record_paths,
+)
 from jtop_roof.sources.base import ReplayControls, Source
 from jtop_roof.sources.replay import ReplaySource
 from jtop_roof.terminal import TerminalWatch
@@ -108,6 +115,17 @@ SPEED_KEYS = Binding.Group("speed", compact=True)
 SEEK_KEYS = Binding.Group("seek", compact=True)
 
 
+@dataclass
+class Stream:
+    """One board's source and its pipeline (several with ``--ssh a --ssh b``)."""
+
+    source: Source
+    pipeline: Pipeline
+    controls: ReplayControls | None
+    ended: str | None = None
+    last_receipt: float | None = None  # our clock when its newest sample came (live markers)
+
+
 class JroofApp(App[int]):
     """jroof: live or replayed Jetson telemetry with phases, energy and plots."""
 
@@ -147,6 +165,7 @@ class JroofApp(App[int]):
         Binding("p", "cycle_precision", "precision", show=False,
                 tooltip="Roofline precision: FP32, FP16, INT8...",
                 id="precision"),
+        Binding("b", "next_board", "board", show=False, tooltip="Next board (several --ssh)", id="board"),
         Binding("f", "focus_pane", "focus", tooltip="One pane full-screen, each in turn", id="focus"),
         Binding("question_mark", "help", "help", key_display="?", tooltip="This list", id="help"),
         Binding("q", "quit", "quit", tooltip="Quit (the recording is kept)", id="quit"),
@@ -160,6 +179,8 @@ class JroofApp(App[int]):
     phase: reactive[str | None] = reactive(None, init=False)
     #: The precision the roofline draws (None: the device's first); the p key cycles it.
     precision: reactive[str | None] = reactive(None, init=False)
+    #: The board the panes show, of several (``--ssh a --ssh b``); the b key cycles it.
+    board: reactive[int] = reactive(0, init=False)
 
     def __init__(
         self,
@@ -171,25 +192,19 @@ class JroofApp(App[int]):
         user_themes: Path | None = None,
         mono: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
+        more: Sequence[tuple[Source, Recorder | None]] = (),
     ) -> None:
         """``recorder``: an open ``Recorder`` (from ``--record``); ``notices``: lines for the user
         (e.g. why this source was chosen), shown once and kept in Events; ``user_themes``: folder
         of user theme files (default: the config dir's ``themes/``); ``mono``/``wall``: clocks,
-        injectable for tests."""
+        injectable for tests; ``more``: further boards with their recorders (``--ssh a --ssh b``):
+        one header line each, the b key switches the panes between them."""
         super().__init__()
-        self.source = source
         self.config = config
         self.animation_level = "none"
+        self.streams = [self._stream(src, rec) for src, rec in [(source, recorder), *more]]
         # A replay (and the demo, a looping one) gets the transport keys and a wall-clock axis.
-        self.controls: ReplayControls | None = source if isinstance(source, ReplayControls) else None
-        self.replay = self.controls is not None
-        self.pipeline = Pipeline(
-            history_s=config.history_s,
-            interval_s=config.interval_ms / 1000.0,
-            info=SourceInfo(source.kind),
-            sink=RecordingSink(recorder, forward_only=self.replay),
-            **pipeline_options(config),
-        )
+        self.replay = self.streams[0].controls is not None
         self._probe = None if config.probe is None else load_probe(config.probe)
         self._workload = None if config.workload is None else load_workload(config.workload)
         self._mono = mono
@@ -198,8 +213,6 @@ class JroofApp(App[int]):
         self._notes: list[str] = []
         self._notices = [printable(str(text)) for text in notices]
         self._narrow = False  # below WIDE_MIN_COLUMNS: the footer drops its least needed keys
-        self._last_receipt: float | None = None
-        self._ended: str | None = None
         self._drawn_version: tuple[int, int] = (-1, -1)
         self._plot_drawn: dict[str, tuple[tuple[int, int], float]] = {}
         self._force_redraw = True
@@ -210,6 +223,34 @@ class JroofApp(App[int]):
         self._register_themes(user_theme_dir() if user_themes is None else user_themes)
         self._apply_theme(config.theme)
         self.set_reactive(JroofApp.window_s, config.window_s)
+
+    def _stream(self, source: Source, recorder: Recorder | None) -> Stream:
+        controls = source if isinstance(source, ReplayControls) else None
+        pipeline = Pipeline(
+            history_s=self.config.history_s,
+            interval_s=self.config.interval_ms / 1000.0,
+            info=SourceInfo(source.kind),
+            sink=RecordingSink(recorder, forward_only=controls is not None),
+            **pipeline_options(self.config),
+        )
+        return Stream(source, pipeline, controls)
+
+    @property
+    def stream(self) -> Stream:
+        """The board the panes show."""
+        return self.streams[min(self.board, len(self.streams) - 1)]
+
+    @property
+    def source(self) -> Source:
+        return self.stream.source
+
+    @property
+    def pipeline(self) -> Pipeline:
+        return self.stream.pipeline
+
+    @property
+    def controls(self) -> ReplayControls | None:
+        return self.stream.controls
 
     @property
     def history(self) -> History:
@@ -284,7 +325,9 @@ class JroofApp(App[int]):
         self.theme_changed_signal.subscribe(self, self._on_theme_changed)
         self.set_interval(1.0 / self.config.redraw_hz, self._redraw, name="redraw")
         self.loop = asyncio.get_running_loop()
-        self._pump()
+        for index in range(len(self.streams)):
+            self.run_worker(partial(self._pump, index), thread=True, exit_on_error=False,
+                            group=f"source-{index}", name=f"source-{index}")
 
     def _on_theme_changed(self, _theme: Any) -> None:
         """Plots bake the theme's colours into their canvas: draw them again, whoever changed it."""
@@ -315,39 +358,39 @@ class JroofApp(App[int]):
 
     # ------------------------------------------------------------------------------ worker
 
-    @work(thread=True, exit_on_error=False, group="source", name="source")
-    def _pump(self) -> None:
-        """Run the blocking source; write and forward each record (never touches widgets)."""
+    def _pump(self, stream: int) -> None:
+        """Run one board's blocking source; write and forward each record (never touches
+        widgets). Runs in a thread worker of its own."""
         worker = get_current_worker()
+        source, sink = self.streams[stream].source, self.streams[stream].pipeline.sink
         try:
-            info = self.source.describe()
+            info = source.describe()
         except Exception as exc:  # noqa: BLE001 - a description is optional
-            info = SourceInfo(self.source.kind, hints=(f"source description failed: {exc}",))
+            info = SourceInfo(source.kind, hints=(f"source description failed: {exc}",))
         # A whole replayed file: its ledger is read here, off the UI thread, once.
-        build = file_ledger_builder(self.source)
+        build = file_ledger_builder(source)
         self.post_message(SourceDescribed(info, build, None if build is None else build(()),
-                                          self._trtexec_extras()))
-        sink = self.pipeline.sink
+                                          self._trtexec_extras(source), stream))
         try:
-            for record in self.source.records():
+            for record in source.records():
                 if worker.is_cancelled:
                     break
                 try:
                     sink.write(record)
                 except OSError as exc:
                     sink.stop()
-                    self.post_message(RecordingFailed(exc.strerror or str(exc)))
-                self.post_message(RecordReceived(record))
+                    self.post_message(RecordingFailed(exc.strerror or str(exc), stream))
+                self.post_message(RecordReceived(record, stream))
         except Exception as exc:  # noqa: BLE001 - shown to the user; the app keeps its last data
-            self.post_message(SourceEnded(f"{type(exc).__name__}: {exc}"))
+            self.post_message(SourceEnded(f"{type(exc).__name__}: {exc}", stream))
             return
-        self.post_message(SourceEnded(None))
+        self.post_message(SourceEnded(None, stream))
 
-    def _trtexec_extras(self) -> list[Marker | Work]:
+    def _trtexec_extras(self, source: Source) -> list[Marker | Work]:
         """``--trtexec``: its phases and iterations placed on the replayed file's stream (worker)."""
-        if self.config.trtexec is None or not isinstance(self.source, ReplaySource):
+        if self.config.trtexec is None or not isinstance(source, ReplaySource):
             return []
-        index = self.source.index
+        index = source.index
         if not len(index):
             return []
         wall = index.wall_at(0, index.mono(0))
@@ -358,13 +401,17 @@ class JroofApp(App[int]):
 
     def on_source_described(self, message: SourceDescribed) -> None:
         info = message.info
-        self.pipeline.describe(info)
+        stream = self.streams[message.stream]
+        pipeline = stream.pipeline
+        pipeline.describe(info)
         if message.ledger_builder is not None and message.ledger is not None:
-            self.pipeline.load_ledger(message.ledger_builder, message.ledger)
+            pipeline.load_ledger(message.ledger_builder, message.ledger)
         if message.extras:
-            self.pipeline.add_extras(message.extras)
+            pipeline.add_extras(message.extras)
         # A replayed recording's hints are about the board it was made on, not this machine.
-        prefix = "recorded: " if self.source.kind == "replay" else ""
+        prefix = "recorded: " if stream.source.kind == "replay" else ""
+        if len(self.streams) > 1:
+            prefix = f"{self._board_name(message.stream)}: {prefix}"
         for hint in info.hints:
             text = prefix + printable(hint)
             self._notes.append(text)
@@ -373,18 +420,37 @@ class JroofApp(App[int]):
 
     def on_record_received(self, message: RecordReceived) -> None:
         record = message.record
-        self.pipeline.ingest(record)
+        stream = self.streams[message.stream]
+        stream.pipeline.ingest(record)
         if isinstance(record, Sample) and record.is_sample:
-            self._last_receipt = self._mono()
+            stream.last_receipt = self._mono()
         self.phase = self.pipeline.current_phase
+
+    def _board_name(self, index: int) -> str:
+        """A board's short name: the ssh host's, else its model, else its number."""
+        info = self.streams[index].pipeline.info
+        host = info.header.get("ssh_host")
+        if isinstance(host, str) and host:
+            return printable(host.rsplit("@", 1)[-1].split(":", 1)[0], 24)
+        return printable(info.model or f"board {index + 1}", 24)
+
+    def action_next_board(self) -> None:
+        self.board = (self.board + 1) % len(self.streams)
+
+    def watch_board(self) -> None:
+        self.phase = self.pipeline.current_phase
+        self._plot_drawn.clear()
+        self.refresh_bindings()
+        self.redraw_now()
 
     def watch_phase(self) -> None:
         self.refresh_bindings()
         self._update_header()
 
     def on_source_ended(self, message: SourceEnded) -> None:
-        self.pipeline.finish()  # what the detectors still hold open is an event now
-        self._ended = message.error or "ended"
+        stream = self.streams[message.stream]
+        stream.pipeline.finish()  # what the detectors still hold open is an event now
+        stream.ended = message.error or "ended"
         if message.error:
             self.notify(message.error, title="source failed", severity="error", markup=False, timeout=15)
         self._force_redraw = True
@@ -455,7 +521,14 @@ class JroofApp(App[int]):
 
     def _draw_header(self) -> None:
         header = self.query_one("#header", Readout)
-        header.set_lines([self._header_line(header.size.width or self.size.width)])
+        width = header.size.width or self.size.width
+        if len(self.streams) == 1:
+            header.set_lines([self._header_line(width, self.stream)])
+            return
+        # One line per board; the one the panes show is marked.
+        shown = self.stream
+        header.set_lines([[("▸ " if stream is shown else "  ", "phase"),
+                           *self._header_line(width - 2, stream)] for stream in self.streams])
 
     def _update_header(self) -> None:
         """After a key that changes what the header says: it is one line, draw it now."""
@@ -475,28 +548,29 @@ class JroofApp(App[int]):
         self._force_redraw = True
         self._redraw()
 
-    def _header_line(self, width: int) -> Line:
+    def _header_line(self, width: int, stream: Stream) -> Line:
         """Board · power mode · source state · REC file · elapsed · phase; the board name gives way
         first when the terminal is narrow."""
         sep = (" · ", "muted")
-        info = self.pipeline.info
+        pipeline = stream.pipeline
+        info = pipeline.info
         board = info.model or info.host
         if not board and info.file:
             board = Path(info.file).name
         tail: Line = []
         if info.power_mode:
             tail += [sep, (printable(info.power_mode, 20), None)]
-        tail += [sep, *self._source_state()]
-        throttled = [e for e in self.pipeline.active_events() if e.kind == "throttle"]
+        tail += [sep, *self._source_state(stream)]
+        throttled = [e for e in pipeline.active_events() if e.kind == "throttle"]
         if throttled:
             first = throttled[0]
             reason = first.detail.split(" (")[0]
             tail += [sep, ("THROTTLED ", "crit"), (printable(f"{first.unit}: {reason}", 40), "crit")]
-        rec = self.sink.path
+        rec = pipeline.sink.path
         if rec:
             tail += [sep, ("● REC ", "rec"), (printable(Path(rec).name, 32), None)]
-        tail += [sep, (self._elapsed(), None)]
-        phase = self.phase
+        tail += [sep, (self._elapsed(stream), None)]
+        phase = pipeline.current_phase
         if phase is not None:
             tail += [sep, ("▶ ", "phase"), (printable(phase or "phase", 32), "phase")]
         line: Line = [("jroof", "title")]
@@ -505,31 +579,37 @@ class JroofApp(App[int]):
             line += [sep, (printable(str(board), max(8, min(40, room))), None)]
         return line + tail
 
-    def _source_state(self) -> Line:
-        controls = self.controls
+    @staticmethod
+    def _source_state(stream: Stream) -> Line:
+        controls, ended = stream.controls, stream.ended
         if controls is None:
-            if self._ended:
-                return [("ENDED", "crit" if self._ended != "ended" else "paused")]
+            if ended:
+                return [("ENDED", "crit" if ended != "ended" else "paused")]
             return [("LIVE", "live")]
-        label = "DEMO " if self.source.kind == "demo" else "REPLAY "
+        label = "DEMO " if stream.source.kind == "demo" else "REPLAY "
         state: Line = [(label, "live"), (fmt_speed(controls.speed), None)]
         if controls.paused:
             state += [(" ", None), ("PAUSED", "paused")]
         if controls.following:
             state += [(" ", None), ("FOLLOW", "live")]
-        if self._ended:
+        if ended:
             state += [(" ", None), ("ENDED", "paused")]
         return state
 
-    def _elapsed(self) -> str:
-        if self.controls is not None:
-            return f"{fmt_duration(self.controls.position_s)}/{fmt_duration(self.controls.duration_s)}"
-        first, last = self.history.first_t_mono, self.history.last_t_mono
+    @staticmethod
+    def _elapsed(stream: Stream) -> str:
+        controls = stream.controls
+        if controls is not None:
+            return f"{fmt_duration(controls.position_s)}/{fmt_duration(controls.duration_s)}"
+        history = stream.pipeline.history
+        first, last = history.first_t_mono, history.last_t_mono
         return fmt_duration(None if first is None or last is None else last - first)
 
     # ------------------------------------------------------------------------------ actions
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "next_board":
+            return len(self.streams) > 1
         if action in REPLAY_ACTIONS:
             return self.replay
         if action == "toggle_record":
@@ -541,23 +621,27 @@ class JroofApp(App[int]):
             return unlisted == (action == "cycle_theme_unlisted")
         return True
 
-    def _marker_times(self) -> tuple[float | None, float | None]:
+    def _marker_times(self, stream: Stream) -> tuple[float | None, float | None]:
         """Stream times for a marker made now: the newest sample's, moved on by the time since it
         arrived when live (a paused or replayed stream stays at its sample)."""
-        t_mono, t_wall = self.history.last_t_mono, self.history.last_t_wall
-        if self.replay:
+        history = stream.pipeline.history
+        t_mono, t_wall = history.last_t_mono, history.last_t_wall
+        if stream.controls is not None:
             return t_wall, t_mono
-        if t_mono is not None and self._last_receipt is not None:
-            t_mono += max(0.0, self._mono() - self._last_receipt)
+        receipt = stream.last_receipt
+        if t_mono is not None and receipt is not None:
+            t_mono += max(0.0, self._mono() - receipt)
         return self._wall(), t_mono
 
     def _add_marker(self, kind: str, name: str | None, origin: str = "key") -> None:
-        """A phase boundary made here (``name`` None: the pipeline names it ``phase N``)."""
-        t_wall, t_mono = self._marker_times()
-        _, error = self.pipeline.mark(kind, name, origin, t_wall, t_mono)
-        if error is not None:
-            self.sink.stop()
-            self.notify(f"recording stopped: {error.strerror or error}", severity="error", markup=False)
+        """A phase boundary made here (``name`` None: the pipeline names it ``phase N``): a key
+        marks the board shown, a script every board (it cannot tell which it ran on)."""
+        for stream in self.streams if origin != "key" else [self.stream]:
+            t_wall, t_mono = self._marker_times(stream)
+            _, error = stream.pipeline.mark(kind, name, origin, t_wall, t_mono)
+            if error is not None:
+                stream.pipeline.sink.stop()
+                self.notify(f"recording stopped: {error.strerror or error}", severity="error", markup=False)
         self.phase = self.pipeline.current_phase
         self._force_redraw = True  # every plot draws the new boundary, on the timer's next tick
         self._update_header()
@@ -575,12 +659,13 @@ class JroofApp(App[int]):
 
     def on_work_requested(self, message: WorkRequested) -> None:
         report = message.report
-        t_wall, t_mono = self._marker_times()
-        _, error = self.pipeline.work(report.iterations, report.flops, report.bytes, report.precision,
-                                      t_wall, t_mono)
-        if error is not None:
-            self.sink.stop()
-            self.notify(f"recording stopped: {error.strerror or error}", severity="error", markup=False)
+        for stream in self.streams:
+            t_wall, t_mono = self._marker_times(stream)
+            _, error = stream.pipeline.work(report.iterations, report.flops, report.bytes, report.precision,
+                                            t_wall, t_mono)
+            if error is not None:
+                stream.pipeline.sink.stop()
+                self.notify(f"recording stopped: {error.strerror or error}", severity="error", markup=False)
 
     def on_marker_requested(self, message: MarkerRequested) -> None:
         if message.kind == "phase_start":
@@ -679,7 +764,7 @@ class JroofApp(App[int]):
         """Record from now on; a phase already open is written as a start (origin ``resume``) at
         this moment, so the recording has the phase it is in. Raises OSError."""
         self.sink.start(recorder)
-        resume = self.pipeline.resume_marker(*self._marker_times())
+        resume = self.pipeline.resume_marker(*self._marker_times(self.stream))
         if resume is not None:
             self.sink.write(resume, from_stream=False)
 
@@ -753,15 +838,17 @@ class JroofApp(App[int]):
                          lambda _: self.redraw_now())
 
     async def action_quit(self) -> None:
-        self.source.stop()
-        self.pipeline.finish()  # open detector events close and are recorded before the file is
+        for stream in self.streams:
+            stream.source.stop()
+            stream.pipeline.finish()  # open detector events close and are recorded before the file is
         self.shutdown_source()
         self.exit(0)
 
     def shutdown_source(self) -> None:
-        """Stop the source and close the recording; idempotent."""
-        self.source.stop()
-        self.sink.stop()
+        """Stop every source and close every recording; idempotent."""
+        for stream in self.streams:
+            stream.source.stop()
+            stream.pipeline.sink.stop()
 
     def on_unmount(self) -> None:
         self.shutdown_source()
@@ -785,19 +872,30 @@ def run_app(
     recorder: Recorder | None = None,
     notices: Sequence[str] = (),
     child_argv: Sequence[str] | None = None,
+    more: Sequence[Source] = (),
 ) -> int:
     """Run the monitor on a terminal; returns the exit status. The recording (``record_path``) is
     opened before the screen starts so that an unwritable path is a plain one-line error.
     ``child_argv``: a workload to run meanwhile (``jroof-tui run``); the monitor ends when it does,
-    and its exit status is returned."""
+    and its exit status is returned. ``more``: further boards (several ``--ssh``), each recorded
+    to a file of its own (``run1.orin.jsonl``)."""
+    sources = [source, *more]
+    recorders: list[Recorder | None] = [recorder] + [None] * len(more)
     if record_path is not None:
-        try:
-            recorder = open_recording(record_path, source, config)
-        except OSError as exc:
-            print(f"jroof-tui: error: cannot write {record_path}: {exc.strerror or exc}", file=sys.stderr)
-            source.stop()
-            return 2
-    app = JroofApp(source, config, recorder=recorder, notices=notices)
+        for index, path in enumerate(record_paths(record_path, sources)):
+            try:
+                recorders[index] = open_recording(path, sources[index], config)
+            except OSError as exc:
+                print(f"jroof-tui: error: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+                for opened in recorders:
+                    if opened is not None:
+                        opened.close()
+                for each in sources:
+                    each.stop()
+                return 2
+    recorder = recorders[0]
+    app = JroofApp(source, config, recorder=recorder, notices=notices,
+                   more=list(zip(more, recorders[1:], strict=True)))
     from jtop_roof.control import start_listener
 
     listener = start_listener(lambda kind, name: app.request_marker(kind, name), app.request_work)

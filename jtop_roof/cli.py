@@ -635,7 +635,7 @@ def _cmd_serve(args: argparse.Namespace, config: Config) -> int:
 
 def _cmd_monitor(args: argparse.Namespace, config: Config) -> int:
     from jtop_roof.app import run_app
-    from jtop_roof.session import make_source, resolve_source_kind
+    from jtop_roof.session import make_sources, resolve_source_kind
     from jtop_roof.themes import theme_name_error
 
     problem = theme_name_error(config.theme)
@@ -658,8 +658,9 @@ def _cmd_monitor(args: argparse.Namespace, config: Config) -> int:
     except (ProbeError, WorkloadError, TrtexecError) as exc:
         return _fail(str(exc))
     kind, hint = resolve_source_kind(config, getattr(args, "replay", None))
-    source = make_source(config, kind, getattr(args, "replay", None), interactive=True)
-    status = run_app(source, config, record_path=config.record, notices=[hint] if hint else ())
+    sources = make_sources(config, kind, getattr(args, "replay", None), interactive=True)
+    status = run_app(sources[0], config, record_path=config.record, notices=[hint] if hint else (),
+                     more=sources[1:])
     if hint:
         print(f"jroof-tui: {hint}", file=sys.stderr)  # still readable once the screen is gone
     return status

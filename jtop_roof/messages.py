@@ -19,6 +19,8 @@ class RecordReceived(Message, bubble=False):
     """One record (sample, marker or event) from the source, already written to the recording."""
 
     record: Record
+    #: Which board's stream (``--ssh a --ssh b``): its index in the app's streams.
+    stream: int = 0
 
 
 @dataclass
@@ -26,6 +28,7 @@ class SourceEnded(Message, bubble=False):
     """``records()`` returned (``error`` None) or raised (``error`` says what)."""
 
     error: str | None = None
+    stream: int = 0
 
 
 @dataclass
@@ -33,6 +36,7 @@ class RecordingFailed(Message, bubble=False):
     """Writing the recording failed in the worker (disk full, I/O error); recording stopped."""
 
     error: str
+    stream: int = 0
 
 
 @dataclass
@@ -46,6 +50,7 @@ class SourceDescribed(Message, bubble=False):
     ledger: EnergyLedger | None = None
     #: Phases and work from beside the stream (``--trtexec``), placed on its timeline.
     extras: list[Marker | Work] | None = None
+    stream: int = 0
 
 
 @dataclass

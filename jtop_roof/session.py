@@ -92,7 +92,8 @@ def make_source(config: Config, kind: str, replay: str | None, *, interactive: b
         if not ssh_available():
             raise SessionError("--ssh needs the OpenSSH client: no ssh on PATH")
         if len(config.ssh_hosts) > 1:
-            raise SessionError("one --ssh board at a time for now (several boards: not yet)")
+            raise SessionError("several --ssh boards: the monitor watches them together; `record` and "
+                               "`serve` take one board each (run one per board)")
         try:
             return SshSource(config.ssh_hosts[0], list(config.tegrastats_command), config.interval_ms,
                              backoff=config.restart_backoff_s)
@@ -122,6 +123,29 @@ def pipeline_options(config: Config) -> dict[str, Any]:
 
     return {"devices": load_devices(config.devices), "device_id": config.device,
             "power_mode": config.power_mode, "detectors": [ThrottleDetector(config.detectors)]}
+
+
+def make_sources(config: Config, kind: str, replay: str | None, *, interactive: bool = False) -> list[Source]:
+    """The monitor's sources: one per board with several ``--ssh``, else ``make_source``'s one."""
+    if kind == "ssh" and len(config.ssh_hosts) > 1:
+        from jtop_roof.sources.ssh import SshSource
+
+        try:
+            return [SshSource(host, list(config.tegrastats_command), config.interval_ms,
+                              backoff=config.restart_backoff_s) for host in config.ssh_hosts]
+        except ValueError as exc:
+            raise SessionError(str(exc)) from None
+    return [make_source(config, kind, replay, interactive=interactive)]
+
+
+def record_paths(path: str, sources: Sequence[Source]) -> list[str]:
+    """Where each board records: ``path`` for one; ``run1.orin.jsonl``... for several (ssh)."""
+    if len(sources) == 1:
+        return [path]
+    from jtop_roof.sources.ssh import SshSource, board_record_path
+
+    return [board_record_path(path, s.host) if isinstance(s, SshSource) else f"{path}.{i}"
+            for i, s in enumerate(sources)]
 
 
 def make_pipeline(

@@ -245,8 +245,8 @@ async def test_a_recording_that_fails_mid_tui_is_reported_and_the_data_before_ke
                    recorder=recorder, user_themes=tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: any("No space left" in str(n.message) for n in app._notifications),
-                         "the failure notice")
-        await wait_until(pilot, lambda: len(app.history) > 100, "the replay going on")
+                         "the failure notice", rounds=2000)
+        await wait_until(pilot, lambda: len(app.history) > 100, "the replay going on", rounds=2000)
         assert app.sink.path is None and "● REC" not in app.query_one("#header").plain
     lines = path.read_text().splitlines()
     assert len(lines) == 1 + 20 and all(json.loads(line) for line in lines)  # header + 20 records

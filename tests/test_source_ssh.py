@@ -356,3 +356,35 @@ def test_record_over_ssh_from_the_command_line(env, tmp_path):
                            "--ssh", "a", "--replay", str(out)], capture_output=True, text=True, timeout=60,
                           env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert both.returncode == 2 and "--ssh watches live boards" in both.stderr
+
+
+async def test_two_boards_one_header_line_each_a_key_to_switch_and_a_recording_each(env, tmp_path):
+    from tui_support import make_config, wait_until
+
+    from jtop_roof.app import JroofApp
+    from jtop_roof.session import open_recording, record_paths
+    from jtop_roof.sources.ssh import SshSource
+
+    sources = [SshSource(host, [str(FAKE)], 50, backoff=(0.05,)) for host in ("me@orin-a", "me@orin-b")]
+    paths = record_paths(str(tmp_path / "run.jsonl"), sources)
+    assert [Path(p).name for p in paths] == ["run.orin-a.jsonl", "run.orin-b.jsonl"]
+    config = make_config()
+    recorders = [open_recording(path, source, config) for path, source in zip(paths, sources, strict=True)]
+    app = JroofApp(sources[0], config, recorder=recorders[0], user_themes=tmp_path,
+                   more=[(sources[1], recorders[1])])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: all(len(s.pipeline.history) >= 3 for s in app.streams), "both boards")
+        app.redraw_now()
+        header = app.query_one("#header").plain.splitlines()
+        assert len(header) == 2 and header[0].startswith("▸ ") and header[1].startswith("  ")
+        assert all("● REC run.orin-" in line for line in header)
+        await pilot.press("b")
+        app.redraw_now()
+        header = app.query_one("#header").plain.splitlines()
+        assert header[1].startswith("▸ ") and app.pipeline is app.streams[1].pipeline
+        await pilot.press("m")  # a key marks the board shown
+        await pilot.press("q")
+    written = [[json.loads(line) for line in Path(p).read_text().splitlines()] for p in paths]
+    assert all(sum(1 for r in lines if r["type"] == "sample") >= 3 for lines in written)
+    assert [sum(1 for r in lines if r["type"] == "marker") for lines in written] == [0, 1]
+    assert written[0][0]["ssh_host"] == "me@orin-a" and written[1][0]["ssh_host"] == "me@orin-b"
