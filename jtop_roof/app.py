@@ -53,6 +53,7 @@ from jtop_roof.pipeline import Pipeline, RecordingSink
 from jtop_roof.probe import load_probe
 from jtop_roof.recorder import Recorder
 from jtop_roof.report import trtexec_records
+from jtop_roof.serve import Metrics, MetricsServer, ServeError, start_exporter
 from jtop_roof.session import (
     auto_record_path,
     file_ledger_builder,
@@ -206,6 +207,8 @@ class JroofApp(App[int]):
         # A replay (and the demo, a looping one) gets the transport keys and a wall-clock axis.
         self.replay = self.streams[0].controls is not None
         self._probe = None if config.probe is None else load_probe(config.probe)
+        self._metrics: Metrics | None = None  # --prometheus=ADDR: fed with the first board's records
+        self._exporter: MetricsServer | None = None
         self._workload = None if config.workload is None else load_workload(config.workload)
         self._mono = mono
         self._wall = wall
@@ -325,6 +328,13 @@ class JroofApp(App[int]):
         self.theme_changed_signal.subscribe(self, self._on_theme_changed)
         self.set_interval(1.0 / self.config.redraw_hz, self._redraw, name="redraw")
         self.loop = asyncio.get_running_loop()
+        if self.config.prometheus is not None:
+            try:
+                self._metrics, self._exporter = start_exporter(
+                    self.streams[0].pipeline, self.streams[0].source.kind, self.config.prometheus,
+                    say=lambda text: self.notify(text, severity="warning", markup=False))
+            except (ServeError, OSError) as exc:
+                self.notify(f"metrics are off: {exc}", severity="error", markup=False)
         for index in range(len(self.streams)):
             self.run_worker(partial(self._pump, index), thread=True, exit_on_error=False,
                             group=f"source-{index}", name=f"source-{index}")
@@ -421,7 +431,10 @@ class JroofApp(App[int]):
     def on_record_received(self, message: RecordReceived) -> None:
         record = message.record
         stream = self.streams[message.stream]
-        stream.pipeline.ingest(record)
+        if self._metrics is not None and message.stream == 0:
+            self._metrics.update(record)  # ingests it into the pipeline and publishes the result
+        else:
+            stream.pipeline.ingest(record)
         if isinstance(record, Sample) and record.is_sample:
             stream.last_receipt = self._mono()
         self.phase = self.pipeline.current_phase
@@ -845,10 +858,13 @@ class JroofApp(App[int]):
         self.exit(0)
 
     def shutdown_source(self) -> None:
-        """Stop every source and close every recording; idempotent."""
+        """Stop every source, close every recording and the metrics server; idempotent."""
         for stream in self.streams:
             stream.source.stop()
             stream.pipeline.sink.stop()
+        exporter, self._exporter = self._exporter, None
+        if exporter is not None:
+            exporter.close()
 
     def on_unmount(self) -> None:
         self.shutdown_source()

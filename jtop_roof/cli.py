@@ -61,6 +61,9 @@ def _source_options() -> _Parser:
                         help="with --replay: trtexec's output of that run (its phases, iterations)")
     common.add_argument("--trtexec-offset", metavar="S", type=float, dest="trtexec_offset",
                         default=argparse.SUPPRESS, help="seconds added to trtexec's stamps")
+    common.add_argument("--prometheus", metavar="ADDR", default=argparse.SUPPRESS,
+                        help="also serve Prometheus metrics, as --prometheus=ADDR (HOST:PORT or PORT on "
+                        "loopback; e.g. --prometheus=9101)")
     common.add_argument("--probe", metavar="FILE", dest="probe", default=argparse.SUPPRESS,
                         help="a `jroof-tui probe` result: its measured roof drawn beside the datasheet's")
     _board_flags(common)
@@ -205,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Monitor headless and serve the latest values as Prometheus metrics on GET "
         "/metrics, on loopback unless --listen names another address; until SIGINT/SIGTERM.",
         epilog="example: jroof-tui serve --listen 127.0.0.1:9101 --board nano1")
-    serve.add_argument("--listen", "--prometheus", metavar="ADDR", dest="listen", default=None,
+    serve.add_argument("--listen", metavar="ADDR", dest="listen", default=None,
                        help="HOST:PORT, [ADDR]:PORT or PORT (default 127.0.0.1:9101, loopback only)")
     serve.add_argument("--board", metavar="NAME", default=None, help="a `board` label on every series")
     mark = sub.add_parser("mark", help="start (or --end) a phase in every running jroof-tui of this user",
@@ -224,7 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 _CONFIG_OVERRIDES = ("source", "interval_ms", "tz", "speed", "follow", "tegrastats_command", "record",
                      "theme", "device", "power_mode", "ssh_hosts", "probe", "workload", "trtexec",
-                     "trtexec_offset")
+                     "trtexec_offset", "prometheus")
 
 
 def _load(args: argparse.Namespace) -> Config:
@@ -623,7 +626,7 @@ def _cmd_serve(args: argparse.Namespace, config: Config) -> int:
     from jtop_roof.session import make_source, resolve_source_kind
 
     try:
-        host, port = parse_listen(args.listen)
+        host, port = parse_listen(args.listen or config.prometheus)  # --prometheus=ADDR is the same
     except ServeError as exc:
         return _fail(str(exc))
     kind, hint = resolve_source_kind(config, getattr(args, "replay", None))

@@ -110,6 +110,8 @@ class Config:
     detectors: DetectorSettings = field(default_factory=DetectorSettings)
     #: Boards watched over ssh (``--ssh HOST``): tegrastats runs there, the monitor here.
     ssh_hosts: tuple[str, ...] = ()
+    #: Serve Prometheus metrics while monitoring or recording (``--prometheus=ADDR``).
+    prometheus: str | None = None
     #: A ``jroof-tui probe`` result to draw beside the datasheet roofs (``--probe FILE``).
     probe: str | None = None
     #: The workload spec (``--workload FILE``): FLOPs and bytes per iteration for the point.
@@ -218,7 +220,7 @@ def _convert(key: str, value: Any) -> Any:
         if not parts:
             raise ConfigError("config key 'tegrastats_command': must not be empty")
         return tuple(parts)
-    if key in ("tz", "record", "device", "power_mode", "probe", "workload", "trtexec"):
+    if key in ("tz", "record", "device", "power_mode", "probe", "workload", "trtexec", "prometheus"):
         return _expect_str(key, value, allow_none=True)
     if key == "devices":
         if not isinstance(value, dict):

@@ -56,6 +56,17 @@ def run_headless(
         from jtop_roof.session import make_pipeline
 
         pipeline = make_pipeline(source, source.describe(), config or Config(), recorder=recorder)
+    ingest: Callable[[Record], object] = pipeline.ingest
+    exporter = None
+    if config is not None and config.prometheus is not None:
+        from jtop_roof.serve import ServeError, start_exporter
+
+        try:
+            metrics, exporter = start_exporter(pipeline, source.kind, config.prometheus)
+        except (ServeError, OSError) as exc:
+            _say(f"jroof-tui: metrics are off: {exc}")
+        else:
+            ingest = metrics.update
     lock = threading.Lock()  # the marker listener's thread and this loop share the pipeline
 
     def on_marker(kind: str, name: str | None) -> None:
@@ -114,7 +125,8 @@ def run_headless(
                 last = record
                 try:
                     with lock:
-                        pipeline.feed(record)
+                        pipeline.write(record)
+                        ingest(record)
                 except OSError as exc:
                     _say(f"jroof-tui: cannot write {recorder.path}: {exc.strerror or exc}; recording stopped")
                     status = 1
@@ -154,6 +166,8 @@ def run_headless(
         stop_requested.set()
         if listener is not None:
             listener.close()
+        if exporter is not None:
+            exporter.close()
         try:
             recorder.close()
         except OSError as exc:

@@ -401,6 +401,20 @@ class _Handler(BaseHTTPRequestHandler):
 # ------------------------------------------------------------------------------------ running
 
 
+def start_exporter(pipeline: Pipeline, source_kind: str, listen: str, *, board: str | None = None,
+                   say: Callable[[str], None] | None = None) -> tuple[Metrics, MetricsServer]:
+    """``--prometheus=ADDR`` for the monitor and ``record``: serve ``pipeline``'s state while its
+    owner feeds it through ``Metrics.update``. Raises ServeError or OSError (one line each)."""
+    host, port = parse_listen(listen)
+    if not is_loopback(host):
+        (say or _say)(f"jroof-tui: serving metrics on {_show(host, port)}, beyond this machine: anyone who "
+                      "can reach it can read them (no authentication, no TLS)")
+    metrics = Metrics(pipeline, source_kind=source_kind, board=board)
+    server = MetricsServer(metrics, host, port)
+    server.start()
+    return metrics, server
+
+
 def make_metrics(source: Source, config: Config, *, board: str | None = None) -> Metrics:
     """A pipeline for ``source`` (forward only: energy from now, never a replayed file's whole)."""
     from jtop_roof.session import pipeline_options

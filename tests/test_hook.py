@@ -321,3 +321,31 @@ def test_run_keeps_trtexecs_output_for_report(runtime_dir, tmp_path):
     kept = Path(f"{out}.trtexec.log")
     assert kept.read_text() == excerpt.read_text() == done.stdout
     assert f"--trtexec {kept}" in done.stderr
+
+
+def test_record_serves_metrics_when_asked(runtime_dir, tmp_path):
+    """`record ... --prometheus=PORT`: the same pipeline's numbers on /metrics, on loopback."""
+    import socket
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    source = PacedSource(400)
+    path = tmp_path / "m.jsonl"
+    recorder = Recorder(path, dict(source.describe().header))
+    result: list[int] = []
+    config = Config(prometheus=str(port))
+    thread = threading.Thread(target=lambda: result.append(run_headless(
+        source, recorder, None, install_signal_handlers=False, config=config)))
+    thread.start()
+    try:
+        while source.emitted < 10:
+            time.sleep(0.01)
+        body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    finally:
+        source.stop()
+        thread.join(10)
+    assert result == [0]
+    assert "jroof_gpu_clock_hertz 1.98e+09" in body or "jroof_gpu_clock_hertz 1980000000" in body
+    assert 'jroof_rail_power_watts{rail="NVML_GPU"} 600' in body
