@@ -12,7 +12,6 @@ import json
 import math
 import os
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 from jtop_roof import __version__
@@ -337,12 +336,10 @@ def _cmd_probe(args: argparse.Namespace, config: Config) -> int:
 
 
 def _cmd_report(args: argparse.Namespace, config: Config) -> int:
-    from jtop_roof.info import SourceInfo
-    from jtop_roof.logfile import ReadStats, RecordingError, read_header
+    from jtop_roof.logfile import ReadStats, RecordingError
     from jtop_roof.ncu import NcuError, read_ncu_csv
     from jtop_roof.probe import ProbeError, load_probe
-    from jtop_roof.report import build_report, to_csv, to_markdown
-    from jtop_roof.session import pipeline_options
+    from jtop_roof.report import report_file, to_csv, to_markdown
     from jtop_roof.timeline import parse_tz
     from jtop_roof.trtexec import TrtexecError, read_trtexec
     from jtop_roof.workload import WorkloadError, load_workload
@@ -354,29 +351,15 @@ def _cmd_report(args: argparse.Namespace, config: Config) -> int:
     except ValueError as exc:
         return _fail(str(exc))
     path = args.file
+    stats = ReadStats()
     try:
-        if not os.path.isfile(path):
-            return _fail(f"cannot read {path}: not a regular file" if os.path.exists(path)
-                         else f"cannot read {path}: No such file or directory")
-        header = read_header(path)
-        stats = ReadStats()
-
-        def lines() -> Iterator[str]:
-            with open_text(path) as stream:
-                yield from stream
-
-        source: dict[str, Any] = {"file": path, "format": "tegrastats log" if header is None else "recording"}
-        if header is not None:
-            source.update({key: header.get(key) for key in ("model", "host") if header.get(key)})
         interval_s = None if args.interval_ms is None else args.interval_ms / 1000.0
-        run = None if args.trtexec is None else read_trtexec(args.trtexec, tz, args.trtexec_offset)
-        workload = None if args.workload is None else load_workload(args.workload)
-        kernels = () if args.ncu is None else read_ncu_csv(args.ncu)
-        measured = None if args.probe is None else load_probe(args.probe)
-        report = build_report(lines, source=source, tz=tz, interval_s=interval_s, stats=stats,
-                              info=SourceInfo.from_mapping(header or {}, source="replay"),
-                              options=pipeline_options(config), trtexec=run, workload=workload,
-                              kernels=kernels, probe=measured)
+        report = report_file(
+            path, tz=tz, interval_s=interval_s, config=config, stats=stats,
+            trtexec=None if args.trtexec is None else read_trtexec(args.trtexec, tz, args.trtexec_offset),
+            workload=None if args.workload is None else load_workload(args.workload),
+            kernels=() if args.ncu is None else read_ncu_csv(args.ncu),
+            probe=None if args.probe is None else load_probe(args.probe))
     except OSError as exc:
         return _fail(f"cannot read {path}: {exc.strerror or exc}")
     except (RecordingError, TrtexecError, WorkloadError, NcuError, ProbeError) as exc:

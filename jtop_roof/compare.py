@@ -30,16 +30,14 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
 from jtop_roof.config import Config
-from jtop_roof.info import SourceInfo
-from jtop_roof.logfile import ReadStats, RecordingError, open_regular, open_text, read_header
-from jtop_roof.report import build_report
-from jtop_roof.session import pipeline_options
+from jtop_roof.logfile import ReadStats, RecordingError, open_regular, read_header
+from jtop_roof.report import report_file
 
 FORMATS = ("md", "json")
 #: The phase a trtexec run's timed window becomes (``trtexec.TIMED``): preferred when present.
@@ -68,23 +66,9 @@ def file_report(
     """The report of a recording or a plain tegrastats log, exactly as ``jroof-tui report`` builds
     it (same pipeline; ``session.pipeline_options`` of ``config``, fresh detectors for each file).
     Raises CompareError (one line) for what cannot be read."""
+    stats = ReadStats()
     try:
-        if not os.path.isfile(path):
-            raise CompareError(f"cannot read {path}: " + ("not a regular file" if os.path.exists(path)
-                                                          else "No such file or directory"))
-        header = read_header(path)
-        stats = ReadStats()
-
-        def lines() -> Iterator[str]:
-            with open_text(path) as stream:
-                yield from stream
-
-        source: dict[str, Any] = {"file": path, "format": "tegrastats log" if header is None else "recording"}
-        if header is not None:
-            source.update({key: header.get(key) for key in ("model", "host") if header.get(key)})
-        report = build_report(lines, source=source, tz=tz, interval_s=interval_s, stats=stats,
-                              info=SourceInfo.from_mapping(header or {}, source="replay"),
-                              options=pipeline_options(config or Config()))
+        report = report_file(path, tz=tz, interval_s=interval_s, config=config or Config(), stats=stats)
     except OSError as exc:
         raise CompareError(f"cannot read {path}: {exc.strerror or exc}") from None
     except RecordingError as exc:

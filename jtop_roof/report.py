@@ -15,22 +15,26 @@ Keys (stable; later issues add to them): top level ``source``, ``whole``, ``phas
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import math
+import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, tzinfo
 from typing import Any
 
 from jtop_roof.board import Board
+from jtop_roof.config import Config
 from jtop_roof.info import SourceInfo
 from jtop_roof.ledger import SpanStats
-from jtop_roof.logfile import ReadStats, iter_records
+from jtop_roof.logfile import ReadStats, iter_records, open_text, read_header
 from jtop_roof.metrics import fmt_si
 from jtop_roof.model import Event, Marker, Record, Sample, Work
 from jtop_roof.ncu import Kernel
 from jtop_roof.pipeline import Pipeline
 from jtop_roof.probe import Probe
 from jtop_roof.roofline import ceilings, max_ceilings, max_clocks
+from jtop_roof.session import pipeline_options
 from jtop_roof.trtexec import TrtexecRun
 from jtop_roof.verdict import place
 from jtop_roof.workload import Workload
@@ -157,6 +161,33 @@ def _trtexec_extras(run: TrtexecRun) -> list[tuple[float, str, str | None]]:
         extras.append((timed.end_wall, "end", None))
     extras.sort(key=lambda item: item[0])
     return extras
+
+
+def report_file(
+    path: str, *, tz: tzinfo, interval_s: float | None, config: Config, stats: ReadStats | None = None,
+    trtexec: TrtexecRun | None = None, workload: Workload | None = None, kernels: Sequence[Kernel] = (),
+    probe: Probe | None = None,
+) -> dict[str, Any]:
+    """The report of a recording or a plain tegrastats log file (``jroof-tui report``, and each
+    item of ``compare``): its header describes the board, the config gives the device database,
+    ``--device``/``--power-mode`` and fresh detectors. Raises OSError (a missing or non-regular
+    file included) and ``logfile.RecordingError``."""
+    if not os.path.isfile(path):
+        raise OSError(errno.ENOENT if not os.path.exists(path) else errno.EINVAL,
+                      "No such file or directory" if not os.path.exists(path) else "not a regular file")
+    header = read_header(path)
+
+    def lines() -> Iterator[str]:
+        with open_text(path) as stream:
+            yield from stream
+
+    source: dict[str, Any] = {"file": path, "format": "tegrastats log" if header is None else "recording"}
+    if header is not None:
+        source.update({key: header.get(key) for key in ("model", "host") if header.get(key)})
+    return build_report(lines, source=source, tz=tz, interval_s=interval_s, stats=stats,
+                        info=SourceInfo.from_mapping(header or {}, source="replay"),
+                        options=pipeline_options(config), trtexec=trtexec, workload=workload,
+                        kernels=kernels, probe=probe)
 
 
 def with_trtexec(records: Iterable[Record], run: TrtexecRun) -> Iterator[Record]:
