@@ -7,14 +7,22 @@ Run from the repo root: ``.venv/bin/python benchmarks/parse.py``. Reads the real
 2. the time to load a synthetic 24-hour 1 Hz log (86,400 lines: the real AGX Orin log's lines
    re-stamped one per second) through parse_line + Timeline.assign;
 3. the time of a stamp-only index pass over the same log (stamp_of + Timeline.wall_of), which is
-   what a replay seek needs.
+   what a replay seek needs;
+4. the issue's yardstick, side by side on that log written to a file: ``python -m jtop_roof parse
+   FILE > /dev/null`` as a whole process (start, read, parse, JSON out; wall time, best of 3) against
+   jetson-stats 4.1's tegrastats decoding (``Tegrastats._decode``) plus ``json.dumps`` of each line,
+   in this process (wall time, best of 3), and their ratio (goal: 5x). Needs jetson-stats in this
+   environment (``pip install 'jetson-stats==4.1.*'``; not a dependency of jroof-tui).
 
 The target is 110,000 lines/s (5x jetson-stats 4.1's ~22,000 lines/s measured on the dev machine).
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
+import tempfile
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -28,6 +36,7 @@ from jtop_roof.timeline import Timeline, local_tz_name, parse_tz  # noqa: E402
 LOGS = REPO.parent / "shared" / "tegrastats" / "logs"
 ORIN_LOG = "agxorin_jp6_abdeltegraparser_1.log"
 TARGET = 110_000
+WHOLE_PROCESS_GOAL = 5.0
 LOOP_LINES = 200_000
 
 
@@ -44,6 +53,50 @@ def best_of(runs: int, fn) -> float:
         fn()
         best = min(best, time.process_time() - start)
     return best
+
+
+def best_wall(runs: int, fn) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def whole_process(day: list[str]) -> None:
+    """`jroof-tui parse` as a whole process against jetson-stats' decoding plus json.dumps."""
+    try:
+        from jtop import __version__ as jtop_version
+        from jtop.core.tegrastats import Tegrastats  # jetson-stats (AGPL): used here, never copied
+    except ImportError:
+        print("\nwhole process: jetson-stats not installed here (pip install 'jetson-stats==4.1.*'): skipped")
+        return
+    decode = Tegrastats._decode  # a method that does not use self
+
+    def jtop_day() -> None:
+        dumps = json.dumps
+        for line in day:
+            dumps(decode(None, line))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "day.log"
+        path.write_text("\n".join(day) + "\n", encoding="utf-8")
+        command = [sys.executable, "-m", "jtop_roof", "parse", str(path)]
+
+        def ours() -> None:
+            subprocess.run(command, cwd=REPO, stdout=subprocess.DEVNULL, check=True)
+
+        jroof = best_wall(3, ours)
+    jtop = best_wall(3, jtop_day)
+    ratio = jtop / jroof
+    print("\nwhole process on the 86,400-line log (wall time, best of 3):")
+    print(f"  jroof-tui parse FILE > /dev/null:                 {jroof:.2f} s "
+          f"({86_400 / jroof:,.0f} lines/s)")
+    print(f"  jetson-stats {jtop_version} decode + json.dumps, in-process: {jtop:.2f} s "
+          f"({86_400 / jtop:,.0f} lines/s)")
+    print(f"  ratio: {ratio:.2f}x (goal {WHOLE_PROCESS_GOAL:.0f}x: "
+          f"{'met' if ratio >= WHOLE_PROCESS_GOAL else 'NOT met'})")
 
 
 def parse_all(lines: list[str]) -> None:
@@ -94,6 +147,7 @@ def main() -> int:
     seconds = best_of(3, index_day)
     print(f"  stamp-only index (stamp_of + Timeline.wall_of): {seconds:.3f} s "
           f"({86_400 / seconds:,.0f} lines/s)")
+    whole_process(day)
     return 0
 
 

@@ -21,8 +21,8 @@ encoder is no longer where the time goes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from json.encoder import encode_basestring  # type: ignore[attr-defined]  # C; ensure_ascii=False
+from collections.abc import Callable, Iterable
+from json.encoder import encode_basestring  # C; what ensure_ascii=False uses
 from typing import Any, TypeVar
 
 from jtop_roof.model import (
@@ -40,7 +40,7 @@ from jtop_roof.model import (
     sample_to_json,
 )
 
-__all__ = ["parse_line_json", "sample_line"]
+__all__ = ["clear_caches", "parse_line_json", "sample_line"]
 
 _quote: Callable[[str], str] = encode_basestring
 
@@ -91,7 +91,7 @@ def _num(value: object) -> str:
     if value is None:
         return "null"
     if kind is int:
-        return int.__repr__(value)  # type: ignore[arg-type]
+        return int.__repr__(value)
     raise _Unusual
 
 
@@ -102,7 +102,7 @@ def _scalar(value: object) -> str:
         number: float = value  # type: ignore[assignment]
         return float.__repr__(number) if number - number == 0.0 else "null"
     if kind is int:
-        return int.__repr__(value)  # type: ignore[arg-type]
+        return int.__repr__(value)
     if kind is str:
         return _quote(value)  # type: ignore[arg-type]
     if value is None:
@@ -172,7 +172,6 @@ def _rail(rail: Rail) -> str:
 
 _ram_cache, _swap_cache, _iram_cache = _Cache(), _Cache(), _Cache()
 _cpu_cache, _gpu_cache, _emc_cache = _Cache(), _Cache(), _Cache()
-_engine_cache, _rail_cache, _temp_cache = _Cache(), _Cache(), _Cache()
 
 
 def _one(cache: _Cache, render: Callable[[T], str], obj: T) -> str:
@@ -188,15 +187,57 @@ def _list(cache: _Cache, render: Callable[[Any], str], items: list[Any]) -> str:
         return "[" + ",".join([_one(cache, render, item) for item in items]) + "]"
 
 
-def _object(cache: _Cache, render: Callable[[Any], str], items: Mapping[str, Any]) -> str:
-    """``{...}`` of names and cached values: joined in C when every name and value is cached."""
-    if not items:
-        return "{}"
-    try:
-        return "{" + ",".join(map(str.__add__, map(_names.__getitem__, items),
-                                  map(cache.text.__getitem__, map(id, items.values())))) + "}"
-    except KeyError:
-        return "{" + ",".join([_name(name) + _one(cache, render, value) for name, value in items.items()]) + "}"
+class _Members:
+    """``"name":value`` text of an object's members, by the name and the value's identity (the value
+    is kept, as in ``_Cache``)."""
+
+    __slots__ = ("text", "keep", "render")
+
+    def __init__(self, render: Callable[[Any], str]) -> None:
+        self.text: dict[tuple[str, int], str] = {}
+        self.keep: list[object] = []
+        self.render = render
+
+    def put(self, name: str, value: object) -> str:
+        text = _name(name) + self.render(value)
+        if len(self.text) >= CACHE_LIMIT:
+            self.text.clear()
+            self.keep.clear()
+        self.text[name, id(value)] = text
+        self.keep.append(value)
+        return text
+
+    def encode(self, items: dict[str, Any]) -> str:
+        """``{...}``: joined in C when every member is cached."""
+        if not items:
+            return "{}"
+        try:
+            members = zip(items, map(id, items.values()), strict=True)
+            return "{" + ",".join(map(self.text.__getitem__, members)) + "}"
+        except KeyError:
+            get = self.text.get
+            return "{" + ",".join([get((name, id(value))) or self.put(name, value)
+                                   for name, value in items.items()]) + "}"
+
+
+_temps, _temps_max, _rails = _Members(_num), _Members(_num), _Members(_rail)
+_engines = _Members(_engine)
+# Engine states change seldom: the whole object, by its names and the identities of its engines.
+_engine_sets: dict[tuple[object, ...], str] = {}
+_engine_keep: list[object] = []
+
+
+def _engine_set(engines: dict[str, Engine]) -> str:
+    key = (*engines, *map(id, engines.values()))
+    text = _engine_sets.get(key)
+    if text is None:
+        text = _engines.encode(engines)
+        if len(_engine_sets) >= CACHE_LIMIT:
+            _engine_sets.clear()
+            _engine_keep.clear()
+        _engine_sets[key] = text
+        _engine_keep.append(tuple(engines.values()))
+    return text
 
 
 def _texts(items: Iterable[object]) -> str:
@@ -206,41 +247,50 @@ def _texts(items: Iterable[object]) -> str:
 def _sample(sample: Sample, line: bool) -> str:
     ram, swap, iram = sample.ram, sample.swap, sample.iram
     cpus, gpu, emc = sample.cpus, sample.gpu, sample.emc
-    head = '{"t":' + _scalar(sample.t_wall)
-    if not sample.is_sample:
-        head += ',"non_sample":true'
-    parts = [
-        head,
-        ',"ram_mb":', "null" if ram is None else _one(_ram_cache, _ram, ram),
-        ',"swap_mb":', "null" if swap is None else _one(_swap_cache, _swap, swap),
-    ]
-    if iram is not None:
-        parts += ',"iram_kb":', _one(_iram_cache, _iram, iram)
-    parts += (
-        ',"cpu":', "null" if cpus is None else _list(_cpu_cache, _cpu, cpus),
-        ',"gpu":', "null" if gpu is None else _one(_gpu_cache, _gpu, gpu),
-        ',"emc":', "null" if emc is None else _one(_emc_cache, _clocked, emc),
-        ',"engines":', _object(_engine_cache, _engine, sample.engines),
-        ',"temps_c":', _object(_temp_cache, _num, sample.temps_c),
-    )
-    if sample.temps_max_c:
-        parts += ',"temps_max_c":', _object(_temp_cache, _num, sample.temps_max_c)
-    total = sample.power_total
-    parts += (
-        ',"rails_mw":', _object(_rail_cache, _rail, sample.rails),
-        ',"power_total_mw":',
-        "null" if total is None else f'{{"value":{_num(total.mw)},"source":{_scalar(total.source)}}}',
-    )
-    if sample.throttle_reasons is not None:
-        parts += ',"throttle_reasons":', _texts(sample.throttle_reasons)
-    if sample.oc_events is not None:
-        parts += ',"oc_event_cnt":', "{" + ",".join(
-            [_name(name) + _scalar(count) for name, count in sample.oc_events.items()]) + "}"
-    parts += ',"unknown":', _texts(sample.unknown) if sample.unknown else "[]"
+    engines, temps_max, total = sample.engines, sample.temps_max_c, sample.power_total
+    reasons, oc_events, unknown = sample.throttle_reasons, sample.oc_events, sample.unknown
+    # Optional members: empty when absent (Python 3.10's f-strings cannot nest the quote used).
+    iram_text = "" if iram is None else ',"iram_kb":' + _one(_iram_cache, _iram, iram)
+    max_text = ',"temps_max_c":' + _temps_max.encode(temps_max) if temps_max else ""
+    total_text = "null" if total is None else (
+        '{"value":' + _num(total.mw) + ',"source":' + _scalar(total.source) + "}")
+    tail = ""
+    if reasons is not None:
+        tail = ',"throttle_reasons":' + _texts(reasons)
+    if oc_events is not None:
+        tail += ',"oc_event_cnt":' + _counts(oc_events)
+    tail += ',"unknown":' + (_texts(unknown) if unknown else "[]")
     if line:
-        parts += ',"line":', _scalar(sample.raw)
-    parts.append("}\n")
-    return "".join(parts)
+        tail += ',"line":' + _scalar(sample.raw)
+    return (
+        f'{{"t":{_scalar(sample.t_wall)}{"" if sample.is_sample else _NON_SAMPLE}'
+        f',"ram_mb":{"null" if ram is None else _one(_ram_cache, _ram, ram)}'
+        f',"swap_mb":{"null" if swap is None else _one(_swap_cache, _swap, swap)}{iram_text}'
+        f',"cpu":{"null" if cpus is None else _list(_cpu_cache, _cpu, cpus)}'
+        f',"gpu":{"null" if gpu is None else _one(_gpu_cache, _gpu, gpu)}'
+        f',"emc":{"null" if emc is None else _one(_emc_cache, _clocked, emc)}'
+        f',"engines":{_engine_set(engines) if engines else "{}"}'
+        f',"temps_c":{_temps.encode(sample.temps_c)}{max_text}'
+        f',"rails_mw":{_rails.encode(sample.rails)},"power_total_mw":{total_text}{tail}}}\n'
+    )
+
+
+_NON_SAMPLE = ',"non_sample":true'
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return "{" + ",".join([_name(name) + _scalar(count) for name, count in counts.items()]) + "}"
+
+
+def clear_caches() -> None:
+    """Forget every kept text (and let go of the objects kept with it)."""
+    for cache in (_ram_cache, _swap_cache, _iram_cache, _cpu_cache, _gpu_cache, _emc_cache,
+                  _temps, _temps_max, _rails, _engines):
+        cache.text.clear()
+        cache.keep.clear()
+    _engine_sets.clear()
+    _engine_keep.clear()
+    _names.clear()
 
 
 def sample_line(sample: Sample) -> str:

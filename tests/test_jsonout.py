@@ -1,0 +1,199 @@
+"""The fast line encoder of ``jroof-tui parse``: byte for byte the text of ``json_line`` of
+``sample_to_json`` / ``record_to_json``, on every real log, the test data and generated samples."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from jtop_roof import jsonout
+from jtop_roof.jsonout import parse_line_json, sample_line
+from jtop_roof.logfile import ReadStats, iter_records, open_text
+from jtop_roof.model import (
+    Clocked,
+    CpuCore,
+    Engine,
+    Event,
+    Gpu,
+    Iram,
+    Marker,
+    Memory,
+    Rail,
+    Record,
+    Sample,
+    Work,
+    json_line,
+    record_to_json,
+    sample_to_json,
+)
+from jtop_roof.parser import parse_line
+
+REPO = Path(__file__).resolve().parents[1]
+REAL_LOGS = REPO.parent / "shared" / "tegrastats" / "logs"
+DATA = REPO / "tests" / "data"
+
+
+def reference(record: Record) -> str:
+    """What ``parse`` printed through the dicts and json.dumps."""
+    if isinstance(record, Sample):
+        obj: dict[str, Any] = sample_to_json(record)
+        if not record.is_sample:
+            obj["line"] = record.raw
+    else:
+        obj = record_to_json(record)
+    return json_line(obj)
+
+
+def check_file(path: Path) -> int:
+    count = 0
+    with open_text(str(path)) as stream:
+        for record in iter_records(stream, tz=None, interval_s=None, stats=ReadStats()):
+            assert parse_line_json(record) == reference(record), (path.name, count)
+            count += 1
+    return count
+
+
+@pytest.mark.skipif(not REAL_LOGS.is_dir(), reason="no real logs beside the repo")
+@pytest.mark.parametrize("name", sorted(p.name for p in REAL_LOGS.glob("*.log")) if REAL_LOGS.is_dir()
+                         else [])
+def test_every_real_log_prints_the_same_text(name: str) -> None:
+    assert check_file(REAL_LOGS / name) > 0
+
+
+DATA_FILES = sorted(
+    [*DATA.glob("*.txt"), *DATA.glob("*.jsonl"), *(DATA / "logfile").glob("*.log")], key=lambda p: p.name
+)
+
+
+@pytest.mark.parametrize("path", DATA_FILES, ids=lambda p: p.name)
+def test_every_test_log_and_recording_prints_the_same_text(path: Path) -> None:
+    assert check_file(path) > 0
+
+
+def test_each_line_of_the_parser_corpus_twice() -> None:
+    """A second pass is served from the caches: still the same text."""
+    lines = (DATA / "tegrastats_lines.txt").read_text(encoding="utf-8").splitlines()
+    for _ in range(2):
+        for line in lines:
+            sample = parse_line(line)
+            assert parse_line_json(sample) == reference(sample), line
+
+
+def test_small_caches_are_emptied_and_stay_right(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jsonout, "CACHE_LIMIT", 3)
+    jsonout.clear_caches()
+    lines = (DATA / "tegrastats_lines.txt").read_text(encoding="utf-8").splitlines()
+    for line in lines * 2:
+        sample = parse_line(line)
+        assert parse_line_json(sample) == reference(sample), line
+    assert len(jsonout._cpu_cache.text) <= 3
+    assert len(jsonout._rails.text) <= 3
+
+
+ODD_FLOATS = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1e-5, 9.99e-5, 1e-9, 1e-300, 5e-324, 1e16,
+              1.5e16, 1e22, 1e300, 0.1, 47.687, 2.0**53, 2.0**53 + 2, 1e20, -3.5]
+
+
+def test_odd_numbers_in_every_field() -> None:
+    for x in ODD_FLOATS:
+        sample = Sample(
+            t_wall=x, t_mono=x, raw="RAM", ram=Memory(x, x, x, 3, x), swap=Memory(x, x, x),
+            iram=Iram(x, x, x), cpus=[CpuCore(x, 729), None, CpuCore(None, None)], gpu=Gpu(x, (0, 611)),
+            emc=Clocked(x, 2133), engines={"APE": Engine(x, 174), "NVENC": Engine(off=True)},
+            temps_c={"cpu": x, "gpu": None}, temps_max_c={"cpu": x},
+            rails={"VDD_IN": Rail(x, x, x), "VDD_GPU": Rail(x)}, throttle_reasons=["sw_power_cap"],
+            oc_events={"oc1": 2}, unknown=["what"],
+        )
+        assert parse_line_json(sample) == reference(sample), x
+        assert sample_line(sample) == json_line(sample_to_json(sample)), x
+        # the JSON is valid: NaN and infinities are null
+        json.loads(parse_line_json(sample), parse_constant=lambda c: pytest.fail(c))
+
+
+def test_values_outside_the_models_types_take_the_plain_route() -> None:
+    class Sub(float):
+        pass
+
+    odd: list[Sample] = [
+        Sample(t_wall=1.0, temps_c={"cpu": True}),  # a bool equals 1 and 1.0: never from a cache
+        Sample(t_wall=1.0, temps_c={"cpu": 1.0}),
+        Sample(t_wall=1.0, temps_c={"cpu": Sub(2.0)}),
+        Sample(t_wall=1.0, cpus=[CpuCore(True, 1), CpuCore(1.0, 1)]),  # type: ignore[arg-type]
+        Sample(t_wall=1, rails={"VDD_IN": Rail(1)}),  # ints where floats belong
+        Sample(t_wall=True, oc_events={"oc1": True}),  # type: ignore[arg-type]
+        Sample(t_wall=1.0, engines={5: Engine(1.0, 2)}),  # type: ignore[dict-item]
+        Sample(t_wall=1.0, unknown=["é°C", "\x00\x1f\"\\\u2028", "a\tb"]),
+        Sample(t_wall=1.0, temps_c={"ü\n": 3.25, "tab\t": None}, rails={"NC": Rail(2), "NC_2": Rail(3)}),
+        Sample(t_wall=None, is_sample=False, raw="Mon Oct 27 2025 \x1b[0m"),
+        Sample(t_wall=None, is_sample=False, raw=None),
+    ]
+    for sample in odd * 2:
+        assert parse_line_json(sample) == reference(sample), sample
+
+
+def test_records_that_are_not_samples() -> None:
+    records: list[Record] = [
+        Marker("phase_start", "warm-up", 1.5, 0.5, "script"),
+        Marker("phase_end", None, math.nan, None),
+        Event("gap", "no data", 10.0, 9.0, 3.0),
+        Event("throttle", "thermal", 10.0, 9.0, None, "gpu", 8.0, 7.0),
+        Work(100.0, 1e12, 5e9, "int8", 2.0, 1.0),
+        Work(1e15, 1e24, math.inf, None, None, None),
+    ]
+    for record in records:
+        assert parse_line_json(record) == reference(record)
+
+
+finite = st.floats(allow_nan=True, allow_infinity=True)
+reading = st.one_of(st.none(), finite, st.integers(-10**9, 10**9))
+names = st.text(min_size=0, max_size=8)
+RAIL_NAMES = ["VDD_IN", "VIN", "NC", "NC_2", "VDD_GPU", "NVML_GPU", "x"]
+
+
+def opt(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(st.none(), strategy)
+
+
+@st.composite
+def samples(draw: st.DrawFn) -> Sample:
+    def maybe(strategy: st.SearchStrategy[Any]) -> Any:
+        return draw(opt(strategy))
+
+    return Sample(
+        t_wall=draw(reading),
+        raw=draw(st.one_of(st.none(), st.text(max_size=20))),
+        is_sample=draw(st.booleans()),
+        ram=maybe(st.builds(Memory, finite, finite, reading, opt(st.integers(0, 99)), reading)),
+        swap=maybe(st.builds(Memory, finite, finite, reading)),
+        iram=maybe(st.builds(Iram, finite, finite, reading)),
+        cpus=maybe(st.lists(st.one_of(st.none(), st.builds(CpuCore, reading, opt(st.integers(0, 5000)))),
+                            max_size=6)),
+        gpu=maybe(st.builds(Gpu, reading, st.tuples(st.integers(0, 2000), st.integers(0, 2000)))),
+        emc=maybe(st.builds(Clocked, reading, opt(st.integers(0, 5000)))),
+        engines=draw(st.dictionaries(names, st.builds(Engine, reading, opt(st.integers(0, 9)), st.booleans()),
+                                     max_size=4)),
+        temps_c=draw(st.dictionaries(names, reading, max_size=4)),
+        temps_max_c=draw(st.dictionaries(names, finite, max_size=3)),
+        rails=draw(st.dictionaries(st.sampled_from(RAIL_NAMES), st.builds(Rail, finite, reading, reading),
+                                   max_size=4)),
+        throttle_reasons=maybe(st.lists(st.text(max_size=6), max_size=3)),
+        oc_events=maybe(st.dictionaries(names, st.integers(0, 10**6), max_size=3)),
+        unknown=draw(st.lists(st.text(max_size=6), max_size=3)),
+    )
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(samples())
+def test_generated_samples_print_the_same_text(sample: Sample) -> None:
+    try:
+        expected = reference(sample)
+    except (UnicodeEncodeError, ValueError):  # lone surrogates and the like: nothing to match
+        return
+    assert parse_line_json(sample) == expected
+    assert parse_line_json(sample) == expected  # and again, from the caches
