@@ -84,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="jroof-tui",
         description="Terminal monitor and flight recorder for NVIDIA Jetson boards.",
         parents=[common],
+        epilog="examples: jroof-tui   |   jroof-tui --record run1.jsonl   |   "
+        "jroof-tui --replay run1.jsonl --speed 4   |   jroof-tui --ssh nano1 --ssh nano2",
     )
     parser.add_argument("--version", action="version", version=f"jroof-tui {__version__}")
     parser.add_argument("--record", metavar="FILE", default=argparse.SUPPRESS,
@@ -94,11 +96,13 @@ def build_parser() -> argparse.ArgumentParser:
                                 parser_class=_Parser)
     record = sub.add_parser("record", parents=[common], help="record without the TUI (scripts, SSH)",
                             description="Record samples to FILE without a screen, until --duration "
-                            "elapses or SIGINT/SIGTERM/SIGHUP.")
+                            "elapses or SIGINT/SIGTERM/SIGHUP.",
+                            epilog="example: jroof-tui record run1.jsonl --duration 600")
     record.add_argument("file", metavar="FILE")
     record.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
     parse = sub.add_parser("parse", help="print one JSON object per line of a log (JSON Lines)",
-                           description="Parse a tegrastats log or a jroof recording; '-' reads stdin.")
+                           description="Parse a tegrastats log or a jroof recording; '-' reads stdin.",
+                           epilog="example: tegrastats | jroof-tui parse - | jq .gpu")
     parse.add_argument("file", metavar="FILE")
     parse.add_argument("--interval", type=int, metavar="MS", dest="interval_ms", default=None,
                        help="spacing of lines without timestamps (default 1000)")
@@ -106,7 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="energy, power and duration of the run and each phase",
                             description="Report the whole run and each phase of a jroof recording or a "
                             "tegrastats log: duration, samples, gaps, energy per rail (J) and mean/peak "
-                            "power, through the same pipeline as the monitor.")
+                            "power, through the same pipeline as the monitor.",
+                            epilog="example: jroof-tui report run1.jsonl --workload resnet50_int8.yaml")
     report.add_argument("file", metavar="FILE")
     report.add_argument("--format", choices=FORMATS, default="md", help="md (default), json or csv")
     report.add_argument("--out", metavar="PATH", default=None, help="write here instead of stdout")
@@ -130,11 +135,14 @@ def build_parser() -> argparse.ArgumentParser:
     _board_flags(report)
     devices = sub.add_parser("devices", help="list the device database, one device per line",
                              description="The devices jroof knows (packaged, plus the config's "
-                             "`devices:`): id, name, memory, nvpmodel modes.")
+                             "`devices:`): id, name, memory, nvpmodel modes.",
+                             epilog="example: jroof-tui devices | grep orin")
     devices.add_argument("--config", metavar="PATH", default=argparse.SUPPRESS, help="config file")
     roof = sub.add_parser("roof", help="the roofline ceilings of a device at given clocks",
                           description="Peak FLOP/s per precision, memory bandwidth and ridge points at "
-                          "the given clocks (default: the power mode's maximum, else the device's).")
+                          "the given clocks (default: the power mode's maximum, else the device's).",
+                          epilog="example: jroof-tui roof --device orin-nano-8gb-super --gpu-mhz 612 "
+                          "--emc-mhz 2133")
     roof.add_argument("--device", metavar="ID", required=True, help="device-database id")
     roof.add_argument("--gpu-mhz", metavar="F", type=float, dest="gpu_mhz", default=None)
     roof.add_argument("--emc-mhz", metavar="F", type=float, dest="emc_mhz", default=None,
@@ -146,7 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Start the monitor (or, with --headless, a recording without a "
                          "screen), run COMMAND, and stop when it exits; the exit status is COMMAND's. "
                          "The workload marks its phases and reports its work through the hook "
-                         "(`from jtop_roof import hook`) or `jroof-tui mark`.")
+                         "(`from jtop_roof import hook`) or `jroof-tui mark`.",
+                         epilog="example: jroof-tui run --headless --record r50.jsonl -- trtexec "
+                         "--loadEngine=r50.engine --duration=60")
     run.add_argument("--headless", action="store_true", help="no screen: record only")
     run.add_argument("--record", metavar="FILE", dest="run_record", default=None,
                      help="record to FILE (required with --headless)")
@@ -157,7 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
                            "triad, bytes read + written) and matrix-product FLOP/s per precision, the way "
                            "the Empirical Roofline Toolkit does, on the GPU (PyTorch or CuPy) or, without "
                            "them, on the CPU (numpy), with the clocks and power seen; saved per device and "
-                           "power mode.")
+                           "power mode.",
+                           epilog="example: jroof-tui probe --quick")
     probe.add_argument("--quick", action="store_true", help="a few-second run (smaller arrays, short runs)")
     probe.add_argument("--out", metavar="FILE", default=None,
                        help="write here (default: $XDG_DATA_HOME/jroof/probe/DEVICE/MODE.json)")
@@ -212,7 +223,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--board", metavar="NAME", default=None, help="a `board` label on every series")
     mark = sub.add_parser("mark", help="start (or --end) a phase in every running jroof-tui of this user",
                           description="For benchmark scripts: mark a phase boundary in the running "
-                          "monitors (TUI or record) of this user, through a per-user Unix socket.")
+                          "monitors (TUI or record) of this user, through a per-user Unix socket.",
+                          epilog="example: jroof-tui mark warmup; ...; jroof-tui mark timed; ...; "
+                          "jroof-tui mark --work 1000 --flops 8.2e12; jroof-tui mark --end")
     mark.add_argument("name", metavar="NAME", nargs="?", help="phase name (default: phase N)")
     mark.add_argument("--end", action="store_true", help="end the current phase")
     mark.add_argument("--work", type=float, metavar="N", default=None,
@@ -235,8 +248,9 @@ def _load(args: argparse.Namespace) -> Config:
 
 
 def _cmd_parse(args: argparse.Namespace) -> int:
+    from jtop_roof.jsonout import parse_line_json
     from jtop_roof.logfile import MAX_LINE_BYTES, ReadStats, RecordingError, iter_records
-    from jtop_roof.model import MAX_CORES, MAX_NAMED, Sample, json_line, record_to_json, sample_to_json
+    from jtop_roof.model import MAX_CORES, MAX_NAMED
     from jtop_roof.timeline import parse_tz
 
     if args.interval_ms is not None and args.interval_ms < MIN_INTERVAL_MS:
@@ -255,13 +269,12 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     try:
         with stream:
             for record in iter_records(stream, tz=tz, interval_s=interval_s, stats=stats):
-                if isinstance(record, Sample):
-                    obj: dict[str, Any] = sample_to_json(record)
-                    if not record.is_sample:
-                        obj["line"] = record.raw
-                else:
-                    obj = record_to_json(record)
-                write(json_line(obj))
+                write(parse_line_json(record))
+            sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader left (`| head`): as any filter, stop quietly; nothing more can be written.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except RecordingError as exc:
         sys.stdout.flush()
         return _fail(f"cannot parse {args.file}: {exc}")

@@ -47,6 +47,15 @@ _REASON_WORDS = {
     "BoardLimit": "board limit",
     "Reliability": "reliability limit",
 }
+#: Every reason as a short code (the ``reason`` label of ``jroof_throttle_active``): ``below_cap``
+#: (no evidence but a known mode's cap), ``mode_unknown`` (a ``mode_cap`` event), else the evidence.
+REASON_CODES = ("thermal", "power", "over_current", "hw_slowdown", "board_limit", "reliability", "other",
+                "below_cap", "mode_unknown")
+_NVML_CODES = {
+    "SwPowerCap": "power", "HwPowerBrakeSlowdown": "power", "SwThermalSlowdown": "thermal",
+    "HwThermalSlowdown": "thermal", "HwSlowdown": "hw_slowdown", "BoardLimit": "board_limit",
+    "Reliability": "reliability",
+}
 
 
 @dataclass(slots=True)
@@ -60,7 +69,7 @@ class _Episode:
     samples: int = 1
     lowest_mhz: float = 0.0
     cap_mhz: float = 0.0
-    evidence: dict[str, None] = field(default_factory=dict)  # ordered set of reasons
+    evidence: dict[str, str] = field(default_factory=dict)  # reason in words -> its code, in order
 
 
 class ThrottleDetector:
@@ -95,8 +104,8 @@ class ThrottleDetector:
                     episode.last_wall, episode.last_mono = record.t_wall, record.t_mono
                     episode.samples += 1
                     episode.lowest_mhz = min(episode.lowest_mhz, mhz)
-                for reason in _evidence(unit, record, context, self.settings) + over_current:
-                    episode.evidence.setdefault(reason)
+                for words, code in _evidence(unit, record, context, self.settings) + over_current:
+                    episode.evidence.setdefault(words, code)
             elif episode is not None and record.t_mono - episode.last_mono > self.settings.close_after_s:
                 del self._open[unit]
                 event = self._event(unit, episode, context)
@@ -149,6 +158,7 @@ class ThrottleDetector:
             return None
         board = context.board
         evidence = list(episode.evidence)
+        codes = tuple(dict.fromkeys(episode.evidence.values()))
         dgpu = board.device is not None and not board.device.power_modes
         if dgpu and not evidence:
             return None  # NVML's reasons decide on a dGPU
@@ -157,12 +167,13 @@ class ThrottleDetector:
         if evidence:
             reason = "; ".join(evidence)
         elif kind == "throttle":
-            reason = "clock below the mode's cap while busy"
+            reason, codes = "clock below the mode's cap while busy", ("below_cap",)
         else:
             reason = ("clock below the device's maximum while busy (power mode unknown: --power-mode would "
                       "tell a mode cap from a throttle)")
+            codes = ("mode_unknown",)
         return Event(kind, f"{reason} ({clock})", episode.last_wall, episode.last_mono, unit=unit,
-                     start_wall=episode.start_wall, start_mono=episode.start_mono)
+                     start_wall=episode.start_wall, start_mono=episode.start_mono, reasons=codes)
 
 
 def _cap(unit: str, context: StreamContext) -> float | None:
@@ -184,29 +195,32 @@ def _cap(unit: str, context: StreamContext) -> float | None:
 _OC_MEANING = {"oc1": "under-voltage", "oc2": "average over-current", "oc3": "instantaneous over-current"}
 
 
-def _oc_rose(before: dict[str, int] | None, now: dict[str, int] | None) -> list[str]:
+def _oc_rose(before: dict[str, int] | None, now: dict[str, int] | None) -> list[tuple[str, str]]:
     """Over-current counters (hwmon ``soctherm_oc``) that rose since the previous sample."""
     if before is None or now is None:
         return []
-    return [f"over-current: {name} ({_OC_MEANING.get(name, 'event')}) count rose"
+    return [(f"over-current: {name} ({_OC_MEANING.get(name, 'event')}) count rose", "over_current")
             for name, count in now.items() if count > before.get(name, count)]
 
 
-def _evidence(unit: str, sample: Sample, context: StreamContext, settings: DetectorSettings) -> list[str]:
-    """Reasons the data gives for a low clock, in words."""
+def _evidence(unit: str, sample: Sample, context: StreamContext,
+              settings: DetectorSettings) -> list[tuple[str, str]]:
+    """Reasons the data gives for a low clock: (in words, its code)."""
     out = []
     if unit == "gpu" and sample.throttle_reasons:
-        named = [_REASON_WORDS.get(r, r) for r in sample.throttle_reasons if r not in _BENIGN_REASONS]
-        out += [f"NVML: {name}" for name in named]
+        out += [(f"NVML: {_REASON_WORDS.get(r, r)}", _NVML_CODES.get(r, "other"))
+                for r in sample.throttle_reasons if r not in _BENIGN_REASONS]
     for zone, value in sample.temps_c.items():
         trip = context.info.trips_c.get(zone.lower())
         if value is None or trip is None or is_placeholder(zone, value):
             continue
         if trip - value <= settings.thermal_margin_c:
-            out.append(f"thermal: {zone} within {settings.thermal_margin_c:g} °C of its {trip:g} °C trip")
+            out.append((f"thermal: {zone} within {settings.thermal_margin_c:g} °C of its {trip:g} °C trip",
+                        "thermal"))
     mode = context.board.mode
     total = sample.power_total
     if mode is not None and mode.watts is not None and total is not None:
         if total.mw >= settings.power_budget_ratio * mode.watts * 1000:
-            out.append(f"power: input at the {mode.name} budget ({total.mw / 1000:.1f} of {mode.watts:g} W)")
+            out.append((f"power: input at the {mode.name} budget ({total.mw / 1000:.1f} of {mode.watts:g} W)",
+                        "power"))
     return out

@@ -485,7 +485,9 @@ class Event:
     (a replay jumped: the UI clears its history), ``note``. A gap is recorded, never papered over.
 
     Detector events (``throttle``, ``mode_cap``) span time: ``unit`` (``gpu``, ``cpu``, ``emc``),
-    ``detail`` is the reason, ``start_*`` its first sample and ``t_*`` its last."""
+    ``detail`` is the reason, ``start_*`` its first sample and ``t_*`` its last; ``reasons`` are the
+    same reasons as short codes (``detectors.REASON_CODES``) for metric labels. They are not recorded:
+    a replay's detectors make them again."""
 
     kind: str
     detail: str
@@ -495,6 +497,7 @@ class Event:
     unit: str | None = None
     start_wall: float | None = None
     start_mono: float | None = None
+    reasons: tuple[str, ...] = ()
 
 
 #: Upper bounds of a work report: iterations, FLOPs and bytes per report.

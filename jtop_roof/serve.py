@@ -2,9 +2,10 @@
 
 A source runs in a thread and feeds a ``Pipeline`` (the same analysis as the monitor, ``record`` and
 ``report``: phases, energy, the throttle detectors); after each sample the latest values are kept as
-one snapshot, and a small ``http.server`` in another thread renders it on ``GET /metrics`` (text
-exposition format 0.0.4). Nothing else is served: any other path is 404, any other method 405; a
-request line is at most 8 KiB, a body is refused, at most 16 requests run at once and each has 10 s.
+one snapshot, and a small ``http.server`` in another thread renders it on ``GET /metrics`` through
+the official ``prometheus_client`` library (its metric families and text exposition). Nothing else
+is served: any other path is 404, any other method 405; a request line is at most 8 KiB, a body
+is refused, at most 16 requests run at once and each has 10 s.
 
 It listens on loopback only (``127.0.0.1:9101``) unless the user names another address, and then it
 says on stderr that anyone who can reach it can read the metrics. SIGINT and SIGTERM stop it; after
@@ -25,9 +26,13 @@ not report is absent, never 0; every series also carries ``board="NAME"`` when `
 - ``jroof_energy_joules_total{rail}``, ``jroof_input_energy_joules_total``: energy since ``serve``
   started (a replay starts at 0 and grows with playback), the ledger's trapezoid, gaps not bridged
 - ``jroof_temperature_celsius{zone}`` (zones in lower case, e.g. ``tj``; sensors that are off: absent)
-- ``jroof_throttle_active{unit,kind}`` 0 or 1 for ``unit`` in gpu/emc/cpu (those the board reports)
-  and ``kind`` ``throttle`` (held below the known mode's cap while busy) or ``mode_cap`` (below the
-  device's maximum with the mode unknown); ``jroof_throttle_seconds_total{unit,kind}``
+- ``jroof_throttle_active{unit,reason}`` 0 or 1 for ``unit`` in gpu/emc/cpu (those the board
+  reports) and every ``reason`` of ``detectors.REASON_CODES``: the evidence (``thermal``, ``power``,
+  ``over_current``, NVML's ``hw_slowdown``, ``board_limit``, ``reliability``, ``other``), else
+  ``below_cap`` (held below the known mode's cap while busy) or ``mode_unknown`` (below the device's
+  maximum with the mode unknown: information, not a throttle)
+- ``jroof_throttle_seconds_total{unit}`` (throttle events), ``jroof_mode_cap_seconds_total{unit}``
+  (the mode-unknown ones)
 - ``jroof_phase_info{name}`` 1 while a phase is open
 
 Gauges hold the latest sample's instantaneous values, never an average. Nothing here imports Textual.
@@ -49,20 +54,24 @@ from types import FrameType
 from typing import Any
 from urllib.parse import urlsplit
 
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector, CollectorRegistry
+
 from jtop_roof import __version__
 from jtop_roof.config import Config
+from jtop_roof.detectors import REASON_CODES
 from jtop_roof.model import Event, Record, Sample
 from jtop_roof.pipeline import Pipeline
 from jtop_roof.sources.base import Source
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 9101
-CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+CONTENT_TYPE = CONTENT_TYPE_LATEST
 MAX_REQUEST_LINE = 8192
 MAX_CONCURRENT = 16
 REQUEST_TIMEOUT_S = 10.0
 UNITS = ("gpu", "emc", "cpu")
-KINDS = ("throttle", "mode_cap")
 MIB = 1024 * 1024
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -130,8 +139,8 @@ class Snapshot:
     info: Mapping[str, str] = field(default_factory=dict)
     energy_j: float | None = None
     rails_j: Mapping[str, float] = field(default_factory=dict)
-    active: frozenset[tuple[str, str]] = frozenset()
-    throttle_s: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    active: frozenset[tuple[str, str]] = frozenset()  # (unit, reason code) of the open events
+    throttle_s: Mapping[tuple[str, str], float] = field(default_factory=dict)  # (unit, kind) -> seconds
     phase: str | None = None
 
 
@@ -187,7 +196,7 @@ class Metrics:
             if event.unit is None:
                 continue
             key = (event.unit, event.kind)
-            active.add(key)
+            active.update((event.unit, reason) for reason in event.reasons)
             if event.start_mono is not None and event.t_mono is not None:
                 seconds[key] = seconds.get(key, 0.0) + max(0.0, event.t_mono - event.start_mono)
         snapshot = Snapshot(sample, self._samples, self._info(), whole.energy_j, dict(whole.rails_j),
@@ -199,36 +208,36 @@ class Metrics:
         return render(self.snapshot, self.board)
 
 
-def escape_label(value: str) -> str:
-    """A label value in the text format: backslash, double quote and line feed escaped."""
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def _number(value: float) -> str:
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    return repr(float(value)) if not float(value).is_integer() or abs(value) >= 1e15 else str(int(value))
-
-
 class _Families:
+    """Metric families for one scrape, built with the official client library's types."""
+
     def __init__(self, board: str | None) -> None:
-        self.lines: list[str] = []
+        self.families: list[Metric] = []
         self._board = board
 
     def add(self, name: str, kind: str, help_text: str,
             series: Iterable[tuple[Mapping[str, str], float | None]]) -> None:
+        """One family; a value that is None or not finite is left out, and a family left empty too."""
         rows = [(labels, value) for labels, value in series if value is not None and math.isfinite(value)]
         if not rows:
             return
-        self.lines += [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}"]
+        board = {} if self._board is None else {"board": self._board}
+        label_names = list(board) + list(rows[0][0])
+        family: CounterMetricFamily | GaugeMetricFamily = (
+            CounterMetricFamily(name, help_text, labels=label_names) if kind == "counter"
+            else GaugeMetricFamily(name, help_text, labels=label_names))
         for labels, value in rows:
-            full = dict(labels)
-            if self._board is not None:
-                full = {"board": self._board, **full}
-            text = ",".join(f'{key}="{escape_label(str(val))}"' for key, val in full.items())
-            self.lines.append(f"{name}{{{text}}} {_number(value)}" if text else f"{name} {_number(value)}")
+            family.add_metric([*board.values(), *(str(labels[key]) for key in label_names[len(board):])],
+                              value)
+        self.families.append(family)
+
+
+class _SnapshotCollector(Collector):
+    def __init__(self, families: list[Metric]) -> None:
+        self._families = families
+
+    def collect(self) -> Iterable[Metric]:
+        return self._families
 
 
 def _ratio(pct: float | None) -> float | None:
@@ -288,13 +297,20 @@ def render(snap: Snapshot, board: str | None = None) -> str:
         units = [u for u, present in (("gpu", s.gpu is not None), ("emc", s.emc is not None),
                                       ("cpu", bool(s.cpus))) if present]
     units += sorted({u for u, _ in snap.throttle_s} - set(units))
-    out.add("jroof_throttle_active", "gauge", "1 while a clock is held below its cap while busy.",
-            [({"unit": u, "kind": k}, 1.0 if (u, k) in snap.active else 0.0) for u in units for k in KINDS])
-    out.add("jroof_throttle_seconds_total", "counter", "Seconds held below the cap while busy.",
-            [({"unit": u, "kind": k}, snap.throttle_s.get((u, k), 0.0)) for u in units for k in KINDS])
+    out.add("jroof_throttle_active", "gauge", "1 while a clock is held below its cap while busy, per reason.",
+            [({"unit": u, "reason": r}, 1.0 if (u, r) in snap.active else 0.0)
+             for u in units for r in REASON_CODES])
+    out.add("jroof_throttle_seconds_total", "counter",
+            "Seconds throttled: held below the mode's cap while busy.",
+            [({"unit": u}, snap.throttle_s.get((u, "throttle"), 0.0)) for u in units])
+    out.add("jroof_mode_cap_seconds_total", "counter",
+            "Seconds below the device's maximum while busy with the power mode unknown.",
+            [({"unit": u}, snap.throttle_s.get((u, "mode_cap"), 0.0)) for u in units])
     if snap.phase is not None:
         out.add("jroof_phase_info", "gauge", "The open phase (1).", [({"name": snap.phase}, 1.0)])
-    return "\n".join(out.lines) + "\n"
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_SnapshotCollector(out.families))
+    return generate_latest(registry).decode("utf-8")
 
 
 # ------------------------------------------------------------------------------------ HTTP

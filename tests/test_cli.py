@@ -56,3 +56,30 @@ def test_parse_of_binary_input_never_fails():
                             capture_output=True, timeout=60)
     assert result.returncode == 0 and b"Traceback" not in result.stderr
     assert all(json.loads(line)["non_sample"] for line in result.stdout.splitlines())
+
+
+def test_every_command_has_an_example_in_its_help():
+    from jtop_roof.cli import build_parser
+
+    parser = build_parser()
+    (sub,) = [a for a in parser._actions if a.dest == "command"]  # noqa: SLF001 (argparse keeps them here)
+    assert set(sub.choices) >= {"record", "run", "parse", "report", "compare", "export", "plot", "serve",
+                                "devices", "roof", "probe", "mark"}
+    for name, command in [("jroof-tui", parser), *sub.choices.items()]:
+        assert (command.epilog or "").startswith("example"), name
+        assert "jroof-tui" in command.epilog, name
+
+
+def test_parse_into_a_reader_that_leaves_early_is_quiet(tmp_path):
+    """`jroof-tui parse big.log | head -1`: the reader closes the pipe; no error, no traceback."""
+    line = next(x for x in (DATA / "fake_tegrastats_orinnano_super.txt").read_text().splitlines()
+                if not x.startswith("#"))
+    log = tmp_path / "big.log"
+    log.write_text((line + "\n") * 20000)
+    proc = subprocess.Popen([sys.executable, "-m", "jtop_roof", "parse", str(log)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    assert proc.wait(60) == 0
+    assert json.loads(first)["gpu"] is not None
+    assert proc.stderr.read() == b""

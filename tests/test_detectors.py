@@ -70,7 +70,7 @@ def test_the_h200_power_cap_is_a_throttle_with_its_nvml_reason():
     events = events_of(lines, header=json.loads(lines[0]))
     (event,) = events
     assert (event.kind, event.unit) == ("throttle", "gpu")
-    assert event.detail.startswith("NVML: SW power cap")
+    assert event.detail.startswith("NVML: SW power cap") and event.reasons == ("power",)
     # The GEMM phase: the first busy sample below 95 % of 1980 MHz with SwPowerCap, to the last.
     samples = [r for r in iter_records(lines, tz="UTC") if isinstance(r, Sample)]
     held = [s for s in samples if s.gpu.load_pct >= 50 and s.gpu.mhz < 0.95 * 1980]
@@ -94,7 +94,7 @@ def test_the_same_run_without_its_mode_is_a_mode_cap_never_a_throttle():
     lines = SEVEN_W.read_text().splitlines()
     events = events_of(lines, make_config(device="orin-nano-8gb-super"))
     assert events and {e.kind for e in events} == {"mode_cap"}
-    assert all("--power-mode" in e.detail for e in events)
+    assert all("--power-mode" in e.detail and e.reasons == ("mode_unknown",) for e in events)
     assert any(e.unit == "gpu" and "GPU 4" in e.detail for e in events)  # 40x MHz of 1020
 
 
@@ -113,14 +113,16 @@ def test_a_busy_clock_below_the_known_modes_cap_is_a_throttle_from_its_first_to_
     assert (event.kind, event.unit) == ("throttle", "gpu")
     assert (event.start_mono, event.t_mono) == (2.0, 5.5)
     assert event.detail == "clock below the mode's cap while busy (GPU 700 MHz of 1020)"
+    assert event.reasons == ("below_cap",)
 
 
 def test_the_reason_names_thermal_and_power_evidence():
     held = [(700, 99.0)] * 10
     hot = events_of(gpu_samples(held, temps=[96.0] * 10))
-    assert "thermal: tj within 5 °C of its 99 °C trip" in hot[0].detail
+    assert "thermal: tj within 5 °C of its 99 °C trip" in hot[0].detail and hot[0].reasons == ("thermal",)
     budget = events_of(gpu_samples([(300, 99.0)] * 10, power_mw=6_900.0, mode="7W"))  # 408 MHz cap
     assert budget[0].detail == "power: input at the 7W budget (6.9 of 7 W) (GPU 300 MHz of 408)"
+    assert budget[0].reasons == ("power",)
 
 
 def test_thresholds_come_from_the_config():
@@ -209,3 +211,4 @@ def test_an_over_current_counter_that_rises_is_the_reason(tmp_path):
         record["oc_event_cnt"] = {"oc1": 0, "oc2": 4 if i < 5 else 6, "oc3": 0}
     (event,) = events_of([json.dumps(r) for r in records])
     assert event.detail.startswith("over-current: oc2 (average over-current) count rose")
+    assert event.reasons == ("over_current",)

@@ -36,7 +36,7 @@ def full_snapshot() -> sv.Snapshot:
             "source": "tegrastats", "version": sv.__version__}
     return sv.Snapshot(sample=sample, samples=16, info=info, energy_j=12.0,
                        rails_j={"VDD_IN": 12.0, "VDD_CPU_GPU_CV": 2.0},
-                       active=frozenset({("gpu", "throttle")}), throttle_s={("gpu", "throttle"): 3.0},
+                       active=frozenset({("gpu", "thermal")}), throttle_s={("gpu", "throttle"): 3.0},
                        phase="bench")
 
 
@@ -44,13 +44,13 @@ def full_snapshot() -> sv.Snapshot:
 def emitted() -> dict[str, set[str]]:
     """Metric name -> the label names its series carry, from ``render`` with a board."""
     text = sv.render(full_snapshot(), board="nano1")
-    families = {line.split()[2] for line in text.splitlines() if line.startswith("# TYPE ")}
-    labels: dict[str, set[str]] = {name: set() for name in families}
+    labels: dict[str, set[str]] = {}
     for line in text.splitlines():
         if line and not line.startswith("#"):
             name, _, rest = line.partition("{")
             name = name.split()[0]
-            labels[name] |= set(re.findall(r'([A-Za-z_][A-Za-z0-9_]*)="', rest.rpartition("}")[0]))
+            found = set(re.findall(r'([A-Za-z_][A-Za-z0-9_]*)="', rest.rpartition("}")[0]))
+            labels[name] = labels.get(name, set()) | found
     return labels
 
 
@@ -146,7 +146,7 @@ def test_the_panels_the_fleet_needs(dashboard):
         assert re.search(rf"\b{name}\b", exprs), name
     assert re.search(r"\brate\(\s*jroof_\w*energy_joules_total", exprs)  # the energy rate
     throttle = [legend for _, expr, legend in queries(dashboard) if "jroof_throttle_active" in expr]
-    assert throttle and all("{{kind}}" in legend and "{{unit}}" in legend for legend in throttle)
+    assert throttle and all("{{reason}}" in legend and "{{unit}}" in legend for legend in throttle)
     by_legend = {(expr.split("{")[0], legend) for _, expr, legend in queries(dashboard)}
     assert ("jroof_cpu_load_ratio", "core {{core}}") in by_legend
     assert any(name == "jroof_rail_power_watts" and "{{rail}}" in legend for name, legend in by_legend)

@@ -166,16 +166,20 @@ def test_metrics_values_escaping_and_throttle():
     assert one(m, "jroof_input_energy_joules_total", **board) == pytest.approx(trapezoid_j(samples, "VDD_IN"))
     # The 7W cap is 408 MHz: held at 300 from sample 14 to 21, a closed throttle episode of 3.5 s.
     held = (HELD.stop - 1 - HELD.start) * STEP
-    assert one(m, "jroof_throttle_seconds_total", **board, unit="gpu", kind="throttle") == pytest.approx(held)
-    assert one(m, "jroof_throttle_active", **board, unit="gpu", kind="throttle") == 0
-    assert one(m, "jroof_throttle_seconds_total", **board, unit="emc", kind="throttle") == 0
+    assert one(m, "jroof_throttle_seconds_total", **board, unit="gpu") == pytest.approx(held)
+    assert one(m, "jroof_mode_cap_seconds_total", **board, unit="gpu") == 0
+    # A closed event: every (unit, reason) is 0, and every reason is there for every unit reported.
+    assert set(m["jroof_throttle_active"].values()) == {0}
+    assert {(dict(k)["unit"], dict(k)["reason"]) for k in m["jroof_throttle_active"]} \
+        == {(u, r) for u in ("gpu", "emc", "cpu") for r in sv.REASON_CODES}
+    assert one(m, "jroof_throttle_seconds_total", **board, unit="emc") == 0
     assert one(m, "jroof_phase_info", **board, name=PHASE) == 1
     # Escaping per the exposition format: backslash, quote and line feed.
-    assert 'jroof_phase_info{board="rack \\"1\\"",name="bench \\"x\\"\\n\\\\y"} 1\n' in text
+    assert 'jroof_phase_info{board="rack \\"1\\"",name="bench \\"x\\"\\n\\\\y"} 1.0\n' in text
 
 
 def test_the_client_librarys_parser_reads_it():
-    parser = pytest.importorskip("prometheus_client.parser")
+    from prometheus_client import parser
     served = Served(ScriptedSource(records(), info=ORIN_7W))
     try:
         text = wait_for_samples(served.url, COUNT)
@@ -197,8 +201,11 @@ def test_active_throttle_while_held_and_a_live_energy_that_grows():
         m = parse(wait_for_samples(served.url, len(held)))
     finally:
         served.stop()
-    assert one(m, "jroof_throttle_active", unit="gpu", kind="throttle") == 1
-    assert one(m, "jroof_throttle_seconds_total", unit="gpu", kind="throttle") == pytest.approx(5 * STEP)
+    # The 7W mode is known and nothing else says why: the reason is the mode's cap.
+    assert one(m, "jroof_throttle_active", unit="gpu", reason="below_cap") == 1
+    assert one(m, "jroof_throttle_active", unit="gpu", reason="mode_unknown") == 0
+    assert one(m, "jroof_throttle_active", unit="emc", reason="below_cap") == 0
+    assert one(m, "jroof_throttle_seconds_total", unit="gpu") == pytest.approx(5 * STEP)
     assert one(m, "jroof_input_energy_joules_total") == pytest.approx(trapezoid_j(held, "VDD_IN"))
     assert "jroof_phase_info" not in m
 
