@@ -74,7 +74,7 @@ from jtop_roof.themes import (
     user_theme_dir,
 )
 from jtop_roof.timeline import parse_tz
-from jtop_roof.trtexec import read_trtexec
+from jtop_roof.trtexec import KEPT_SUFFIX, TrtexecError, is_trtexec, kept_output, read_trtexec
 from jtop_roof.verdict import place
 from jtop_roof.widgets import (
     CpuPane,
@@ -397,8 +397,13 @@ class JroofApp(App[int]):
         self.post_message(SourceEnded(None, stream))
 
     def _trtexec_extras(self, source: Source) -> list[Marker | Work]:
-        """``--trtexec``: its phases and iterations placed on the replayed file's stream (worker)."""
-        if self.config.trtexec is None or not isinstance(source, ReplaySource):
+        """``--trtexec`` (else the output ``run`` kept beside the file): its phases and iterations
+        placed on the replayed file's stream (worker)."""
+        if not isinstance(source, ReplaySource):
+            return []
+        kept = None if self.config.trtexec is not None else kept_output(source.path)
+        trtexec = self.config.trtexec or kept
+        if trtexec is None:
             return []
         index = source.index
         if not len(index):
@@ -406,7 +411,12 @@ class JroofApp(App[int]):
         wall = index.wall_at(0, index.mono(0))
         if wall is None:
             return []  # a log without stamps: nothing to place trtexec's stamps against
-        run = read_trtexec(self.config.trtexec, self._tz, self.config.trtexec_offset)
+        try:
+            run = read_trtexec(trtexec, self._tz, self.config.trtexec_offset)
+        except TrtexecError:
+            if kept is None:
+                raise  # the user's --trtexec was checked before the screen started
+            return []  # e.g. trtexec stopped before its summary: the replay goes on without it
         return trtexec_records(run, wall - index.mono(0))
 
     def on_source_described(self, message: SourceDescribed) -> None:
@@ -923,7 +933,8 @@ def run_app(
 
         try:
             # Its output would tear the screen: it goes to a log beside the recording, or nowhere.
-            log = open(_child_log_path(recorder), "wb") if recorder is not None else subprocess.DEVNULL
+            log = (open(_child_log_path(recorder, child_argv), "wb") if recorder is not None
+                   else subprocess.DEVNULL)
             child = subprocess.Popen(list(child_argv), stdout=log, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL)
         except OSError as exc:
@@ -956,6 +967,7 @@ def run_app(
     return app.return_code or 0
 
 
-def _child_log_path(recorder: Recorder) -> str:
-    """``run.jsonl`` -> ``run.jsonl.out``: where ``jroof-tui run`` keeps the workload's output."""
-    return recorder.path + ".out"
+def _child_log_path(recorder: Recorder, argv: Sequence[str]) -> str:
+    """Where ``jroof-tui run`` keeps the workload's output: ``run.jsonl.trtexec.log`` for trtexec
+    (read back by ``report`` and replay), else ``run.jsonl.out``."""
+    return recorder.path + (KEPT_SUFFIX if is_trtexec(argv) else ".out")

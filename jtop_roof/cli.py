@@ -377,6 +377,11 @@ def _cmd_report(args: argparse.Namespace, config: Config) -> int:
         return _fail(f"cannot read {path}: {exc.strerror or exc}")
     except (RecordingError, TrtexecError, WorkloadError, NcuError, ProbeError) as exc:
         return _fail(f"cannot report {path}: {exc}")
+    if args.trtexec is None and report["source"].get("trtexec"):
+        print(f"jroof-tui: with trtexec's output kept beside it by `run`: {report['source']['trtexec']}",
+              file=sys.stderr)
+    if report["source"].get("trtexec_unread"):
+        print(f"jroof-tui: {report['source']['trtexec_unread']}; reported without it", file=sys.stderr)
     if stats.truncated_tail:
         print(f"jroof-tui: {path}: the last line is cut short (line {stats.last_line}); the rest is used",
               file=sys.stderr)
@@ -451,6 +456,7 @@ def _cmd_run(args: argparse.Namespace, config: Config) -> int:
 
     from jtop_roof.headless import run_headless
     from jtop_roof.session import make_source, open_recording, resolve_source_kind
+    from jtop_roof.trtexec import KEPT_SUFFIX, is_trtexec
 
     argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
     if not argv:
@@ -478,8 +484,8 @@ def _cmd_run(args: argparse.Namespace, config: Config) -> int:
     failed: list[str] = []
 
     # trtexec's output is understood afterwards (its timed window is known only at its end): kept
-    # beside the recording as it is shown, for `report --trtexec`.
-    trtexec_log = f"{args.run_record}.trtexec.log" if os.path.basename(argv[0]) == "trtexec" else None
+    # beside the recording as it is shown, where `report` and replay find it.
+    trtexec_log = f"{args.run_record}{KEPT_SUFFIX}" if is_trtexec(argv) else None
 
     def start_workload() -> None:
         """Once markers are taken: so that the workload's first marker is not lost."""
@@ -515,10 +521,9 @@ def _cmd_run(args: argparse.Namespace, config: Config) -> int:
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
-    report = f"jroof-tui report {args.run_record}"
-    if trtexec_log is not None:
-        report += f" --trtexec {trtexec_log}"
-    print(f"jroof-tui: recorded to {args.run_record}; `{report}` for the phases", file=sys.stderr)
+    kept = "" if trtexec_log is None else f" (trtexec's output in {trtexec_log}, read with it)"
+    print(f"jroof-tui: recorded to {args.run_record}{kept}; `jroof-tui report {args.run_record}` for the "
+          "phases", file=sys.stderr)
     return child.returncode if child.returncode and child.returncode > 0 else status
 
 

@@ -35,7 +35,7 @@ from jtop_roof.pipeline import Pipeline
 from jtop_roof.probe import Probe
 from jtop_roof.roofline import ceilings, max_ceilings, max_clocks
 from jtop_roof.session import pipeline_options
-from jtop_roof.trtexec import TrtexecRun
+from jtop_roof.trtexec import TrtexecError, TrtexecRun, kept_output, read_trtexec
 from jtop_roof.verdict import place
 from jtop_roof.workload import Workload
 
@@ -170,8 +170,10 @@ def report_file(
 ) -> dict[str, Any]:
     """The report of a recording or a plain tegrastats log file (``jroof-tui report``, and each
     item of ``compare``): its header describes the board, the config gives the device database,
-    ``--device``/``--power-mode`` and fresh detectors. Raises OSError (a missing or non-regular
-    file included) and ``logfile.RecordingError``."""
+    ``--device``/``--power-mode`` and fresh detectors; without ``trtexec``, the trtexec output
+    ``run`` kept beside the file is read (``source.trtexec`` names it; ``source.trtexec_unread``
+    says why it could not be). Raises OSError (a missing or non-regular file included) and
+    ``logfile.RecordingError``."""
     if not os.path.isfile(path):
         raise OSError(errno.ENOENT if not os.path.exists(path) else errno.EINVAL,
                       "No such file or directory" if not os.path.exists(path) else "not a regular file")
@@ -184,6 +186,13 @@ def report_file(
     source: dict[str, Any] = {"file": path, "format": "tegrastats log" if header is None else "recording"}
     if header is not None:
         source.update({key: header.get(key) for key in ("model", "host") if header.get(key)})
+    kept = kept_output(path) if trtexec is None else None
+    if kept is not None:
+        try:
+            trtexec = read_trtexec(kept, tz)
+            source["trtexec"] = kept
+        except TrtexecError as exc:  # e.g. trtexec stopped before its summary: the run still counts
+            source["trtexec_unread"] = str(exc)
     return build_report(lines, source=source, tz=tz, interval_s=interval_s, stats=stats,
                         info=SourceInfo.from_mapping(header or {}, source="replay"),
                         options=pipeline_options(config), trtexec=trtexec, workload=workload,

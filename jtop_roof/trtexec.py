@@ -33,8 +33,9 @@ This module imports no UI code.
 from __future__ import annotations
 
 import math
+import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from pathlib import Path
@@ -45,6 +46,8 @@ from jtop_roof.timeline import Timeline, parse_tz
 #: Phase names, in the order a run goes through them.
 BUILD, WARM_UP, TIMED = "build", "warm-up", "timed"
 PHASES = (BUILD, WARM_UP, TIMED)
+#: What ``run`` appends to a recording's name for trtexec's output kept beside it.
+KEPT_SUFFIX = ".trtexec.log"
 #: A verbose trtexec log (``--verbose``, every tactic) runs to tens of MB; more is not one.
 MAX_LOG_BYTES = 256 << 20
 #: Offsets beyond a day are a mistake, not a clock disagreement.
@@ -441,6 +444,19 @@ def read_trtexec_runs(
     """``parse_trtexec_runs`` over a file (a regular file of at most ``MAX_LOG_BYTES``); errors are
     one line naming the file."""
     return parse_trtexec_runs(_read(path), tz, offset_s)
+
+
+def kept_output(recording: str | Path) -> str | None:
+    """The trtexec output that ``jroof-tui run -- trtexec ...`` kept beside this recording
+    (``FILE.trtexec.log``), when there is one: ``report``, ``compare`` and the monitor's replay of
+    the recording read it without ``--trtexec`` (same machine, same clock: no offset)."""
+    path = f"{recording}{KEPT_SUFFIX}"
+    return path if os.path.isfile(path) else None
+
+
+def is_trtexec(argv: Sequence[str]) -> bool:
+    """Whether ``run``'s workload is trtexec (its output is then kept as ``FILE.trtexec.log``)."""
+    return bool(argv) and os.path.basename(argv[0]) == "trtexec"
 
 
 def read_trtexec(path: str | Path, tz: tzinfo | str | None = None, offset_s: float = 0.0) -> TrtexecRun:

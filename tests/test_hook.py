@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from datetime import timezone
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from jtop_roof.recorder import Recorder
 from jtop_roof.report import build_report
 from jtop_roof.session import pipeline_options
 from jtop_roof.timeline import parse_tz
+from jtop_roof.trtexec import read_trtexec
 from jtop_roof.verdict import place
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -299,8 +301,8 @@ def subprocess_run_cli(*args: str):
 
 
 def test_run_keeps_trtexecs_output_for_report(runtime_dir, tmp_path):
-    """`run -- trtexec ...`: its output is shown and kept beside the recording, and the closing
-    line says how to report its timed phase."""
+    """`run -- trtexec ...`: its output is shown and kept beside the recording, and `report` of the
+    recording reads it with no --trtexec (saying so), as an explicit --trtexec would."""
     import os
     import stat
     import subprocess
@@ -320,7 +322,17 @@ def test_run_keeps_trtexecs_output_for_report(runtime_dir, tmp_path):
     assert done.returncode == 0, done.stderr
     kept = Path(f"{out}.trtexec.log")
     assert kept.read_text() == excerpt.read_text() == done.stdout
-    assert f"--trtexec {kept}" in done.stderr
+    assert f"trtexec's output in {kept}" in done.stderr and f"`jroof-tui report {out}`" in done.stderr
+    found = subprocess.run([sys.executable, "-m", "jtop_roof", "report", str(out), "--format", "json"],
+                           capture_output=True, text=True, timeout=60, env=env)
+    given = subprocess.run([sys.executable, "-m", "jtop_roof", "report", str(out), "--format", "json",
+                            "--trtexec", str(kept)], capture_output=True, text=True, timeout=60, env=env)
+    assert found.returncode == given.returncode == 0, found.stderr + given.stderr
+    assert f"kept beside it by `run`: {kept}" in found.stderr and "kept beside" not in given.stderr
+    auto, explicit = json.loads(found.stdout), json.loads(given.stdout)
+    assert auto["source"]["trtexec"] == str(kept) and "trtexec" not in explicit["source"]
+    assert auto["trtexec"] == explicit["trtexec"] and auto["trtexec"]["iterations"] > 0
+    assert auto["phases"] == explicit["phases"]
 
 
 def test_record_serves_metrics_when_asked(runtime_dir, tmp_path):
@@ -349,3 +361,39 @@ def test_record_serves_metrics_when_asked(runtime_dir, tmp_path):
     assert result == [0]
     assert "jroof_gpu_clock_hertz 1.98e+09" in body or "jroof_gpu_clock_hertz 1980000000" in body
     assert 'jroof_rail_power_watts{rail="NVML_GPU"} 600' in body
+
+
+@pytest.mark.skipif(not BENCH_LOG.is_file(), reason="shared/ reference logs not beside the repo")
+async def test_trtexecs_output_kept_beside_a_log_is_read_by_replay_and_report(tmp_path):
+    """What `run -- trtexec` leaves (FILE and FILE.trtexec.log) replays and reports with trtexec's
+    phases and no --trtexec; a kept output without its summary (trtexec stopped) is skipped, the
+    run still reported."""
+    import shutil
+
+    from tui_support import make_config, wait_until
+
+    from jtop_roof.app import JroofApp
+    from jtop_roof.report import report_file
+    from jtop_roof.sources.replay import ReplaySource
+
+    log = tmp_path / "r50.log"
+    shutil.copy(BENCH_LOG, log)
+    shutil.copy(BENCH_TRT, tmp_path / "r50.log.trtexec.log")
+    source = ReplaySource(log, tz="UTC", hold_at_end=True, speed=64)
+    source.pause()
+    app = JroofApp(source, make_config(device="orin-nano-8gb-super", power_mode="MAXN_SUPER"),
+                   user_themes=tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: [p.name for p in app.pipeline.ledger.phases()][-1:] == ["timed"],
+                         "trtexec's phases from the kept output")
+        assert app.pipeline.ledger.phases()[-1].iterations == 2547
+    config = make_config(device="orin-nano-8gb-super", power_mode="MAXN_SUPER")
+    kept = report_file(str(log), tz=timezone.utc, interval_s=None, config=config)
+    given = report_file(str(log), tz=timezone.utc, interval_s=None, config=config,
+                        trtexec=read_trtexec(BENCH_TRT, "UTC"))
+    assert kept["phases"] == given["phases"] and kept["source"]["trtexec"].endswith("r50.log.trtexec.log")
+    (tmp_path / "r50.log.trtexec.log").write_text("&&&& RUNNING TensorRT.trtexec\n")  # stopped early
+    without = report_file(str(log), tz=timezone.utc, interval_s=None, config=config)
+    assert "timing summary" in without["source"]["trtexec_unread"]
+    assert "timed" not in [p["name"] for p in without["phases"]]
+    assert without["whole"]["energy_j"] == kept["whole"]["energy_j"]
