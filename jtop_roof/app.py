@@ -39,6 +39,7 @@ from jtop_roof.config import Config
 from jtop_roof.control import WorkReport
 from jtop_roof.history import History
 from jtop_roof.info import SourceInfo
+from jtop_roof.ledger import COMMAND_ORIGIN
 from jtop_roof.messages import (
     MarkerRequested,
     RecordingFailed,
@@ -194,14 +195,18 @@ class JroofApp(App[int]):
         mono: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
         more: Sequence[tuple[Source, Recorder | None]] = (),
+        command_phase: str | None = None,
     ) -> None:
         """``recorder``: an open ``Recorder`` (from ``--record``); ``notices``: lines for the user
         (e.g. why this source was chosen), shown once and kept in Events; ``user_themes``: folder
         of user theme files (default: the config dir's ``themes/``); ``mono``/``wall``: clocks,
         injectable for tests; ``more``: further boards with their recorders (``--ssh a --ssh b``):
-        one header line each, the b key switches the panes between them."""
+        one header line each, the b key switches the panes between them; ``command_phase``:
+        ``run``'s phase named after its command, started at the first sample unless the command
+        has marked a phase by then (and replaced by the command's first phase after it)."""
         super().__init__()
         self.config = config
+        self._command_phase = command_phase
         self.animation_level = "none"
         self.streams = [self._stream(src, rec) for src, rec in [(source, recorder), *more]]
         # A replay (and the demo, a looping one) gets the transport keys and a wall-clock axis.
@@ -447,6 +452,10 @@ class JroofApp(App[int]):
             stream.pipeline.ingest(record)
         if isinstance(record, Sample) and record.is_sample:
             stream.last_receipt = self._mono()
+            if self._command_phase is not None:
+                if not stream.pipeline.ledger.phases():
+                    self._add_marker("phase_start", self._command_phase, COMMAND_ORIGIN)
+                self._command_phase = None
         self.phase = self.pipeline.current_phase
 
     def _board_name(self, index: int) -> str:
@@ -899,6 +908,7 @@ def run_app(
     notices: Sequence[str] = (),
     child_argv: Sequence[str] | None = None,
     more: Sequence[Source] = (),
+    command_phase: str | None = None,
 ) -> int:
     """Run the monitor on a terminal; returns the exit status. The recording (``record_path``) is
     opened before the screen starts so that an unwritable path is a plain one-line error.
@@ -921,7 +931,7 @@ def run_app(
                 return 2
     recorder = recorders[0]
     app = JroofApp(source, config, recorder=recorder, notices=notices,
-                   more=list(zip(more, recorders[1:], strict=True)))
+                   more=list(zip(more, recorders[1:], strict=True)), command_phase=command_phase)
     from jtop_roof.control import start_listener
 
     listener = start_listener(lambda kind, name: app.request_marker(kind, name), app.request_work)

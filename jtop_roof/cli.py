@@ -12,6 +12,7 @@ import json
 import math
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from jtop_roof import __version__
@@ -474,10 +475,11 @@ def _cmd_run(args: argparse.Namespace, config: Config) -> int:
         except OSError as exc:
             source.stop()
             return _fail(f"cannot write {args.run_record}: {exc.strerror or exc}")
+    phase = command_phase_name(argv)
     if not args.headless:
         from jtop_roof.app import run_app
 
-        return run_app(source, config, recorder=recorder, child_argv=argv)
+        return run_app(source, config, recorder=recorder, child_argv=argv, command_phase=phase)
     assert recorder is not None
     ended = threading.Event()
     started: list[subprocess.Popen[bytes]] = []
@@ -510,7 +512,7 @@ def _cmd_run(args: argparse.Namespace, config: Config) -> int:
         threading.Thread(target=wait_child, name="jroof-run-wait", daemon=True).start()
 
     status = run_headless(source, recorder, None, config=config, listen_for_markers=True, stop_event=ended,
-                          on_listening=start_workload)
+                          on_listening=start_workload, command_phase=phase)
     if failed:
         return _fail(failed[0])
     child = started[0]
@@ -525,6 +527,19 @@ def _cmd_run(args: argparse.Namespace, config: Config) -> int:
     print(f"jroof-tui: recorded to {args.run_record}{kept}; `jroof-tui report {args.run_record}` for the "
           "phases", file=sys.stderr)
     return child.returncode if child.returncode and child.returncode > 0 else status
+
+
+def command_phase_name(argv: Sequence[str]) -> str:
+    """``run``'s phase for a command that marks none: the command with paths by their last part
+    (``/usr/bin/python3 /work/b/bench.py -n 3`` -> ``python3 bench.py -n 3``), at most 60 characters."""
+    import shlex
+
+    def short(arg: str) -> str:
+        option, eq, path = arg.partition("=") if "=" in arg else ("", "", arg)
+        return option + eq + (os.path.basename(path.rstrip("/")) or path) if "/" in path else arg
+
+    text = shlex.join(short(arg) for arg in argv)
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 def _file_flags(parser: argparse.ArgumentParser) -> None:

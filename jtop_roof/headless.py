@@ -13,6 +13,7 @@ from typing import Any
 
 from jtop_roof.config import Config
 from jtop_roof.control import WorkReport, start_listener
+from jtop_roof.ledger import COMMAND_ORIGIN
 from jtop_roof.model import Event, Record
 from jtop_roof.pipeline import Pipeline
 from jtop_roof.recorder import Recorder
@@ -33,6 +34,7 @@ def run_headless(
     listen_for_markers: bool = False,
     stop_event: threading.Event | None = None,
     on_listening: Callable[[], None] | None = None,
+    command_phase: str | None = None,
 ) -> int:
     """Record ``source`` until it ends, ``duration_s`` passes, or a stop signal comes; then close.
 
@@ -41,7 +43,8 @@ def run_headless(
     take ``jroof-tui mark`` from benchmark scripts (stamped on arrival, named ``phase N`` when
     unnamed). ``stop_event``: set by the caller to stop (``run``: the workload exited).
     ``on_listening``: called once markers are taken (``run`` starts the workload then, so that its
-    first marker is not lost).
+    first marker is not lost). ``command_phase``: ``run``'s phase named after its command, started
+    just before (origin ``run``: the command's own first phase replaces it).
 
     Returns 0 for every normal stop, signals included (a script that stops the recorder with
     SIGTERM or Ctrl-C has not failed); 1 when the source fails (or ends on a ``source_error``
@@ -69,10 +72,10 @@ def run_headless(
             ingest = metrics.update
     lock = threading.Lock()  # the marker listener's thread and this loop share the pipeline
 
-    def on_marker(kind: str, name: str | None) -> None:
+    def on_marker(kind: str, name: str | None, origin: str = "script") -> None:
         with lock:
             t_wall, t_mono = recorder.stream_now()
-            _, error = pipeline.mark(kind, name, "script", t_wall, t_mono)
+            _, error = pipeline.mark(kind, name, origin, t_wall, t_mono)
         if error is not None:
             _say(f"jroof-tui: cannot write {recorder.path}: {error.strerror or error}")
 
@@ -86,6 +89,8 @@ def run_headless(
 
     listener = start_listener(on_marker, on_work) if listen_for_markers else None
     stop_requested = stop_event if stop_event is not None else threading.Event()
+    if command_phase is not None:
+        on_marker("phase_start", command_phase, COMMAND_ORIGIN)
     if on_listening is not None:
         on_listening()
     stopped_by: list[int] = []

@@ -26,6 +26,10 @@ BREAK_EVENTS = ("gap", "source_restart", "source_error", "seek")
 #: Phase starts with this origin continue the phase already open (a new recording of a running
 #: phase, or a session appended after a restart), rather than starting a new one.
 RESUME_ORIGIN = "resume"
+#: A phase started with this origin is ``jroof-tui run``'s, named after its command: it stands only
+#: while the command marks nothing. A phase the command (or the user) starts replaces it: the open
+#: command phase is dropped, its samples stay in the whole run, and it is not counted in ``phase N``.
+COMMAND_ORIGIN = "run"
 
 
 def max_step_for(interval_s: float) -> float:
@@ -148,6 +152,7 @@ class EnergyLedger:
         self.max_step_s = max_step_for(interval_s)
         self._whole = _Span("whole run", None)
         self._open: _Span | None = None
+        self._open_origin = ""
         self._finished: list[SpanStats] = []
         self._previous: _Reading | None = None  # the last sample, unless a break came after it
         self._broken = False  # a break since the previous sample: the next step is a gap
@@ -213,10 +218,15 @@ class EnergyLedger:
         start with ``origin == "resume"`` and the open phase's name continues that phase."""
         if origin == RESUME_ORIGIN and self._open is not None and (name or "") == self._open.name:
             return self._open.name
+        if self._open is not None and self._open_origin == COMMAND_ORIGIN \
+                and origin not in (COMMAND_ORIGIN, RESUME_ORIGIN):
+            self._open = None  # the command marks its own phases: its catch-all phase gives way
+            self._phases_started -= 1
         self.end_phase()
         self._phases_started += 1
         phase_name = name if name else auto_phase_name(self._phases_started)
         self._open = _Span(phase_name, t_mono)
+        self._open_origin = origin
         return phase_name
 
     def end_phase(self) -> None:

@@ -18,7 +18,7 @@ from jtop_roof.control import MarkerListener, WorkReport
 from jtop_roof.devices import load_devices
 from jtop_roof.headless import run_headless
 from jtop_roof.info import SourceInfo
-from jtop_roof.ledger import EnergyLedger
+from jtop_roof.ledger import COMMAND_ORIGIN, EnergyLedger
 from jtop_roof.model import Clocked, Event, Gpu, Rail, Sample
 from jtop_roof.pipeline import Pipeline
 from jtop_roof.recorder import Recorder
@@ -210,10 +210,54 @@ def test_run_headless_records_a_workload_that_marks_and_reports_itself(runtime_d
                           capture_output=True, text=True, timeout=60, env=env)
     assert done.returncode == 3, done.stderr  # the workload's
     written = [json.loads(line) for line in out.read_text().splitlines()]
-    starts = [w["name"] for w in written if w["type"] == "marker" and w["kind"] == "phase_start"]
-    assert starts == ["idle", "gemm"]
+    starts = [(w["name"], w["origin"]) for w in written
+              if w["type"] == "marker" and w["kind"] == "phase_start"]
+    assert starts == [(f"{Path(sys.executable).name} w.py", "run"), ("idle", "script"), ("gemm", "script")]
     assert sum(w["iterations"] for w in written if w["type"] == "work") == 6
     assert written[-1]["type"] == "event" and written[-1]["detail"] == "stopped: the workload ended"
+    # The command marked its phases: its catch-all phase gives way to them, live and in the report.
+    report = subprocess.run([sys.executable, "-m", "jtop_roof", "report", str(out), "--format", "json"],
+                            capture_output=True, text=True, timeout=60, env=env)
+    assert [p["name"] for p in json.loads(report.stdout)["phases"]] == ["idle", "gemm"]
+
+
+def test_run_gives_a_command_that_marks_nothing_one_phase_named_after_it(runtime_dir, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "run.jsonl"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-m", "jtop_roof", "run", "--headless", "--record", str(out),
+                           "--source", "host", "--interval", "100", "--", "/bin/sleep", "1.5"],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 0, done.stderr
+    report = subprocess.run([sys.executable, "-m", "jtop_roof", "report", str(out), "--format", "json"],
+                            capture_output=True, text=True, timeout=60, env=env)
+    got = json.loads(report.stdout)
+    (phase,) = got["phases"]
+    assert phase["name"] == "sleep 1.5"
+    assert phase["samples"] >= 10
+    assert phase["duration_s"] == pytest.approx(got["whole"]["duration_s"], abs=0.3)
+
+
+def test_the_command_phase_gives_way_to_the_first_phase_the_command_or_user_starts():
+    ledger = EnergyLedger(interval_s=1.0)
+    assert ledger.start_phase("bench.py", 0.0, origin=COMMAND_ORIGIN) == "bench.py"
+    for t in range(3):
+        ledger.add_sample(float(t), None, 1000.0, {})
+    assert ledger.current_phase == "bench.py"
+    assert ledger.start_phase(None, 2.5, origin="script") == "phase 1"  # not counted: not phase 2
+    ledger.add_sample(3.0, None, 1000.0, {})
+    ledger.add_sample(4.0, None, 1000.0, {})
+    assert [p.name for p in ledger.phases()] == ["phase 1"]
+    assert ledger.whole.energy_j == pytest.approx(4.0) and ledger.phases()[0].energy_j == pytest.approx(1.0)
+    # Kept when nothing else starts a phase; a resume of it continues it.
+    alone = EnergyLedger(interval_s=1.0)
+    alone.start_phase("sleep 2", 0.0, origin=COMMAND_ORIGIN)
+    assert alone.start_phase("sleep 2", 1.0, origin="resume") == "sleep 2"
+    alone.end_phase()
+    assert [p.name for p in alone.phases()] == ["sleep 2"]
 
 
 BENCHLAB = ROOT.parent / "shared"
@@ -397,3 +441,18 @@ async def test_trtexecs_output_kept_beside_a_log_is_read_by_replay_and_report(tm
     assert "timing summary" in without["source"]["trtexec_unread"]
     assert "timed" not in [p["name"] for p in without["phases"]]
     assert without["whole"]["energy_j"] == kept["whole"]["energy_j"]
+
+
+async def test_the_monitor_under_run_shows_the_command_phase_until_the_command_marks(tmp_path):
+    from test_export import synthetic_sample
+    from tui_support import ScriptedSource, make_config, wait_until
+
+    from jtop_roof.app import JroofApp
+
+    app = JroofApp(ScriptedSource([synthetic_sample(i) for i in range(5)]), make_config(),
+                   user_themes=tmp_path, command_phase="python3 bench.py")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.phase == "python3 bench.py", "the command's phase")
+        app.request_marker("phase_start", "warmup")
+        await wait_until(pilot, lambda: app.phase == "warmup", "the command's own phase")
+        assert [p.name for p in app.pipeline.ledger.phases()] == ["warmup"]
