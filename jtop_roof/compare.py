@@ -383,8 +383,8 @@ def _cheapest(items: Sequence[Mapping[str, Any]],
 def _pacing(items: Sequence[Mapping[str, Any]]) -> str | None:
     """Compute-bound or paced: does throughput follow the clocks? Then where the fastest run ranks."""
     timed = [i for i in items if i["throughput_per_s"] and i["j_per_iter"] is not None]
-    if len(timed) < 2:
-        return None
+    if len({i["power_mode"] for i in timed}) < 2:
+        return None  # one mode (or none known): these are different work, not the same work per mode
     word = iteration_word(timed)
     slow = min(timed, key=lambda i: i["throughput_per_s"])
     fast = max(timed, key=lambda i: i["throughput_per_s"])

@@ -71,6 +71,13 @@ def fmt_si(value: float) -> str:
     return f"{value:.3g}"
 
 
+def fmt_si_unit(value: float, unit: str) -> str:
+    """``fmt_si`` with a unit, spaced as in prose: ``641 TFLOP/s``, ``0 FLOP/s``."""
+    text = fmt_si(value)
+    number = text.rstrip("kMGTP")
+    return f"{number} {text[len(number):]}{unit}"
+
+
 def fmt_speed(speed: float) -> str:
     return f"×{speed:g}"
 

@@ -28,7 +28,7 @@ from jtop_roof.config import Config
 from jtop_roof.info import SourceInfo
 from jtop_roof.ledger import SpanStats
 from jtop_roof.logfile import ReadStats, iter_records, open_text, read_header
-from jtop_roof.metrics import fmt_si
+from jtop_roof.metrics import fmt_si_unit
 from jtop_roof.model import Event, Marker, Record, Sample, Work
 from jtop_roof.ncu import Kernel
 from jtop_roof.pipeline import Pipeline
@@ -441,7 +441,7 @@ def to_markdown(report: dict[str, Any]) -> str:
                 f"| {_md(span['name'])} | {work['iterations']:g} | {_num(work['throughput_per_s'], 1)} "
                 f"| {_num(work['j_per_iter'], 4)} | {_num(work['j_per_iter_above_idle'], 4)} "
                 f"| {roof.get('verdict', 'unknown')} "
-                f"| {'' if achieved is None else fmt_si(achieved) + 'FLOP/s'} "
+                f"| {'' if achieved is None else fmt_si_unit(achieved, 'FLOP/s')} "
                 f"| {_num(intensity, 1)} | {_pct(roof.get('efficiency_current'))} "
                 f"| {_pct(roof.get('efficiency_max'))} |")
     if report["events"]:

@@ -222,3 +222,13 @@ def test_errors_are_one_line(tmp_path):
     foreign.write_text('{"type": "header", "app": "other", "schema": 1}\n')
     with pytest.raises(cmp.CompareError, match="not a jroof recording"):
         cmp.load_item(str(foreign), tz=UTC)
+
+
+def test_phases_of_one_run_in_one_mode_get_no_power_mode_verdict():
+    """Two different workloads (the H200 run's copy and GEMM) are not the same work per mode:
+    deltas yes, but no "throughput follows the mode"."""
+    recording = Path(__file__).parent / "data" / "h200_phases.jsonl"
+    items = [cmp.load_item(f"{recording}#{name}", tz=UTC, config=Config()) for name in ("copy", "gemm-bf16")]
+    assert all(i["throughput_per_s"] for i in items) and items[0]["power_mode"] == items[1]["power_mode"]
+    lines = cmp.compare(items)["verdicts"]
+    assert lines and not any("follows the mode" in line or "Paced" in line for line in lines)
