@@ -188,9 +188,14 @@ def examples(tmp: Path) -> list[Shown]:
                          report, d, env, keep=33))
     extra = ["report", RECORDING, "--ncu", "tests/data/h200_ncu_gemm_bf16.csv",
              "--probe", "tests/data/h200_probe.json", "--tz", "UTC"]
-    if run(extra, d, env)[1] != run(report, d, env)[1]:
-        shown.append(example("`report` with Nsight Compute's figures and the probe's measured ceilings:",
-                             extra, d, env, keep=40))
+    rc, lines = run(extra, d, env)
+    added = [line for line in lines if line not in set(run(report, d, env)[1])]
+    if rc == 0 and added:
+        start = lines.index(added[0])
+        end = next((i for i, line in enumerate(lines) if line.startswith("Clock events")), len(lines))
+        shown.append(Shown("`report` with Nsight Compute's figures and the probe's measured ceilings "
+                           "(what they add to the report above):",
+                           [typed(extra), "… (the report above, then:)", *cut(lines[start:end], 40)]))
 
     d = scratch("compare")
     shown.append(example("`compare`: runs or phases side by side, the first as the baseline (here two "

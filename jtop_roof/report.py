@@ -444,6 +444,37 @@ def to_markdown(report: dict[str, Any]) -> str:
                 f"| {'' if achieved is None else fmt_si_unit(achieved, 'FLOP/s')} "
                 f"| {_num(intensity, 1)} | {_pct(roof.get('efficiency_current'))} "
                 f"| {_pct(roof.get('efficiency_max'))} |")
+    if report.get("ncu"):
+        out += ["", "Kernels (Nsight Compute's own FLOPs, DRAM bytes and duration):", "",
+                "| kernel | precision | duration ms | achieved | intensity | SM MHz | verdict | of roof |",
+                "|---|---|---:|---:|---:|---:|---|---:|"]
+        for kernel in report["ncu"]:
+            achieved = kernel.get("achieved_flops_per_s")
+            out.append(
+                f"| {_md(kernel['name'])} | {kernel.get('precision') or ''} "
+                f"| {_num(kernel['duration_s'] * 1000, 3)} "
+                f"| {'' if achieved is None else fmt_si_unit(achieved, 'FLOP/s')} "
+                f"| {_num(kernel.get('intensity_flop_per_byte'), 1)} | {_num(kernel.get('sm_mhz'), 0)} "
+                f"| {kernel.get('verdict', 'unknown')} | {_pct(kernel.get('efficiency_current'))} |")
+        out += [f"- {_md(kernel['name'])}: {_md(kernel['flops_note'])}" for kernel in report["ncu"]
+                if kernel.get("flops_note")]
+    probe = report.get("probe")
+    if probe:
+        measured, sheet = probe["measured"], probe.get("datasheet") or {}
+        out += ["", f"Measured roof: {_md(probe['label'])}", ""]
+        for name, rate in measured.get("bandwidth_bytes_per_s", {}).items():
+            ref = sheet.get("bandwidth_bytes_per_s")
+            of = f" ({rate / ref:.0%} of the datasheet roof's {fmt_si_unit(ref, 'B/s')})" if ref else ""
+            out.append(f"- bandwidth {name}: {fmt_si_unit(rate, 'B/s')}{of}")
+        for name, rate in measured.get("peak_flops_per_s", {}).items():
+            unit = "OP/s" if name.startswith("int8") else "FLOP/s"
+            ref = (sheet.get("peak_flops_per_s") or {}).get(name)
+            mhz = (measured.get("gpu_mhz") or {}).get(name)
+            at = f" at {mhz:.0f} MHz" if mhz else ""
+            at_max = f" at {sheet['gpu_mhz']:.0f} MHz" if sheet.get("gpu_mhz") else ""
+            of = (f" ({rate / ref:.0%} of the datasheet roof's {fmt_si_unit(ref, unit)}{at_max})"
+                  if ref else "")
+            out.append(f"- {name}: {fmt_si_unit(rate, unit)}{at}{of}")
     if report["events"]:
         out += ["", "Clock events (throttle: held below the mode's cap while busy; mode_cap: below the "
                 "device's maximum with the mode unknown):", ""]

@@ -106,6 +106,21 @@ def test_the_probe_beside_the_datasheet(report):
         "achieved_flops_per_s"] * 0.95  # the workload reached what the probe says is reachable
 
 
+def test_the_markdown_report_shows_the_kernels_and_the_measured_roof(report):
+    from jtop_roof.metrics import fmt_si_unit
+    from jtop_roof.report import to_markdown
+
+    text = to_markdown(report)
+    (kernel,) = report["ncu"]
+    row = next(line for line in text.splitlines() if line.startswith(f"| {kernel['name']} |"))
+    assert fmt_si_unit(kernel["achieved_flops_per_s"], "FLOP/s") in row and "compute-bound" in row
+    assert f"{kernel['efficiency_current']:.0%}" in row
+    triad = report["probe"]["measured"]["bandwidth_bytes_per_s"]["triad"]
+    sheet = report["probe"]["datasheet"]["bandwidth_bytes_per_s"]
+    assert f"- bandwidth triad: {fmt_si_unit(triad, 'B/s')} ({triad / sheet:.0%} of the datasheet roof's" \
+        in text
+
+
 async def test_the_monitor_draws_the_measured_roof_beside_the_datasheets(tmp_path):
     from tui_support import make_config, wait_until
 
