@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 BEGIN = "<!-- commands:begin -->"
 END = "<!-- commands:end -->"
-BEFORE = "### Root, and what you see without it"
+BEFORE = "## The screen and its keys"
 HEADING = "## Each command once, with its output"
 INTRO = ("Regenerate with `.venv/bin/python docs/commands.py`; every output below is real, from files in "
          "this repo.")

@@ -447,7 +447,11 @@ def _cmd_record(args: argparse.Namespace, config: Config) -> int:
     except OSError as exc:
         source.stop()
         return _fail(f"cannot write {args.file}: {exc.strerror or exc}")
-    return run_headless(source, recorder, duration, config=config, listen_for_markers=True)
+    status = run_headless(source, recorder, duration, config=config, listen_for_markers=True)
+    if status == 0:
+        print(f"jroof-tui: recorded to {args.file}; `jroof-tui report {args.file}` for the phases",
+              file=sys.stderr)
+    return status
 
 
 def _cmd_run(args: argparse.Namespace, config: Config) -> int:
