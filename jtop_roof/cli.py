@@ -35,8 +35,9 @@ def _fail(message: str) -> int:
     return EXIT_USAGE
 
 
-def _source_options() -> _Parser:
-    """Options shared by the monitor and ``record`` (SUPPRESS keeps a subcommand from resetting them)."""
+def _source_options(*, prometheus: bool = True) -> _Parser:
+    """Options shared by the monitor and ``record`` (SUPPRESS keeps a subcommand from resetting them);
+    ``serve`` has its own ``--prometheus`` (its address optional)."""
     common = _Parser(add_help=False, argument_default=argparse.SUPPRESS)
     common.add_argument("--config", metavar="PATH", help="config file (default: $JROOF_CONFIG, then "
                         "~/.config/jroof/config.yaml)")
@@ -61,9 +62,10 @@ def _source_options() -> _Parser:
                         help="with --replay: trtexec's output of that run (its phases, iterations)")
     common.add_argument("--trtexec-offset", metavar="S", type=float, dest="trtexec_offset",
                         default=argparse.SUPPRESS, help="seconds added to trtexec's stamps")
-    common.add_argument("--prometheus", metavar="ADDR", default=argparse.SUPPRESS,
-                        help="also serve Prometheus metrics, as --prometheus=ADDR (HOST:PORT or PORT on "
-                        "loopback; e.g. --prometheus=9101)")
+    if prometheus:
+        common.add_argument("--prometheus", metavar="ADDR", default=argparse.SUPPRESS,
+                            help="also serve Prometheus metrics, as --prometheus=ADDR (HOST:PORT or PORT on "
+                            "loopback; e.g. --prometheus=9101)")
     common.add_argument("--probe", metavar="FILE", dest="probe", default=argparse.SUPPRESS,
                         help="a `jroof-tui probe` result: its measured roof drawn beside the datasheet's")
     _board_flags(common)
@@ -215,12 +217,15 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_argument("--title", metavar="TEXT", default=None, help="the figure's title (default: FILE)")
     _file_flags(plot)
     serve = sub.add_parser(
-        "serve", parents=[common], help="Prometheus /metrics of the live board (headless)",
+        "serve", parents=[_source_options(prometheus=False)],
+        help="Prometheus /metrics of the live board (headless)",
         description="Monitor headless and serve the latest values as Prometheus metrics on GET "
         "/metrics, on loopback unless --listen names another address; until SIGINT/SIGTERM.",
         epilog="example: jroof-tui serve --listen 127.0.0.1:9101 --board nano1")
-    serve.add_argument("--listen", metavar="ADDR", dest="listen", default=None,
-                       help="HOST:PORT, [ADDR]:PORT or PORT (default 127.0.0.1:9101, loopback only)")
+    serve.add_argument("--listen", "--prometheus", metavar="ADDR", dest="listen", nargs="?", const=None,
+                       default=None,
+                       help="HOST:PORT, [ADDR]:PORT or PORT (default, and with no ADDR: 127.0.0.1:9101, "
+                       "loopback only)")
     serve.add_argument("--board", metavar="NAME", default=None, help="a `board` label on every series")
     mark = sub.add_parser("mark", help="start (or --end) a phase in every running jroof-tui of this user",
                           description="For benchmark scripts: mark a phase boundary in the running "

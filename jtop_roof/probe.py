@@ -555,6 +555,11 @@ def pick_backend(backend: str = "auto") -> _Backend:
 # the monitor's source, in a background thread
 
 
+#: How long the probe waits for the source's first sample before it measures (tegrastats' default
+#: interval is 1 s).
+FIRST_SAMPLE_WAIT_S = 3.0
+
+
 class _Sampler:
     """Runs a source in a thread; keeps each sample with its arrival time (``time.monotonic``)."""
 
@@ -588,6 +593,11 @@ class _Sampler:
 
     def wait_described(self, timeout: float) -> bool:
         return self._described.wait(timeout)
+
+    def wait_first_sample(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while self.count() == 0 and self._thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.005)
 
     def between(self, t0: float, t1: float) -> list[Sample]:
         with self._lock:
@@ -799,6 +809,9 @@ def run_probe(
     try:
         if not sampler.wait_described(30.0):
             chosen.notes.append("the source did not describe itself within 30 s")
+        # The first measurement is short: it starts once the source has sampled the board, so that
+        # its clocks are seen (a source that never samples costs this wait once).
+        sampler.wait_first_sample(FIRST_SAMPLE_WAIT_S)
         source_kind = sampler.source.kind or "unknown"
         device_id, mode, device_note = _sourced_device(sampler.info_header, device, power_mode, devices)
         # On a CPU, the EMC clock bounds bandwidth only where the CPU shares the SoC's memory.

@@ -89,7 +89,7 @@ def unit_item(text: str, name: str, value: str) -> Item | None:
         return None  # GR3D2 adds to GR3D's clocks; other names without a suffix are not units
     if value == "off":
         engine = Engine(None, None, True)
-    elif value.isdigit():  # a bare number belongs to the engines printed without a suffix
+    elif re.fullmatch(r"\d{1,12}", value):  # a bare number belongs to the engines printed without a suffix
         if not re.fullmatch(rf"(?:{'|'.join(ENGINE_NAMES)})\d?", base):
             return None
         engine = Engine(float(value), None) if suffix == "_LOAD" else Engine(None, int(value))

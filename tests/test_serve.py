@@ -311,3 +311,13 @@ def test_a_replay_keeps_serving_after_its_end_until_a_signal(tmp_path, signum):
             proc.kill()
             proc.wait()
     assert "metrics on http://127.0.0.1:" in proc.stderr.read()
+
+
+def test_serve_takes_prometheus_with_or_without_an_address():
+    from jtop_roof.cli import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["serve", "--prometheus"]).listen is None  # loopback, the default port
+    assert parser.parse_args(["serve", "--prometheus", "[::1]:9200"]).listen == "[::1]:9200"
+    assert parser.parse_args(["serve", "--listen", "9200"]).listen == "9200"
+    assert parser.parse_args(["--prometheus=9300", "record", "r.jsonl"]).prometheus == "9300"
