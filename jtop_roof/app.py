@@ -206,7 +206,8 @@ class JroofApp(App[int]):
         has marked a phase by then (and replaced by the command's first phase after it)."""
         super().__init__()
         self.config = config
-        self._command_phase = command_phase
+        self._command_phase = command_phase  # None once started (or given up for the command's own)
+        self._command_phase_name = command_phase
         self.animation_level = "none"
         self.streams = [self._stream(src, rec) for src, rec in [(source, recorder), *more]]
         # A replay (and the demo, a looping one) gets the transport keys and a wall-clock axis.
@@ -685,6 +686,11 @@ class JroofApp(App[int]):
         """Thread-safe: a phase start or end from outside the UI (the ``jroof-tui mark`` listener)."""
         self.post_message(MarkerRequested(kind, name, origin))
 
+    def end_command_phase(self) -> None:
+        """``run``'s command ended: so does its phase, when it is still the one open."""
+        if self._command_phase_name is not None and self.pipeline.current_phase == self._command_phase_name:
+            self._add_marker("phase_end", None, COMMAND_ORIGIN)
+
     def request_work(self, report: WorkReport) -> None:
         """Thread-safe: work a benchmark reported (the listener's thread)."""
         self.post_message(WorkRequested(report))
@@ -959,6 +965,7 @@ def run_app(
             child.wait()
             loop = app.loop
             if loop is not None and not loop.is_closed():
+                loop.call_soon_threadsafe(app.end_command_phase)
                 loop.call_soon_threadsafe(app.exit, 0)
 
         threading.Thread(target=quit_when_done, name="jroof-run-wait", daemon=True).start()

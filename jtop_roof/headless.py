@@ -146,6 +146,8 @@ def run_headless(
             status = 1
         stop_requested.set()
         stopper.join()
+        if command_phase is not None and pipeline.ledger.current_phase == command_phase:
+            on_marker("phase_end", None, COMMAND_ORIGIN)  # the command ended: so did its phase
         try:
             with lock:
                 pipeline.finish()  # detector events still open close at the last sample

@@ -236,7 +236,7 @@ def test_run_gives_a_command_that_marks_nothing_one_phase_named_after_it(runtime
                             capture_output=True, text=True, timeout=60, env=env)
     got = json.loads(report.stdout)
     (phase,) = got["phases"]
-    assert phase["name"] == "sleep 1.5"
+    assert phase["name"] == "sleep 1.5" and not phase["open"]  # it ended with the command
     assert phase["samples"] >= 10
     assert phase["duration_s"] == pytest.approx(got["whole"]["duration_s"], abs=0.3)
 
@@ -456,3 +456,12 @@ async def test_the_monitor_under_run_shows_the_command_phase_until_the_command_m
         app.request_marker("phase_start", "warmup")
         await wait_until(pilot, lambda: app.phase == "warmup", "the command's own phase")
         assert [p.name for p in app.pipeline.ledger.phases()] == ["warmup"]
+        app.end_command_phase()  # the command ended: its own phase is not the run's to end
+        assert app.phase == "warmup"
+    alone = JroofApp(ScriptedSource([synthetic_sample(i) for i in range(5)]), make_config(),
+                     user_themes=tmp_path, command_phase="sleep 2")
+    async with alone.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: alone.phase == "sleep 2", "the command's phase")
+        alone.end_command_phase()
+        assert alone.phase is None and [(p.name, p.is_open) for p in alone.pipeline.ledger.phases()] \
+            == [("sleep 2", False)]
