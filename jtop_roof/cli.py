@@ -276,11 +276,8 @@ def _cmd_parse(args: argparse.Namespace) -> int:
         with stream:
             for record in iter_records(stream, tz=tz, interval_s=interval_s, stats=stats):
                 write(parse_line_json(record))
-            sys.stdout.flush()
     except BrokenPipeError:
-        # The reader left (`| head`): as any filter, stop quietly; nothing more can be written.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+        raise  # our reader left (`| head`), not our input: main() ends quietly
     except RecordingError as exc:
         sys.stdout.flush()
         return _fail(f"cannot parse {args.file}: {exc}")

@@ -38,23 +38,19 @@ DETECTOR_KINDS = ("throttle", "mode_cap")
 UNITS = ("gpu", "emc", "cpu")
 #: NVML reasons that are not a throttle: an idle GPU, or clocks someone set on purpose.
 _BENIGN_REASONS = ("GpuIdle", "ApplicationsClocksSetting", "DisplayClockSetting", "SyncBoost")
-_REASON_WORDS = {
-    "SwPowerCap": "SW power cap",
-    "HwSlowdown": "HW slowdown",
-    "SwThermalSlowdown": "SW thermal slowdown",
-    "HwThermalSlowdown": "HW thermal slowdown",
-    "HwPowerBrakeSlowdown": "HW power brake",
-    "BoardLimit": "board limit",
-    "Reliability": "reliability limit",
-}
 #: Every reason as a short code (the ``reason`` label of ``jroof_throttle_active``): ``below_cap``
 #: (no evidence but a known mode's cap), ``mode_unknown`` (a ``mode_cap`` event), else the evidence.
 REASON_CODES = ("thermal", "power", "over_current", "hw_slowdown", "board_limit", "reliability", "other",
                 "below_cap", "mode_unknown")
-_NVML_CODES = {
-    "SwPowerCap": "power", "HwPowerBrakeSlowdown": "power", "SwThermalSlowdown": "thermal",
-    "HwThermalSlowdown": "thermal", "HwSlowdown": "hw_slowdown", "BoardLimit": "board_limit",
-    "Reliability": "reliability",
+#: NVML's throttle reasons: (in words, code); an unlisted one is itself in words and ``other``.
+_NVML_REASONS = {
+    "SwPowerCap": ("SW power cap", "power"),
+    "HwSlowdown": ("HW slowdown", "hw_slowdown"),
+    "SwThermalSlowdown": ("SW thermal slowdown", "thermal"),
+    "HwThermalSlowdown": ("HW thermal slowdown", "thermal"),
+    "HwPowerBrakeSlowdown": ("HW power brake", "power"),
+    "BoardLimit": ("board limit", "board_limit"),
+    "Reliability": ("reliability limit", "reliability"),
 }
 
 
@@ -208,8 +204,9 @@ def _evidence(unit: str, sample: Sample, context: StreamContext,
     """Reasons the data gives for a low clock: (in words, its code)."""
     out = []
     if unit == "gpu" and sample.throttle_reasons:
-        out += [(f"NVML: {_REASON_WORDS.get(r, r)}", _NVML_CODES.get(r, "other"))
-                for r in sample.throttle_reasons if r not in _BENIGN_REASONS]
+        named = [_NVML_REASONS.get(r, (r, "other")) for r in sample.throttle_reasons
+                 if r not in _BENIGN_REASONS]
+        out += [(f"NVML: {words}", code) for words, code in named]
     for zone, value in sample.temps_c.items():
         trip = context.info.trips_c.get(zone.lower())
         if value is None or trip is None or is_placeholder(zone, value):

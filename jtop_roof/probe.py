@@ -43,6 +43,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from jtop_roof.metrics import fmt_si_unit
 from jtop_roof.model import DEVICE_ONLY_RAIL_PREFIX, Sample, total_power
 from jtop_roof.sources.base import Source
 
@@ -1219,13 +1220,6 @@ def _no_constant(text: str) -> float:
 # text
 
 
-def _si(value: float, unit: str) -> str:
-    for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= factor:
-            return f"{value / factor:.3g} {prefix}{unit}"
-    return f"{value:.3g} {unit}"
-
-
 def summary_lines(result: Mapping[str, Any]) -> Iterator[str]:
     """What ``jroof-tui probe`` prints: one line per ceiling, then the notes."""
     device = result.get("device") or "unknown device"
@@ -1241,10 +1235,10 @@ def summary_lines(result: Mapping[str, Any]) -> Iterator[str]:
             if power:
                 seen.append(f"{power['mean']:.0f} W")
             per = next((v for k, v in entry.items() if k.startswith(f"{rate}_per_") and v), None)
-            per_text = f", {_si(per, shown_unit)}/MHz" if per else ""
+            per_text = f", {fmt_si_unit(per, shown_unit)}/MHz" if per else ""
             size = entry["size"]
             size_text = f"{size / _MIB:.0f} MiB" if group == "bandwidth" else f"N={size}"
-            yield (f"  {group} {name:<12} {_si(entry[rate], shown_unit):>12}{per_text} "
+            yield (f"  {group} {name:<12} {fmt_si_unit(entry[rate], shown_unit):>12}{per_text} "
                    f"({size_text}; {', '.join(seen) or 'no clocks seen'})")
     for name, why in (result.get("skipped") or {}).items():
         yield f"  skipped {name}: {why}"

@@ -12,6 +12,7 @@ import math
 from collections.abc import Mapping
 
 from .devices import PRECISIONS, Device, DeviceError, PowerMode, find_mode
+from .metrics import fmt_si_unit
 from .roofline import ceilings, max_ceilings, max_clocks, missing_reason, roof_fraction, to_json
 
 _ADD_DEVICE = (
@@ -48,13 +49,6 @@ def cmd_devices(db: Mapping[str, Device]) -> list[str]:
             parts.append(f"({device.origin})")
         lines.append("  ".join(parts))
     return lines
-
-
-def _si(value: float) -> str:
-    for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if value >= factor:
-            return f"{value / factor:.3g} {prefix}"
-    return f"{value:.3g} "
 
 
 def _clock(
@@ -117,12 +111,12 @@ def cmd_roof(
     lines = [
         f"{_title(device)} [{device.id}], {mode_text}: {roof.sms} of {device.sms} SMs active",
         f"clocks: GPU {gpu:g} MHz, EMC {emc:g} MHz",
-        f"memory bandwidth: {_si(roof.bandwidth_bytes_per_s)}B/s",
+        f"memory bandwidth: {fmt_si_unit(roof.bandwidth_bytes_per_s, 'B/s')}",
     ]
     for precision, peak in roof.peak_flops_per_s.items():
         unit = "OP" if precision.startswith("int") else "FLOP"
         ridge = roof.ridge_flop_per_byte[precision]
-        lines.append(f"  {precision:<12} {_si(peak)}{unit}/s  ridge {ridge:.3g} {unit}/B")
+        lines.append(f"  {precision:<12} {fmt_si_unit(peak, unit + '/s')}  ridge {ridge:.3g} {unit}/B")
     absent = [p for p in PRECISIONS if p not in roof.peak_flops_per_s]
     if absent:
         lines.append(f"not in the database for this device: {', '.join(absent)}")

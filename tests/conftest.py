@@ -6,4 +6,4 @@ import os
 from hypothesis import settings
 
 settings.register_profile("ci", derandomize=True)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or "default")
