@@ -542,9 +542,10 @@ def command_phase_name(argv: Sequence[str]) -> str:
 
     def short(arg: str) -> str:
         option, eq, path = arg.partition("=") if "=" in arg else ("", "", arg)
-        return option + eq + (os.path.basename(path.rstrip("/")) or path) if "/" in path else arg
+        is_path = path.startswith(("/", "./", "../", "~/"))
+        return option + eq + (os.path.basename(path.rstrip("/")) or path) if is_path else arg
 
-    text = shlex.join(short(arg) for arg in argv)
+    text = "".join(c if c.isprintable() else " " for c in shlex.join(short(arg) for arg in argv))
     return text if len(text) <= 60 else text[:59] + "…"
 
 

@@ -465,3 +465,14 @@ async def test_the_monitor_under_run_shows_the_command_phase_until_the_command_m
         alone.end_command_phase()
         assert alone.phase is None and [(p.name, p.is_open) for p in alone.pipeline.ledger.phases()] \
             == [("sleep 2", False)]
+
+
+def test_the_command_phase_name_is_the_command_short_and_printable():
+    from jtop_roof.cli import command_phase_name as name
+
+    assert name(["/usr/bin/python3", "/work/b/bench.py", "-n", "3"]) == "python3 bench.py -n 3"
+    assert name(["trtexec", "--loadEngine=/x/r.engine", "--int8"]) == "trtexec --loadEngine=r.engine --int8"
+    assert name(["./run.sh", "data/in.txt"]) == "run.sh data/in.txt"  # only paths are shortened
+    assert name(["py", "a\nb", "[red]x[/]"]) == "py 'a b' '[red]x[/]'"  # one line, markup kept as text
+    long = name(["python3", "x" * 100])
+    assert len(long) == 60 and long.endswith("…")
