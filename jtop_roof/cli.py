@@ -16,9 +16,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from jtop_roof import __version__
-from jtop_roof.config import MIN_INTERVAL_MS, SOURCES, Config, ConfigError, load_config
+from jtop_roof.config import MIN_INTERVAL_MS, REPORT_FORMATS, SOURCES, Config, ConfigError, load_config
 from jtop_roof.logfile import open_text
-from jtop_roof.report import FORMATS
 
 EXIT_USAGE = 2
 
@@ -116,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "power, through the same pipeline as the monitor.",
                             epilog="example: jroof-tui report run1.jsonl --workload resnet50_int8.yaml")
     report.add_argument("file", metavar="FILE")
-    report.add_argument("--format", choices=FORMATS, default="md", help="md (default), json or csv")
+    report.add_argument("--format", choices=REPORT_FORMATS, default="md", help="md (default), json or csv")
     report.add_argument("--out", metavar="PATH", default=None, help="write here instead of stdout")
     report.add_argument("--interval", type=int, metavar="MS", dest="interval_ms", default=None,
                         help="spacing of lines without timestamps (default 1000)")
@@ -693,14 +692,29 @@ def _cmd_monitor(args: argparse.Namespace, config: Config) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from jtop_roof.session import SessionError
-
     args = build_parser().parse_args(argv)
     try:
         if args.command == "parse":
             return _cmd_parse(args)
         if args.command == "mark":
             return _cmd_mark(args)
+        return _configured(args)
+    except ConfigError as exc:
+        return _fail(str(exc))
+    except BrokenPipeError:
+        # `jroof-tui parse log | head`: the reader left; not an error. Point stdout at devnull so
+        # the interpreter's final flush does not complain either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+def _configured(args: argparse.Namespace) -> int:
+    """The commands that read the config (``parse`` and ``mark`` start without the session's imports)."""
+    from jtop_roof.session import SessionError
+
+    try:
         config = _load(args)
         if args.command == "report":
             return _cmd_report(args, config)
@@ -721,12 +735,5 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             return _cmd_run(args, config)
         return _cmd_monitor(args, config)
-    except (ConfigError, SessionError) as exc:
+    except SessionError as exc:
         return _fail(str(exc))
-    except BrokenPipeError:
-        # `jroof-tui parse log | head`: the reader left; not an error. Point stdout at devnull so
-        # the interpreter's final flush does not complain either.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    except KeyboardInterrupt:
-        return 130

@@ -21,11 +21,13 @@ import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+if TYPE_CHECKING:  # imported where a file is read: `parse` and `--help` start without it
+    import yaml
 
 SOURCES = ("auto", "tegrastats", "host", "demo")
+REPORT_FORMATS = ("md", "json", "csv")  # jroof-tui report --format
 #: Replay speeds (the speed keys step between them) and the shortest sampling interval.
 MIN_SPEED, MAX_SPEED = 0.25, 64.0
 MIN_INTERVAL_MS = 10
@@ -330,6 +332,8 @@ def yaml_error_text(exc: yaml.YAMLError) -> str:
 def _check_expanded_size(root: yaml.Node) -> None:
     """Refuse a node graph that is recursive or that would build more than MAX_YAML_NODES objects.
     Aliases share nodes, so sizes are summed over a memo by node: linear in the nodes composed."""
+    import yaml
+
     sizes: dict[int, int] = {}
     open_nodes: set[int] = set()
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
@@ -361,6 +365,8 @@ def load_yaml(text: str) -> Any:
     """``yaml.safe_load`` that refuses alias bombs and recursive aliases before building anything,
     and turns every failure (broken syntax, an int of 5,000 digits, a 13th month, nesting deeper
     than the interpreter's stack) into YamlError."""
+    import yaml
+
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()

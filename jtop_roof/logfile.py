@@ -490,10 +490,12 @@ def _recording_records(header: Mapping[str, Any], rest: Iterator[str], stats: Re
 def _plain_records(
     first: str, rest: Iterator[str], tz: tzinfo, interval_s: float | None, stats: ReadStats | None
 ) -> Iterator[Record]:
-    """Lines wait (in order) until the timer can time the samples among them."""
+    """Lines wait (in order) until the timer can time the samples among them; from then on each
+    line is timed as it comes, as the timer's ``release`` would (one Timeline, same order)."""
     timer: PlainTimer[Sample] = PlainTimer(tz, interval_s)
     waiting: list[Sample] = []
-    for line in itertools.chain((first,), rest):
+    lines = itertools.chain((first,), rest)
+    for line in lines:
         if not line.strip():
             continue
         sample = parse_line(line)
@@ -501,16 +503,29 @@ def _plain_records(
             timer.add(sample, stamp_of(line))
         waiting.append(sample)
         _set_times(timer.release(False))
-        if timer.timeline is None:
-            continue
+        if timer.timeline is not None:
+            break
+    else:
+        _set_times(timer.release(True))
         if stats is not None:
             stats.interval_s = timer.interval_s
         yield from waiting
-        waiting.clear()
-    _set_times(timer.release(True))
+        return
     if stats is not None:
         stats.interval_s = timer.interval_s
     yield from waiting
+    assign = timer.timeline.assign
+    probe = Sample()  # only its stamp matters to the Timeline
+    for line in lines:
+        if not line.strip():
+            continue
+        sample = parse_line(line)
+        if is_sample_candidate(line):
+            probe.stamp = stamp_of(line)
+            assign(probe)
+            if sample.is_sample:  # a line that only looked like one keeps its slot, not a time
+                sample.t_wall, sample.t_mono = probe.t_wall, probe.t_mono or 0.0
+        yield sample
 
 
 def _set_times(timed: list[tuple[Sample, float | None, float]]) -> None:

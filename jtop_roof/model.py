@@ -155,18 +155,37 @@ def total_power(rails: dict[str, Rail]) -> PowerTotal | None:
     None when nothing measures the board: no rails, or only device rails (a dGPU's NVML power)."""
     if not rails:
         return None
-    for name in INPUT_RAILS:
-        rail = rails.get(name)
-        if rail is not None:
-            return PowerTotal(rail.now_mw, name)
-    summed = [
-        name
-        for name in rails
-        if _base_rail_name(name) not in UNCONNECTED_RAILS and not name.startswith(DEVICE_ONLY_RAIL_PREFIX)
-    ]
+    names = tuple(rails)
+    plan = _power_plans.get(names)
+    if plan is None:
+        plan = _power_plan(names)
+        if len(_power_plans) >= _POWER_PLAN_LIMIT:
+            _power_plans.clear()
+        _power_plans[names] = plan
+    source, summed = plan
     if not summed:
         return None
-    return PowerTotal(sum(rails[n].now_mw for n in summed), "sum(" + "+".join(summed) + ")")
+    if len(summed) == 1 and source == summed[0]:  # the input rail itself
+        return PowerTotal(rails[source].now_mw, source)
+    return PowerTotal(sum(rails[n].now_mw for n in summed), source)
+
+
+# Which rails make the total, by the rail names of a sample (they repeat from sample to sample):
+# (source, names summed); bounded, as a hostile log may name rails anew on every line.
+_POWER_PLAN_LIMIT = 1024
+_power_plans: dict[tuple[str, ...], tuple[str, tuple[str, ...]]] = {}
+
+
+def _power_plan(names: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    for name in INPUT_RAILS:
+        if name in names:
+            return name, (name,)
+    summed = tuple(
+        name
+        for name in names
+        if _base_rail_name(name) not in UNCONNECTED_RAILS and not name.startswith(DEVICE_ONLY_RAIL_PREFIX)
+    )
+    return "sum(" + "+".join(summed) + ")", summed
 
 
 def _base_rail_name(name: str) -> str:

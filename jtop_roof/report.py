@@ -39,7 +39,6 @@ from jtop_roof.trtexec import TrtexecError, TrtexecRun, kept_output, read_trtexe
 from jtop_roof.verdict import place
 from jtop_roof.workload import Workload
 
-FORMATS = ("md", "json", "csv")
 #: How much display history the report's pipeline keeps: it needs none, only the ledger.
 _HISTORY_S = 0.0
 
