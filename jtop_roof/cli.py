@@ -253,8 +253,7 @@ def _load(args: argparse.Namespace) -> Config:
 
 
 def _cmd_parse(args: argparse.Namespace) -> int:
-    from jtop_roof.jsonout import parse_line_json
-    from jtop_roof.logfile import MAX_LINE_BYTES, ReadStats, RecordingError, iter_records
+    from jtop_roof.logfile import MAX_LINE_BYTES, ReadStats, RecordingError, iter_parse_lines
     from jtop_roof.model import MAX_CORES, MAX_NAMED
     from jtop_roof.timeline import parse_tz
 
@@ -273,8 +272,8 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     write = sys.stdout.write
     try:
         with stream:
-            for record in iter_records(stream, tz=tz, interval_s=interval_s, stats=stats):
-                write(parse_line_json(record))
+            for text in iter_parse_lines(stream, tz=tz, interval_s=interval_s, stats=stats):
+                write(text)
     except BrokenPipeError:
         raise  # our reader left (`| head`), not our input: main() ends quietly
     except RecordingError as exc:

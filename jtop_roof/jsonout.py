@@ -32,15 +32,27 @@ from jtop_roof.model import (
     Gpu,
     Iram,
     Memory,
+    PowerTotal,
     Rail,
     Record,
     Sample,
     json_line,
     record_to_json,
     sample_to_json,
+    total_power,
+)
+from jtop_roof.parser import (
+    USUAL_FIELDS,
+    USUAL_SHAPE,
+    cpu_core,
+    is_usual,
+    rail_reading,
+    read_engines,
+    read_field,
+    temp_pair,
 )
 
-__all__ = ["clear_caches", "parse_line_json", "sample_line"]
+__all__ = ["clear_caches", "line_json", "parse_line_json", "sample_line"]
 
 _quote: Callable[[str], str] = encode_basestring
 
@@ -247,13 +259,8 @@ def _texts(items: Iterable[object]) -> str:
 def _sample(sample: Sample, line: bool) -> str:
     ram, swap, iram = sample.ram, sample.swap, sample.iram
     cpus, gpu, emc = sample.cpus, sample.gpu, sample.emc
-    engines, temps_max, total = sample.engines, sample.temps_max_c, sample.power_total
+    engines, temps_max = sample.engines, sample.temps_max_c
     reasons, oc_events, unknown = sample.throttle_reasons, sample.oc_events, sample.unknown
-    # Optional members: empty when absent (Python 3.10's f-strings cannot nest the quote used).
-    iram_text = "" if iram is None else ',"iram_kb":' + _one(_iram_cache, _iram, iram)
-    max_text = ',"temps_max_c":' + _temps_max.encode(temps_max) if temps_max else ""
-    total_text = "null" if total is None else (
-        '{"value":' + _num(total.mw) + ',"source":' + _scalar(total.source) + "}")
     tail = ""
     if reasons is not None:
         tail = ',"throttle_reasons":' + _texts(reasons)
@@ -262,17 +269,41 @@ def _sample(sample: Sample, line: bool) -> str:
     tail += ',"unknown":' + (_texts(unknown) if unknown else "[]")
     if line:
         tail += ',"line":' + _scalar(sample.raw)
-    return (
-        f'{{"t":{_scalar(sample.t_wall)}{"" if sample.is_sample else _NON_SAMPLE}'
-        f',"ram_mb":{"null" if ram is None else _one(_ram_cache, _ram, ram)}'
-        f',"swap_mb":{"null" if swap is None else _one(_swap_cache, _swap, swap)}{iram_text}'
-        f',"cpu":{"null" if cpus is None else _list(_cpu_cache, _cpu, cpus)}'
-        f',"gpu":{"null" if gpu is None else _one(_gpu_cache, _gpu, gpu)}'
-        f',"emc":{"null" if emc is None else _one(_emc_cache, _clocked, emc)}'
-        f',"engines":{_engine_set(engines) if engines else "{}"}'
-        f',"temps_c":{_temps.encode(sample.temps_c)}{max_text}'
-        f',"rails_mw":{_rails.encode(sample.rails)},"power_total_mw":{total_text}{tail}}}\n'
+    return _layout(
+        _scalar(sample.t_wall) if sample.is_sample else _scalar(sample.t_wall) + _NON_SAMPLE,
+        "null" if ram is None else _one(_ram_cache, _ram, ram),
+        "null" if swap is None else _one(_swap_cache, _swap, swap),
+        "" if iram is None else ',"iram_kb":' + _one(_iram_cache, _iram, iram),
+        "null" if cpus is None else _list(_cpu_cache, _cpu, cpus),
+        "null" if gpu is None else _one(_gpu_cache, _gpu, gpu),
+        "null" if emc is None else _one(_emc_cache, _clocked, emc),
+        _engine_set(engines) if engines else "{}",
+        _temps.encode(sample.temps_c)
+        + (',"temps_max_c":' + _temps_max.encode(temps_max) if temps_max else ""),
+        _rails.encode(sample.rails),
+        _total(sample.power_total),
+        tail,
     )
+
+
+def _layout(t: str, ram: str, swap: str, iram: str, cpu: str, gpu: str, emc: str, engines: str,
+            temps: str, rails: str, total: str, tail: str) -> str:
+    """A sample's JSON line from its members' texts: the one layout of both routes (``iram`` and
+    ``temps``' maximum member come with their own keys, as they are optional)."""
+    return (f'{{"t":{t},"ram_mb":{ram},"swap_mb":{swap}{iram},"cpu":{cpu},"gpu":{gpu},"emc":{emc}'
+            f',"engines":{engines},"temps_c":{temps},"rails_mw":{rails},"power_total_mw":{total}{tail}}}\n')
+
+
+_source_tail: dict[str, str] = {}  # "VDD_IN" -> ',"source":"VDD_IN"}'
+
+
+def _total(total: PowerTotal | None) -> str:
+    if total is None:
+        return "null"
+    tail = _source_tail.get(total.source)
+    if tail is None:
+        tail = _kept(_source_tail, total.source, ',"source":' + _scalar(total.source) + "}")
+    return '{"value":' + _num(total.mw) + tail
 
 
 _NON_SAMPLE = ',"non_sample":true'
@@ -280,6 +311,139 @@ _NON_SAMPLE = ',"non_sample":true'
 
 def _counts(counts: dict[str, int]) -> str:
     return "{" + ",".join([_name(name) + _scalar(count) for name, count in counts.items()]) + "}"
+
+
+# --- straight from a line's text ---------------------------------------------------------------
+#
+# ``parse`` needs no Sample for a line in the usual order: each field's text becomes its JSON text,
+# made once from the parser's reading of that text (read_field, cpu_core, temp_pair, rail_reading,
+# read_engines) with the renderers above, and kept by the text. The line is split by the parser's
+# USUAL_SHAPE and each text is checked with ``is_usual`` when first met (the parser's docstring there
+# says why that reads what USUAL_LINE reads). Lines that need more than one field's text to read (a
+# repeated name, GR3D2, MTS, maximum temperatures, ANSI codes, a CPU entry not understood) take the
+# Sample route. The tests hold both routes to the same text.
+
+_field_text: dict[str, str] = {}  # "RAM 6879/62841MB (lfb 3x4MB)" -> '{"used":6879,...}'
+_cpu_text: dict[str, str] = {}  # "5%@729" -> '{"load_pct":5,"mhz":729}'
+_temp_text: dict[str, str] = {}  # "cpu@47.6C" -> '"cpu":47.6'
+_temp_name: dict[str, str] = {}  # "CPU@47.6C" -> "cpu" (names are lower-cased: "CPU" repeats "cpu")
+_rail_of: dict[str, Rail] = {}  # "2801mW/2801mW" -> Rail
+_rail_text: dict[tuple[str, str], str] = {}  # ("VDD_IN", "5000mW/5000mW") -> '"VDD_IN":{"now":5000,...}'
+_engine_text: dict[str, str] = {}  # "NVENC off ... APE 174" -> '{"NVENC":"off",...}'
+_RENDER: dict[str, Callable[[Any], str]] = {"ram": _ram, "swap": _swap, "iram": _iram, "emc": _clocked,
+                                             "gpu": _gpu}
+
+K = TypeVar("K")
+
+
+def _kept(cache: dict[K, T], key: K, value: T) -> T:
+    if len(cache) >= CACHE_LIMIT:
+        cache.clear()
+    cache[key] = value
+    return value
+
+
+def _checked(kind: str, text: str) -> str:
+    if not is_usual(kind, text):
+        raise _Unusual
+    return text
+
+
+def _field(kind: str, text: str) -> str:
+    return _kept(_field_text, text, _RENDER[kind](read_field(kind, _checked(kind, text))))
+
+
+def _engine_run(run: str) -> str:
+    return _kept(_engine_text, run, _engines.encode(read_engines(_checked("engines", run))))
+
+
+def _cpu_entry(entry: str) -> str:
+    unknown: list[str] = []
+    core = cpu_core(entry, unknown)
+    if unknown:  # kept in the sample's "unknown": the Sample route
+        raise _Unusual
+    return _kept(_cpu_text, entry, _cpu(core))
+
+
+def _temp(token: str) -> tuple[str, str]:
+    name, text = _temp_name.get(token), _temp_text.get(token)
+    if name is None or text is None:
+        name, celsius = temp_pair(_checked("temp", token))
+        name, text = _kept(_temp_name, token, name), _kept(_temp_text, token, _name(name) + _num(celsius))
+    return name, text
+
+
+def _rail_reading(reading: str) -> Rail:
+    rail = _rail_of.get(reading)
+    if rail is None:
+        rail = _kept(_rail_of, reading, rail_reading(_checked("rail_reading", reading)))
+    return rail
+
+
+def line_json(line: str, time_of: Callable[[str | None], float | None]) -> str | None:
+    """``parse_line_json`` of ``line``'s sample, read straight from the text, with ``time_of(stamp)``
+    (called once, last) as its time; None for a line this route does not take (the caller parses
+    it; ``time_of`` was not called)."""
+    if "\x1b" in line:
+        return None
+    m = USUAL_SHAPE.fullmatch(line)  # the shape takes the line's end (its newline) too
+    if m is None:
+        return None
+    ram, swap, iram, cpu, emc, gpu, gpu2, engines, mts, temps, rails = m.group(*USUAL_FIELDS)
+    if gpu2 is not None or mts is not None:
+        return None
+    field = _field_text.get
+    try:
+        if not cpu:
+            cpu_text = "[]"
+        else:
+            entries = cpu.split(",")
+            try:
+                cpu_text = "[" + ",".join(map(_cpu_text.__getitem__, entries)) + "]"
+            except KeyError:
+                cpu_text = "[" + ",".join([_cpu_text.get(e) or _cpu_entry(e) for e in entries]) + "]"
+        if temps is None:
+            temps_text = "{}"
+        else:
+            tokens = temps.split()
+            try:
+                temps_text = "{" + ",".join(map(_temp_text.__getitem__, tokens)) + "}"
+                distinct = len(set(map(_temp_name.__getitem__, tokens)))
+            except KeyError:
+                members = [_temp(token) for token in tokens]
+                temps_text = "{" + ",".join([text for _, text in members]) + "}"
+                distinct = len({name for name, _ in members})
+            if distinct != len(tokens):  # a zone named twice: the Sample route numbers them
+                return None
+        if rails is None:
+            rails_text, total_text = "{}", "null"
+        else:
+            tokens = rails.split()
+            names, readings = tokens[0::2], tokens[1::2]
+            try:
+                rail_map = dict(zip(names, map(_rail_of.__getitem__, readings), strict=True))
+            except KeyError:
+                rail_map = dict(zip(names, map(_rail_reading, readings), strict=True))
+            if len(rail_map) != len(names):  # a rail named twice (AGX Orin's NC): as above
+                return None
+            pairs = zip(names, readings, strict=True)
+            try:
+                rails_text = "{" + ",".join(map(_rail_text.__getitem__, pairs)) + "}"
+            except KeyError:
+                rails_text = "{" + ",".join([
+                    _rail_text.get(pair) or _kept(_rail_text, pair, _name(pair[0]) + _rail(rail_map[pair[0]]))
+                    for pair in zip(names, readings, strict=True)]) + "}"
+            total_text = _total(total_power(rail_map))
+        ram_text = field(ram) or _field("ram", ram)
+        swap_text = "null" if swap is None else field(swap) or _field("swap", swap)
+        iram_text = "" if iram is None else ',"iram_kb":' + (field(iram) or _field("iram", iram))
+        gpu_text = "null" if gpu is None else field(gpu) or _field("gpu", gpu)
+        emc_text = "null" if emc is None else field(emc) or _field("emc", emc)
+        engines_text = "{}" if engines is None else _engine_text.get(engines) or _engine_run(engines)
+    except _Unusual:
+        return None
+    return _layout(_scalar(time_of(m.group("stamp"))), ram_text, swap_text, iram_text, cpu_text, gpu_text,
+                   emc_text, engines_text, temps_text, rails_text, total_text, ',"unknown":[]')
 
 
 def clear_caches() -> None:
@@ -291,6 +455,9 @@ def clear_caches() -> None:
     _engine_sets.clear()
     _engine_keep.clear()
     _names.clear()
+    for texts in (_field_text, _cpu_text, _temp_text, _temp_name, _rail_of, _rail_text, _engine_text,
+                  _source_tail):
+        texts.clear()
 
 
 def sample_line(sample: Sample) -> str:

@@ -35,6 +35,7 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any, BinaryIO, Generic, TypeVar
 
+from jtop_roof.jsonout import line_json, parse_line_json
 from jtop_roof.model import SCHEMA_VERSION, Event, Record, Sample, Tally, record_from_json
 from jtop_roof.parser import parse_line, stamp_of
 from jtop_roof.timeline import MAX_YEAR, MIN_YEAR, Timeline, parse_tz
@@ -451,6 +452,28 @@ def iter_records(
         return
 
 
+def iter_parse_lines(
+    lines: Iterable[str],
+    *,
+    tz: tzinfo | str | None = None,
+    interval_s: float | None = None,
+    stats: ReadStats | None = None,
+) -> Iterator[str]:
+    """What ``jroof-tui parse`` prints: ``parse_line_json`` of each of ``iter_records``' records,
+    the same text, with the lines of a plain log in the usual order read straight to JSON."""
+    it = iter(lines)
+    for line in it:
+        if not line.strip():
+            continue
+        header = parse_header_line(line)
+        if header is not None:
+            records = _recording_records(header, it, stats if stats is not None else ReadStats())
+            yield from map(parse_line_json, records)
+        else:
+            yield from _plain(line, it, as_tz(tz), interval_s, stats, parse_line_json, line_json)
+        return
+
+
 def _recording_records(header: Mapping[str, Any], rest: Iterator[str], stats: ReadStats) -> Iterator[Record]:
     placer = SessionPlacer()
     placer.new_session(header)
@@ -490,8 +513,30 @@ def _recording_records(header: Mapping[str, Any], rest: Iterator[str], stats: Re
 def _plain_records(
     first: str, rest: Iterator[str], tz: tzinfo, interval_s: float | None, stats: ReadStats | None
 ) -> Iterator[Record]:
-    """Lines wait (in order) until the timer can time the samples among them; from then on each
-    line is timed as it comes, as the timer's ``release`` would (one Timeline, same order)."""
+    return _plain(first, rest, tz, interval_s, stats, _as_is, None)
+
+
+def _as_is(sample: Sample) -> Sample:
+    return sample
+
+
+R = TypeVar("R")
+
+
+def _plain(
+    first: str,
+    rest: Iterator[str],
+    tz: tzinfo,
+    interval_s: float | None,
+    stats: ReadStats | None,
+    out: Callable[[Sample], R],
+    direct: Callable[[str, Callable[[str | None], float | None]], R | None] | None,
+) -> Iterator[R]:
+    """``out`` of each line's Sample, in order. Lines wait until the timer can time the samples
+    among them; from then on each line is timed as it comes, as the timer's ``release`` would (one
+    Timeline, same order). ``direct(line, time_of)``, where given, may stand for ``out`` of the line's
+    timed sample (``parse``'s JSON straight from the text): it calls ``time_of(stamp)`` for a line it
+    takes (a sample line, so a candidate), or returns None, and the line is parsed."""
     timer: PlainTimer[Sample] = PlainTimer(tz, interval_s)
     waiting: list[Sample] = []
     lines = itertools.chain((first,), rest)
@@ -507,25 +552,34 @@ def _plain_records(
             break
     else:
         _set_times(timer.release(True))
-        if stats is not None:
-            stats.interval_s = timer.interval_s
-        yield from waiting
-        return
     if stats is not None:
         stats.interval_s = timer.interval_s
-    yield from waiting
+    yield from map(out, waiting)
+    if timer.timeline is None:
+        return
     assign = timer.timeline.assign
     probe = Sample()  # only its stamp matters to the Timeline
+
+    def time_of(stamp: str | None) -> float | None:
+        probe.stamp = stamp
+        assign(probe)
+        return probe.t_wall
+
     for line in lines:
-        if not line.strip():
+        if not line or line.isspace():  # blank (as `not line.strip()`, without copying the line)
             continue
+        if direct is not None:
+            done = direct(line, time_of)
+            if done is not None:
+                yield done
+                continue
         sample = parse_line(line)
         if is_sample_candidate(line):
             probe.stamp = stamp_of(line)
             assign(probe)
             if sample.is_sample:  # a line that only looked like one keeps its slot, not a time
                 sample.t_wall, sample.t_mono = probe.t_wall, probe.t_mono or 0.0
-        yield sample
+        yield out(sample)
 
 
 def _set_times(timed: list[tuple[Sample, float | None, float]]) -> None:

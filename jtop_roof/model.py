@@ -167,7 +167,7 @@ def total_power(rails: dict[str, Rail]) -> PowerTotal | None:
         return None
     if len(summed) == 1 and source == summed[0]:  # the input rail itself
         return PowerTotal(rails[source].now_mw, source)
-    return PowerTotal(sum(rails[n].now_mw for n in summed), source)
+    return PowerTotal(sum([rails[n].now_mw for n in summed]), source)
 
 
 # Which rails make the total, by the rail names of a sample (they repeat from sample to sample):

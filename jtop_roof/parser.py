@@ -16,7 +16,7 @@ off``, ``APE 174``, TK1's ``VDE 120``) are known by name.
 
 Speed matters (a 24 h log at 1 Hz is 86,400 lines; sub-second intervals give more), so:
 
-* a line in the usual field order with single spaces is matched in one go by ``_LINE``, built
+* a line in the usual field order with single spaces is matched in one go by ``USUAL_LINE``, built
   from the same field patterns; only other lines take the token walk (``_TOKEN``). Both read
   each field with the same functions, so they agree (the tests check this on every real line);
 * runs of like tokens (all temperatures, all rails, all engines) are one match, split in C;
@@ -48,9 +48,12 @@ _ENGINE_NAMES = "APE|VIC|NVENC|NVDEC|NVJPG|OFA|NVDLA|PVA|MSENC|AVP|VDE"
 # NVENC off | VIC 36%@115 | APE 174 | NVENC0_FREQ @0 | NVENC_LOAD 7% | VIC_FREQ 5%@[115,230]
 _ENGINE = rf"(?:{_ENGINE_NAMES})\d?(?:_FREQ|_LOAD)?\s+(?:off|{_UNIT}|{_INT})"
 # cpu@52.5C | CV0@-256C (sensor off) | JetPack 7: cpu@52.968C/52.968C (current/max)
-_TEMP = rf"[A-Za-z][A-Za-z0-9_]*@-?{_DEC}C(?:/-?{_DEC}C)?"
+_NAME = r"[A-Za-z][A-Za-z0-9_]*"
+_STAMP_TEXT = r"\d\d-\d\d-\d{4} \d\d:\d\d:\d\d"  # tegrastats --logfile: MM-DD-YYYY HH:MM:SS
+_TEMP = rf"{_NAME}@-?{_DEC}C(?:/-?{_DEC}C)?"
 # VDD_IN 5000mW/5000mW | POM_5V_IN 1234/1234 (mW) | JetPack 7: now/avg/peak
-_RAIL = rf"[A-Za-z][A-Za-z0-9_]*\s+{_INT}(?:mW)?/{_INT}(?:mW)?(?:/{_INT}(?:mW)?)?"
+_RAIL_READING = rf"{_INT}(?:mW)?/{_INT}(?:mW)?(?:/{_INT}(?:mW)?)?"
+_RAIL = rf"{_NAME}\s+{_RAIL_READING}"
 # One pattern per field; its groups are the values read by _field_value / _read_*.
 _FIELDS = {
     # RAM 4321/62801MB (lfb 1759x4MB); the lfb size comes in kB too (TX2: 1x512kB)
@@ -100,8 +103,10 @@ def _tight(pattern: str) -> str:
 
 
 # A line as tegrastats prints it: the usual field order, one space between tokens (all real lines
-# but TK1's). Fields are named groups; any other line takes the token walk.
-_LINE = re.compile(
+# but TK1's). Fields are named groups (USUAL_FIELDS, in order); any other line takes the token walk.
+# Public, with the field readers below, for ``jsonout.line_json``, which reads a line's fields
+# straight to JSON; ``_parse`` reads the same match into a Sample.
+USUAL_LINE = re.compile(
     rf" ?(?P<ram>{_tight(_FIELDS['ram'])})"
     rf"(?: (?P<swap>{_tight(_FIELDS['swap'])}))?"
     rf"(?: (?P<iram>{_tight(_FIELDS['iram'])}))?"
@@ -116,9 +121,50 @@ _LINE = re.compile(
     r" *",
     re.ASCII,
 )
-_LINE_GROUPS = ("ram", "swap", "iram", "cpu", "emc", "gpu", "gpu2", "engines", "mts", "temps", "rails")
+USUAL_FIELDS = ("ram", "swap", "iram", "cpu", "emc", "gpu", "gpu2", "engines", "mts", "temps", "rails")
 
-_STAMP = re.compile(r"\s*(\d\d-\d\d-\d{4} \d\d:\d\d:\d\d)(?!\S)", re.ASCII)
+# The usual line's shape: the same fields in the same order, their readings looser ([^ ]+ and the
+# like, cheaper to match). A reader that checks each field's text with ``is_usual`` (once per distinct
+# text: it caches by text) reads what USUAL_LINE would: each field starts with a word no other field
+# has (RAM, SWAP, IRAM, CPU, EMC, GR3D, an engine's name, MTS), a temperature is one token with an
+# @ and a C, a rail two tokens with a /; so a line whose fields each pass is one USUAL_LINE matches,
+# split into the same fields. (Maximum temperatures do not fit the shape: the Sample route reads them.)
+_ENGINE_SHAPE = rf"(?:{_ENGINE_NAMES})\d?(?:_FREQ|_LOAD)? [^ ]+"
+_TEMP_SHAPE = rf"{_NAME}@[-.0-9]+C"
+_RAIL_SHAPE = rf"{_NAME} [^ /]+/[^ ]+"
+USUAL_SHAPE = re.compile(
+    rf"(?:\s*(?P<stamp>{_STAMP_TEXT})(?!\S))?"  # as STAMP (a line in the usual order starts with RAM)
+    r" ?(?P<ram>RAM [^ ]+(?: \(lfb [^ )]+\))?)"
+    r"(?: (?P<swap>SWAP [^ ]+(?: \(cached [^ )]+\))?))?"
+    r"(?: (?P<iram>IRAM [^ (]+(?: ?\(lfb [^ )]+\))?))?"
+    r" CPU \[(?P<cpu>[^\]\s]*)\]"
+    r"(?: (?P<emc>EMC[^ ]* [^ ]+))?"
+    r"(?: (?P<gpu>GR3D[^ ]* [^ ]+))?"
+    r"(?: (?P<gpu2>GR3D[^ ]* [^ ]+))?"
+    rf"(?: (?P<engines>{_ENGINE_SHAPE}(?: {_ENGINE_SHAPE})*))?"
+    r"(?: (?P<mts>MTS fg [^ ]+ bg [^ ]+))?"
+    rf"(?: (?P<temps>{_TEMP_SHAPE}(?: {_TEMP_SHAPE})*))?"
+    rf"(?: (?P<rails>{_RAIL_SHAPE}(?: {_RAIL_SHAPE})*))?"
+    r" *[\r\n]*",  # the line's end as read: what _parse's rstrip("\r\n") leaves out
+    re.ASCII,
+)
+# Each field as USUAL_LINE reads it (single spaces), one temperature, one rail's reading.
+_USUAL_FORM = {
+    **{kind: re.compile(_tight(_FIELDS[kind]), re.ASCII)
+       for kind in ("ram", "swap", "iram", "emc", "gpu", "engines")},
+    "temp": re.compile(_TEMP, re.ASCII),
+    "rail_reading": re.compile(_RAIL_READING, re.ASCII),
+}
+
+
+def is_usual(kind: str, text: str) -> bool:
+    """Whether ``text`` is a whole ``kind`` field (or a temperature, ``temp``, or a rail's reading,
+    ``rail_reading``) as USUAL_LINE reads it."""
+    return _USUAL_FORM[kind].fullmatch(text) is not None
+
+
+#: A line's leading stamp (after optional blanks); group 1 is the stamp.
+STAMP = re.compile(rf"\s*({_STAMP_TEXT})(?!\S)", re.ASCII)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _CPU_ENTRY = re.compile(rf"({_INT})%(?:@({_INT}))?", re.ASCII)
 
@@ -141,7 +187,7 @@ _fields: dict[str, Any] = {}  # "RAM 6879/62841MB (lfb 3x4MB)" -> Memory, etc.
 def stamp_of(line: str) -> str | None:
     """The leading ``MM-DD-YYYY HH:MM:SS`` stamp of a line, without parsing the rest (replay seek).
     ANSI colour codes before the stamp are not looked through: captured logs have none there."""
-    match = _STAMP.match(line)
+    match = STAMP.match(line)
     return match.group(1) if match else None
 
 
@@ -161,19 +207,19 @@ def _parse(line: str, *, walk: bool = False) -> Sample:
     text = _ANSI.sub("", raw) if "\x1b" in raw else raw
     stamp = None
     pos = 0
-    m = _STAMP.match(text)
+    m = STAMP.match(text)
     if m is not None:
         stamp = m.group(1)
         pos = m.end()
-    m = None if walk else _LINE.fullmatch(text, pos)
+    m = None if walk else USUAL_LINE.fullmatch(text, pos)
     if m is None:
         return _walk(raw, text, pos, stamp)
 
-    ram, swap, iram, cpu, emc, gpu, gpu2, engines, mts, temps, rails = m.group(*_LINE_GROUPS)
+    ram, swap, iram, cpu, emc, gpu, gpu2, engines, mts, temps, rails = m.group(*USUAL_FIELDS)
     get = _fields.get
     unknown: list[str] = []
     temps_c, temps_max_c = _read_temps(temps) if temps is not None else ({}, {})
-    engine_map = _read_engines(engines) if engines is not None else {}
+    engine_map = read_engines(engines) if engines is not None else {}
     if mts is not None:
         _add_mts(engine_map, mts)
     gpu_value = None
@@ -303,6 +349,11 @@ def _put(target: dict[str, V], counts: dict[str, int], name: str, value: V) -> s
     return name
 
 
+def read_field(kind: str, text: str) -> Any:
+    """The model object of a RAM/SWAP/IRAM/EMC/GPU field's text, as the fast path reads it (cached)."""
+    return _fields.get(text) or _field_value(kind, text)
+
+
 def _field_value(kind: str, text: str) -> Any:
     """The model object of a RAM/SWAP/IRAM/EMC/GPU field, cached by the field's text: a Memory,
     Iram, Clocked or Gpu as ``kind`` says (Any: the kind, a string, decides the type)."""
@@ -365,13 +416,13 @@ def _read_cpus(text: str, shared_mhz: int | None, unknown: list[str]) -> list[Cp
             return list(map(_cpu_cores.__getitem__, entries))
         except KeyError:
             pass
-    cores = [_cpu_core(entry, unknown) for entry in entries]
+    cores = [cpu_core(entry, unknown) for entry in entries]
     if shared_mhz is None:
         return cores
     return [None if core is None else CpuCore(core.load_pct, shared_mhz) for core in cores]
 
 
-def _cpu_core(entry: str, unknown: list[str]) -> CpuCore | None:
+def cpu_core(entry: str, unknown: list[str]) -> CpuCore | None:
     """``5%@729`` -> CpuCore(5.0, 729), ``off`` -> None; an entry not understood goes to
     ``unknown`` and its core is kept with no values, so that the cores after it keep their index."""
     if entry in _cpu_cores:
@@ -394,7 +445,7 @@ def _read_temps(run: str) -> tuple[dict[str, float | None], dict[str, float]]:
         try:
             temps = dict(map(_temp_pairs.__getitem__, tokens))
         except KeyError:
-            temps = dict(map(_temp_pair, tokens))
+            temps = dict(map(temp_pair, tokens))
         if len(temps) == len(tokens):
             return temps, {}
     values = [_temp_values.get(t) or _remember(_temp_values, t, _temp_value(t)) for t in tokens]
@@ -411,7 +462,7 @@ def _read_temps(run: str) -> tuple[dict[str, float | None], dict[str, float]]:
     return temps, temps_max
 
 
-def _temp_pair(token: str) -> tuple[str, float | None]:
+def temp_pair(token: str) -> tuple[str, float | None]:
     name, celsius, _ = _temp_value(token)
     return _temp_pairs.get(token) or _remember(_temp_pairs, token, (name, celsius))
 
@@ -434,17 +485,17 @@ def _read_rails(run: str) -> dict[str, Rail]:
     try:  # every reading seen before: build the dict in C
         rails = dict(zip(names, map(_rail_readings.__getitem__, readings), strict=True))
     except KeyError:
-        rails = dict(zip(names, map(_rail_reading, readings), strict=True))
+        rails = dict(zip(names, map(rail_reading, readings), strict=True))
     if len(rails) == len(names):
         return rails
     rails = {}  # a name printed again (AGX Orin's two NC rails)
     counts: dict[str, int] = {}
     for name, reading in zip(names, readings, strict=True):
-        _put(rails, counts, name, _rail_reading(reading))
+        _put(rails, counts, name, rail_reading(reading))
     return rails
 
 
-def _rail_reading(reading: str) -> Rail:
+def rail_reading(reading: str) -> Rail:
     rail = _rail_readings.get(reading)
     if rail is None:
         now, _, rest = reading.replace("mW", "").partition("/")
@@ -454,7 +505,7 @@ def _rail_reading(reading: str) -> Rail:
     return rail
 
 
-def _read_engines(run: str) -> dict[str, Engine]:
+def read_engines(run: str) -> dict[str, Engine]:
     items, repeats = _engine_runs.get(run) or _engine_run(run)
     if not repeats:
         return dict(items)

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_grammar import EXCERPT_POOL, recombined
 
 from jtop_roof import jsonout
-from jtop_roof.jsonout import parse_line_json, sample_line
-from jtop_roof.logfile import ReadStats, iter_records, open_text
+from jtop_roof.jsonout import line_json, parse_line_json, sample_line
+from jtop_roof.logfile import ReadStats, iter_parse_lines, iter_records, open_text
 from jtop_roof.model import (
     Clocked,
     CpuCore,
@@ -51,12 +53,18 @@ def reference(record: Record) -> str:
 
 
 def check_file(path: Path) -> int:
-    count = 0
+    """Both routes of ``parse`` (``iter_parse_lines``, with lines read straight to JSON, and each
+    record of ``iter_records``) print the reference text; returns the records."""
     with open_text(str(path)) as stream:
-        for record in iter_records(stream, tz=None, interval_s=None, stats=ReadStats()):
-            assert parse_line_json(record) == reference(record), (path.name, count)
-            count += 1
-    return count
+        expected = [reference(record) for record in
+                    iter_records(stream, tz="UTC", interval_s=None, stats=ReadStats())]
+    with open_text(str(path)) as stream:
+        records = list(iter_records(stream, tz="UTC", interval_s=None, stats=ReadStats()))
+    assert [parse_line_json(record) for record in records] == expected, path.name
+    with open_text(str(path)) as stream:
+        printed = list(iter_parse_lines(stream, tz="UTC", interval_s=None, stats=ReadStats()))
+    assert printed == expected, path.name
+    return len(expected)
 
 
 @pytest.mark.skipif(not REAL_LOGS.is_dir(), reason="no real logs beside the repo")
@@ -197,3 +205,94 @@ def test_generated_samples_print_the_same_text(sample: Sample) -> None:
         return
     assert parse_line_json(sample) == expected
     assert parse_line_json(sample) == expected  # and again, from the caches
+
+
+# --- the text route: a line in the usual order read straight to JSON -----------------------------
+
+CORPUS = [line for line in (DATA / "tegrastats_lines.txt").read_text(encoding="utf-8").splitlines()
+          if line and not line.startswith("#")]
+T_WALL = 1761436800.25
+
+
+def AT_T_WALL(stamp: str | None) -> float:  # noqa: N802 (a constant time, as a function)
+    return T_WALL
+
+
+def timed_reference(line: str, t_wall: float | None) -> str:
+    sample = parse_line(line)
+    if sample.is_sample:
+        sample.t_wall = t_wall
+    return reference(sample)
+
+
+def test_the_text_route_prints_what_the_sample_route_prints_on_the_corpus() -> None:
+    taken = 0
+    for _ in range(2):  # the second pass from the caches
+        for line in CORPUS:
+            text = line_json(line, AT_T_WALL)
+            if text is not None:
+                taken += 1
+                assert text == timed_reference(line, T_WALL), line
+    assert taken > len(CORPUS)  # most real lines take it
+
+
+@pytest.mark.parametrize("line", [
+    "\x1b[32mRAM 1/2MB CPU [1%@2]",  # ANSI codes
+    "RAM 1/2MB CPU [1%@2] GR3D_FREQ 5%@611 GR3D2_FREQ 5%@611",  # the second GPC apart
+    "RAM 1/2MB CPU [1%@2] MTS fg 0% bg 3%",  # Denver's MTS, read into the engines
+    "RAM 1/2MB CPU [1%@2] cpu@52.968C/53.1C",  # maximum temperatures (JetPack 7)
+    "RAM 1/2MB CPU [1%@2] cpu@50C CPU@51C",  # one zone name twice (names are lower-cased)
+    "RAM 1/2MB CPU [1%@2] NC 1/1 NC 2/2",  # one rail name twice (AGX Orin)
+    "RAM 1/2MB CPU [1%@2,x%,3%@4]",  # a CPU entry not understood (kept in unknown)
+    "RAM 1/2MB CPU [1%@2] junk",  # not the usual order: the token walk
+    "date",
+])
+def test_lines_that_need_more_than_a_fields_text_take_the_sample_route(line: str) -> None:
+    assert line_json(line, AT_T_WALL) is None
+    # in a stamped log, after the lines that tell the interval: parse still prints the reference
+    usual = "RAM 6879/62841MB CPU [5%@729] EMC_FREQ 0%@2133 cpu@47.6C VDD_IN 5000mW/5000mW"
+    log = [f"10-26-2025 00:00:{s:02d} {usual}" for s in range(20)] + [f"10-26-2025 00:00:20 {line}"]
+    printed = list(iter_parse_lines(log, tz="UTC", interval_s=None, stats=ReadStats()))
+    records = iter_records(log, tz="UTC", interval_s=None, stats=ReadStats())
+    assert printed == [reference(record) for record in records]
+    last = f"10-26-2025 00:00:20 {line}"
+    assert printed[-1] == timed_reference(last, 1761436820.0 if "RAM" in line else None)
+
+
+def test_the_text_route_with_caches_emptied_as_it_goes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jsonout, "CACHE_LIMIT", 3)
+    jsonout.clear_caches()
+    for line in CORPUS * 2:
+        text = line_json(line, AT_T_WALL)
+        assert text is None or text == timed_reference(line, T_WALL), line
+    assert len(jsonout._cpu_text) <= 3 and len(jsonout._rail_text) <= 3 and len(jsonout._field_text) <= 3
+
+
+USUAL = [line for line in CORPUS if line_json(line, AT_T_WALL) is not None]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(USUAL), st.data())
+def test_real_lines_with_other_numbers_print_the_same_text_by_either_route(line: str,
+                                                                          data: st.DataObject) -> None:
+    """Every digit run of a real line replaced by a drawn one (zeros, 12 digits, 13 that the grammar
+    refuses, -256 sensors off, decimals): the text route gives the reference text or declines."""
+    number = st.one_of(st.from_regex(r"[0-9]{1,13}", fullmatch=True), st.sampled_from(["0", "256", "000"]))
+    parts = re.split(r"([0-9]+)", line)
+    for i in range(1, len(parts), 2):
+        if data.draw(st.booleans()):
+            parts[i] = data.draw(number)
+    mutated = "".join(parts)
+    t_wall = data.draw(st.one_of(st.none(), st.floats(0, 4e9), st.sampled_from([math.nan, math.inf])))
+    text = line_json(mutated, lambda stamp: t_wall)
+    if text is not None:
+        assert text == timed_reference(mutated, t_wall), mutated
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(recombined(EXCERPT_POOL))
+def test_recombined_grammar_lines_print_the_same_text_by_either_route(case: tuple[Any, Any, str]) -> None:
+    line = case[2]
+    text = line_json(line, AT_T_WALL)
+    if text is not None:
+        assert text == timed_reference(line, T_WALL), line
