@@ -20,6 +20,8 @@ from jtop_roof.config import MIN_INTERVAL_MS, REPORT_FORMATS, SOURCES, Config, C
 from jtop_roof.logfile import open_text
 
 EXIT_USAGE = 2
+#: Lines ``parse`` writes at once when its input is a file.
+PARSE_BLOCK_LINES = 256
 
 
 class _Parser(argparse.ArgumentParser):
@@ -269,19 +271,24 @@ def _cmd_parse(args: argparse.Namespace) -> int:
         return _fail(f"cannot read {args.file}: {exc.strerror or exc}")
     interval_s = None if args.interval_ms is None else args.interval_ms / 1000.0
     stats = ReadStats()
-    write = sys.stdout.write
+    # A file is there whole: its lines go out in blocks (a write each, even when Python's output is
+    # unbuffered). From a pipe (`tegrastats | jroof-tui parse -`) each line goes when it is read.
+    block = PARSE_BLOCK_LINES if stream.is_file else 1
+    lines: list[str] = []
     try:
         with stream:
             for text in iter_parse_lines(stream, tz=tz, interval_s=interval_s, stats=stats):
-                write(text)
+                lines.append(text)
+                if len(lines) >= block:
+                    sys.stdout.write("".join(lines))
+                    lines.clear()
     except BrokenPipeError:
         raise  # our reader left (`| head`), not our input: main() ends quietly
     except RecordingError as exc:
-        sys.stdout.flush()
-        return _fail(f"cannot parse {args.file}: {exc}")
+        return _fail_after(lines, f"cannot parse {args.file}: {exc}")
     except OSError as exc:
-        sys.stdout.flush()
-        return _fail(f"cannot read {args.file}: {exc.strerror or exc}")
+        return _fail_after(lines, f"cannot read {args.file}: {exc.strerror or exc}")
+    sys.stdout.write("".join(lines))
     sys.stdout.flush()
     said = []
     if stats.skipped_lines:
@@ -296,6 +303,13 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     if said:
         print(f"jroof-tui: {args.file}: " + "; ".join(said), file=sys.stderr)
     return 0
+
+
+def _fail_after(printed: list[str], message: str) -> int:
+    """What was read before the error is printed, then the error."""
+    sys.stdout.write("".join(printed))
+    sys.stdout.flush()
+    return _fail(message)
 
 
 def _cmd_roof(args: argparse.Namespace, config: Config) -> int:

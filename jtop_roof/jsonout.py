@@ -32,14 +32,15 @@ from jtop_roof.model import (
     Gpu,
     Iram,
     Memory,
+    PowerPlan,
     PowerTotal,
     Rail,
     Record,
     Sample,
     json_line,
+    power_plan,
     record_to_json,
     sample_to_json,
-    total_power,
 )
 from jtop_roof.parser import (
     USUAL_FIELDS,
@@ -56,8 +57,11 @@ __all__ = ["clear_caches", "line_json", "parse_line_json", "sample_line"]
 
 _quote: Callable[[str], str] = encode_basestring
 
-#: Entries a cache holds before it is emptied (a live stream or a long log stays bounded).
+#: Entries a cache holds before it is emptied (a live stream or a long log stays bounded), and the
+#: longest text it keeps (real ones are under 100 characters, a board's engines under 600): what a
+#: hostile file holds is rendered each time, not kept.
 CACHE_LIMIT = 16384
+CACHE_TEXT_CHARS, ENGINE_SET_CHARS = 512, 4096
 
 
 class _Unusual(Exception):
@@ -78,6 +82,8 @@ class _Cache:
         self.keep: list[object] = []
 
     def put(self, obj: object, text: str) -> str:
+        if len(text) > CACHE_TEXT_CHARS:  # a hostile value: rendered each time, never kept
+            return text
         if len(self.text) >= CACHE_LIMIT:
             self.text.clear()
             self.keep.clear()
@@ -136,9 +142,11 @@ def _name(name: object) -> str:
         raise _Unusual
     text = _names.get(name)
     if text is None:
-        if len(_names) >= CACHE_LIMIT:
-            _names.clear()
-        text = _names[name] = _quote(name) + ":"
+        text = _quote(name) + ":"
+        if len(text) <= CACHE_TEXT_CHARS:
+            if len(_names) >= CACHE_LIMIT:
+                _names.clear()
+            _names[name] = text
     return text
 
 
@@ -212,6 +220,8 @@ class _Members:
 
     def put(self, name: str, value: object) -> str:
         text = _name(name) + self.render(value)
+        if len(text) > CACHE_TEXT_CHARS:
+            return text
         if len(self.text) >= CACHE_LIMIT:
             self.text.clear()
             self.keep.clear()
@@ -244,6 +254,8 @@ def _engine_set(engines: dict[str, Engine]) -> str:
     text = _engine_sets.get(key)
     if text is None:
         text = _engines.encode(engines)
+        if len(text) > ENGINE_SET_CHARS:
+            return text
         if len(_engine_sets) >= CACHE_LIMIT:
             _engine_sets.clear()
             _engine_keep.clear()
@@ -330,17 +342,32 @@ _temp_name: dict[str, str] = {}  # "CPU@47.6C" -> "cpu" (names are lower-cased: 
 _rail_of: dict[str, Rail] = {}  # "2801mW/2801mW" -> Rail
 _rail_text: dict[tuple[str, str], str] = {}  # ("VDD_IN", "5000mW/5000mW") -> '"VDD_IN":{"now":5000,...}'
 _engine_text: dict[str, str] = {}  # "NVENC off ... APE 174" -> '{"NVENC":"off",...}'
+# rail names -> (whether they are distinct, which of them make the total)
+_rail_plans: dict[tuple[str, ...], tuple[bool, PowerPlan | None]] = {}
 _RENDER: dict[str, Callable[[Any], str]] = {"ram": _ram, "swap": _swap, "iram": _iram, "emc": _clocked,
                                              "gpu": _gpu}
 
 K = TypeVar("K")
 
 
-def _kept(cache: dict[K, T], key: K, value: T) -> T:
-    if len(cache) >= CACHE_LIMIT:
+#: What the text route takes, in characters (longer goes the Sample route): a line (real ones are
+#: under 600), an engine or rail run (under 130), a zone's or a rail's name (under 20). Kept texts
+#: stay small whatever a file holds: the caches of whole runs hold fewer entries than the others.
+USUAL_LINE_CHARS, RUN_CHARS, NAME_CHARS = 4096, 512, 64
+RUN_CACHE_LIMIT = 1024
+
+
+def _kept(cache: dict[K, T], key: K, value: T, limit: int | None = None) -> T:
+    if len(cache) >= (CACHE_LIMIT if limit is None else limit):
         cache.clear()
     cache[key] = value
     return value
+
+
+def _short(text: str, chars: int) -> str:
+    if len(text) > chars:
+        raise _Unusual
+    return text
 
 
 def _checked(kind: str, text: str) -> str:
@@ -354,7 +381,8 @@ def _field(kind: str, text: str) -> str:
 
 
 def _engine_run(run: str) -> str:
-    return _kept(_engine_text, run, _engines.encode(read_engines(_checked("engines", run))))
+    text = _engines.encode(read_engines(_checked("engines", _short(run, RUN_CHARS))))
+    return _kept(_engine_text, run, text, RUN_CACHE_LIMIT)
 
 
 def _cpu_entry(entry: str) -> str:
@@ -369,6 +397,7 @@ def _temp(token: str) -> tuple[str, str]:
     name, text = _temp_name.get(token), _temp_text.get(token)
     if name is None or text is None:
         name, celsius = temp_pair(_checked("temp", token))
+        _short(name, NAME_CHARS)
         name, text = _kept(_temp_name, token, name), _kept(_temp_text, token, _name(name) + _num(celsius))
     return name, text
 
@@ -380,11 +409,18 @@ def _rail_reading(reading: str) -> Rail:
     return rail
 
 
+def _rail_member(pair: tuple[str, str], rail: Rail) -> str:
+    text = _rail_text.get(pair)
+    if text is None:
+        text = _kept(_rail_text, pair, _name(_short(pair[0], NAME_CHARS)) + _rail(rail))
+    return text
+
+
 def line_json(line: str, time_of: Callable[[str | None], float | None]) -> str | None:
     """``parse_line_json`` of ``line``'s sample, read straight from the text, with ``time_of(stamp)``
     (called once, last) as its time; None for a line this route does not take (the caller parses
     it; ``time_of`` was not called)."""
-    if "\x1b" in line:
+    if "\x1b" in line or len(line) > USUAL_LINE_CHARS:
         return None
     m = USUAL_SHAPE.fullmatch(line)  # the shape takes the line's end (its newline) too
     if m is None:
@@ -419,21 +455,26 @@ def line_json(line: str, time_of: Callable[[str | None], float | None]) -> str |
             rails_text, total_text = "{}", "null"
         else:
             tokens = rails.split()
-            names, readings = tokens[0::2], tokens[1::2]
-            try:
-                rail_map = dict(zip(names, map(_rail_of.__getitem__, readings), strict=True))
-            except KeyError:
-                rail_map = dict(zip(names, map(_rail_reading, readings), strict=True))
-            if len(rail_map) != len(names):  # a rail named twice (AGX Orin's NC): as above
+            names, readings = tuple(tokens[0::2]), tokens[1::2]
+            plan = _rail_plans.get(names)
+            if plan is None:
+                _short(rails, RUN_CHARS)
+                plan = (len(set(names)) == len(names), power_plan(names))
+                _kept(_rail_plans, names, plan, RUN_CACHE_LIMIT)
+            distinct, power = plan
+            if not distinct:  # a rail named twice (AGX Orin's NC): the Sample route numbers them
                 return None
+            try:
+                rail_list = list(map(_rail_of.__getitem__, readings))
+            except KeyError:
+                rail_list = list(map(_rail_reading, readings))
             pairs = zip(names, readings, strict=True)
             try:
                 rails_text = "{" + ",".join(map(_rail_text.__getitem__, pairs)) + "}"
             except KeyError:
-                rails_text = "{" + ",".join([
-                    _rail_text.get(pair) or _kept(_rail_text, pair, _name(pair[0]) + _rail(rail_map[pair[0]]))
-                    for pair in zip(names, readings, strict=True)]) + "}"
-            total_text = _total(total_power(rail_map))
+                rail_members = map(_rail_member, zip(names, readings, strict=True), rail_list)
+                rails_text = "{" + ",".join(rail_members) + "}"
+            total_text = "null" if power is None else _total(power.total(rail_list))
         ram_text = field(ram) or _field("ram", ram)
         swap_text = "null" if swap is None else field(swap) or _field("swap", swap)
         iram_text = "" if iram is None else ',"iram_kb":' + (field(iram) or _field("iram", iram))
@@ -456,7 +497,7 @@ def clear_caches() -> None:
     _engine_keep.clear()
     _names.clear()
     for texts in (_field_text, _cpu_text, _temp_text, _temp_name, _rail_of, _rail_text, _engine_text,
-                  _source_tail):
+                  _source_tail, _rail_plans):
         texts.clear()
 
 

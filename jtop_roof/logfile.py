@@ -68,11 +68,13 @@ MAX_LINE_BYTES = 1 << 20
 class LineReader:
     """Text lines of a binary stream, each at most ``limit`` bytes. A longer line is read past in
     bounded pieces and given as a blank line (so line numbers hold), counted in ``long_lines``.
-    Undecodable bytes become U+FFFD so a damaged log never stops the reader."""
+    Undecodable bytes become U+FFFD so a damaged log never stops the reader. ``is_file``: the
+    stream is a regular file (there whole, not a live pipe)."""
 
-    def __init__(self, raw: BinaryIO, limit: int = MAX_LINE_BYTES) -> None:
+    def __init__(self, raw: BinaryIO, limit: int = MAX_LINE_BYTES, *, is_file: bool = False) -> None:
         self._raw = raw
         self._limit = limit
+        self.is_file = is_file
         self.long_lines = 0
 
     def __iter__(self) -> Iterator[str]:
@@ -102,15 +104,17 @@ def open_text(path: str | Path) -> LineReader:
     if str(path) == "-":
         stdin = sys.stdin.buffer
         try:
-            _check_readable_kind(os.fstat(stdin.fileno()).st_mode, stdin.isatty(), "stdin")
+            mode = os.fstat(stdin.fileno()).st_mode
+            _check_readable_kind(mode, stdin.isatty(), "stdin")
         except (AttributeError, io.UnsupportedOperation):
-            pass  # a stand-in without a descriptor (tests)
-        return LineReader(stdin)
+            return LineReader(stdin)  # a stand-in without a descriptor (tests)
+        return LineReader(stdin, is_file=stat.S_ISREG(mode))
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
-        _check_readable_kind(os.fstat(fd).st_mode, os.isatty(fd), str(path))
+        mode = os.fstat(fd).st_mode
+        _check_readable_kind(mode, os.isatty(fd), str(path))
         os.set_blocking(fd, True)
-        return LineReader(open(fd, "rb", closefd=True))  # the caller closes it
+        return LineReader(open(fd, "rb", closefd=True), is_file=stat.S_ISREG(mode))  # the caller closes it
     except BaseException:
         os.close(fd)
         raise
@@ -368,13 +372,8 @@ class PlainTimer(Generic[K]):
                 lines = next((i for i, stamp in enumerate(stamps) if stamp != stamps[0]), None)
                 first_group = lines  # None when the first group may still be growing
             self.timeline = Timeline(self._tz, self.interval_s, first_group_lines=first_group)
-        assign = self.timeline.assign
-        probe = Sample()  # only its stamp matters to the Timeline; reused, it is cheap
-        out: list[tuple[K, float | None, float]] = []
-        for key, stamp in self._pending:
-            probe.stamp = stamp
-            assign(probe)
-            out.append((key, probe.t_wall, probe.t_mono or 0.0))
+        place = self.timeline.place
+        out = [(key, *place(stamp)) for key, stamp in self._pending]
         self._pending.clear()
         self._since = None
         return out
@@ -557,28 +556,24 @@ def _plain(
     yield from map(out, waiting)
     if timer.timeline is None:
         return
-    assign = timer.timeline.assign
-    probe = Sample()  # only its stamp matters to the Timeline
+    place = timer.timeline.place
 
-    def time_of(stamp: str | None) -> float | None:
-        probe.stamp = stamp
-        assign(probe)
-        return probe.t_wall
+    def wall_of(stamp: str | None) -> float | None:
+        return place(stamp)[0]
 
     for line in lines:
         if not line or line.isspace():  # blank (as `not line.strip()`, without copying the line)
             continue
         if direct is not None:
-            done = direct(line, time_of)
+            done = direct(line, wall_of)
             if done is not None:
                 yield done
                 continue
         sample = parse_line(line)
         if is_sample_candidate(line):
-            probe.stamp = stamp_of(line)
-            assign(probe)
+            wall, mono = place(stamp_of(line))
             if sample.is_sample:  # a line that only looked like one keeps its slot, not a time
-                sample.t_wall, sample.t_mono = probe.t_wall, probe.t_mono or 0.0
+                sample.t_wall, sample.t_mono = wall, mono
         yield out(sample)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -155,37 +156,59 @@ def total_power(rails: dict[str, Rail]) -> PowerTotal | None:
     None when nothing measures the board: no rails, or only device rails (a dGPU's NVML power)."""
     if not rails:
         return None
-    names = tuple(rails)
-    plan = _power_plans.get(names)
-    if plan is None:
-        plan = _power_plan(names)
+    plan = power_plan(tuple(rails))
+    return None if plan is None else plan.total(list(rails.values()))
+
+
+@dataclass(frozen=True, slots=True)
+class PowerPlan:
+    """Which of a sample's rails make its total (``total_power``), by their places among its rails:
+    rail names repeat from sample to sample, so the choice is made once per set of names."""
+
+    source: str  # the input rail's name, or "sum(A+B+...)"
+    places: tuple[int, ...]
+    summed: bool  # False: the input rail's reading itself
+
+    def total(self, rails: Sequence[Rail]) -> PowerTotal:
+        """The total of rails listed in the order of the names the plan was made for."""
+        if not self.summed:
+            return PowerTotal(rails[self.places[0]].now_mw, self.source)
+        return PowerTotal(sum([rails[place].now_mw for place in self.places]), self.source)
+
+
+# Bounded: a hostile log may name rails anew on every line.
+_POWER_PLAN_LIMIT, _POWER_PLAN_KEY_CHARS = 1024, 1024
+_power_plans: dict[tuple[str, ...], PowerPlan | None] = {}
+_UNPLANNED = object()
+
+
+def power_plan(names: tuple[str, ...]) -> PowerPlan | None:
+    """The plan for rails of these names (distinct, as a sample's are), in this order; None when none
+    of them measures the board."""
+    plan = _power_plans.get(names, _UNPLANNED)
+    if plan is not _UNPLANNED:
+        return plan  # type: ignore[return-value]
+    plan = _make_power_plan(names)
+    if sum(map(len, names)) <= _POWER_PLAN_KEY_CHARS:  # hostile names are planned, not kept
         if len(_power_plans) >= _POWER_PLAN_LIMIT:
             _power_plans.clear()
         _power_plans[names] = plan
-    source, summed = plan
-    if not summed:
-        return None
-    if len(summed) == 1 and source == summed[0]:  # the input rail itself
-        return PowerTotal(rails[source].now_mw, source)
-    return PowerTotal(sum([rails[n].now_mw for n in summed]), source)
+    return plan
 
 
-# Which rails make the total, by the rail names of a sample (they repeat from sample to sample):
-# (source, names summed); bounded, as a hostile log may name rails anew on every line.
-_POWER_PLAN_LIMIT = 1024
-_power_plans: dict[tuple[str, ...], tuple[str, tuple[str, ...]]] = {}
-
-
-def _power_plan(names: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+def _make_power_plan(names: tuple[str, ...]) -> PowerPlan | None:
     for name in INPUT_RAILS:
         if name in names:
-            return name, (name,)
-    summed = tuple(
-        name
-        for name in names
+            return PowerPlan(name, (names.index(name),), False)
+    summed = [
+        (place, name)
+        for place, name in enumerate(names)
         if _base_rail_name(name) not in UNCONNECTED_RAILS and not name.startswith(DEVICE_ONLY_RAIL_PREFIX)
-    )
-    return "sum(" + "+".join(summed) + ")", summed
+    ]
+    if not summed:
+        return None
+    source = "sum(" + "+".join(name for _, name in summed) + ")"
+    return PowerPlan(source, tuple(place for place, _ in summed), True)
 
 
 def _base_rail_name(name: str) -> str:

@@ -174,6 +174,7 @@ _UNREAD = CpuCore(None, None)  # a CPU entry not understood (never cached: it go
 # What text that repeats from line to line reads as, keyed on the exact text. Model objects here
 # are frozen, so samples share them. Each cache is cleared when full, so a live stream stays bounded.
 _CACHE_LIMIT = 16384
+_CACHE_KEY_CHARS = 256  # real texts are far shorter (an engine run: under 130)
 _cpu_cores: dict[str, CpuCore | None] = {}  # "5%@729" -> CpuCore; "off" -> None
 _temp_pairs: dict[str, tuple[str, float | None]] = {}  # "cpu@47.6C" -> ("cpu", 47.6), for dict() of a run
 # "cpu@52.9C/53.1C" -> ("cpu", 52.9, 53.1)
@@ -326,6 +327,8 @@ def _matched(pattern: Pattern[str], text: str) -> Match[str]:
 
 
 def _remember(cache: dict[str, V], key: str, value: V) -> V:
+    if len(key) > _CACHE_KEY_CHARS:  # a hostile text is read each time, never kept
+        return value
     if len(cache) >= _CACHE_LIMIT:
         cache.clear()
     cache[key] = value

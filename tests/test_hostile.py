@@ -15,11 +15,12 @@ from typing import Any
 import pytest
 from tui_support import FIXTURE, make_config, wait_until
 
+from jtop_roof import jsonout, parser
 from jtop_roof.app import JroofApp
 from jtop_roof.history import DYNAMIC_BYTES, History
 from jtop_roof.info import SourceInfo
 from jtop_roof.ledger import EnergyLedger
-from jtop_roof.logfile import MAX_LINE_BYTES, ReadStats, iter_records
+from jtop_roof.logfile import MAX_LINE_BYTES, ReadStats, iter_parse_lines, iter_records
 from jtop_roof.model import MAX_CORES, MAX_NAMED, Event, Sample, Tally, record_from_json, sample_from_json
 from jtop_roof.parser import parse_line
 from jtop_roof.sources.replay import ReplaySource
@@ -270,6 +271,28 @@ def test_one_line_of_3000_cores_rails_and_zones_keeps_history_bounded():
     notes = [e.detail for e in history.events if e.kind == "note"]
     assert len(notes) == 3 and all("not kept in history" in n for n in notes)  # once per family
     assert len(line) > 21_000
+
+
+def test_parse_keeps_no_long_text_in_its_caches():
+    """A log whose every line names a new zone, rail and engine run thousands of characters long is
+    read and printed, and none of those texts stays behind in the parser's or the printer's caches
+    (they are bounded in entries; without this, in size too: 16,384 entries of 100 kB each)."""
+    long = "z" * 5000
+    lines = [
+        f"RAM 1/2MB CPU [1%@2] GR3D_FREQ 0%@[{','.join(['611'] * 900)}] "
+        + " ".join(["APE 174"] * 600) + f" {long}{i}@40C {long.upper()}{i} 1/1"
+        for i in range(20)
+    ]
+    printed = list(iter_parse_lines(lines, tz="UTC", interval_s=1.0, stats=ReadStats()))
+    assert len(printed) == 20 and f'"{long}19":40' in printed[-1]
+    kept_keys = [key for cache in (parser._temp_pairs, parser._temp_values, parser._rail_readings,
+                                   parser._engine_runs, parser._fields, parser._cpu_cores) for key in cache]
+    assert all(long not in key and len(key) < 4000 for key in kept_keys)  # the engine run: 4,200
+    kept_texts = [text for cache in (jsonout._gpu_cache, jsonout._temps, jsonout._rails, jsonout._engines)
+                  for text in cache.text.values()]
+    kept_texts += [*jsonout._names.values(), *jsonout._engine_sets.values()]
+    assert max(map(len, kept_texts)) <= jsonout.ENGINE_SET_CHARS
+    assert all(long not in text for text in kept_texts)
 
 
 def test_ledger_keeps_a_bounded_number_of_rails():

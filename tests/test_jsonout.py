@@ -246,8 +246,14 @@ def test_the_text_route_prints_what_the_sample_route_prints_on_the_corpus() -> N
     "RAM 1/2MB CPU [1%@2,x%,3%@4]",  # a CPU entry not understood (kept in unknown)
     "RAM 1/2MB CPU [1%@2] junk",  # not the usual order: the token walk
     "date",
+    # texts too long to keep (a hostile file must not fill the caches with them)
+    "RAM 1/2MB CPU [1%@2] " + "z" * (jsonout.NAME_CHARS + 1) + "@40C",
+    "RAM 1/2MB CPU [1%@2] " + "R" * (jsonout.NAME_CHARS + 1) + " 1/1",
+    "RAM 1/2MB CPU [1%@2] " + " ".join(["APE 174"] * (jsonout.RUN_CHARS // 8 + 1)),
+    "RAM 1/2MB CPU [1%@2] " + " ".join(f"R{i} 1/1" for i in range(jsonout.RUN_CHARS // 7)),
+    "RAM 1/2MB CPU [" + ",".join(["5%@729"] * (jsonout.USUAL_LINE_CHARS // 7 + 1)) + "]",
 ])
-def test_lines_that_need_more_than_a_fields_text_take_the_sample_route(line: str) -> None:
+def test_lines_that_the_text_route_does_not_take_are_parsed(line: str) -> None:
     assert line_json(line, AT_T_WALL) is None
     # in a stamped log, after the lines that tell the interval: parse still prints the reference
     usual = "RAM 6879/62841MB CPU [5%@729] EMC_FREQ 0%@2133 cpu@47.6C VDD_IN 5000mW/5000mW"
@@ -296,3 +302,9 @@ def test_recombined_grammar_lines_print_the_same_text_by_either_route(case: tupl
     text = line_json(line, AT_T_WALL)
     if text is not None:
         assert text == timed_reference(line, T_WALL), line
+
+
+def test_names_and_runs_up_to_the_bounds_take_the_text_route() -> None:
+    line = ("RAM 1/2MB CPU [1%@2] " + " ".join(["APE 174"] * (jsonout.RUN_CHARS // 8 - 1)) + " "
+            + "z" * jsonout.NAME_CHARS + "@40C " + "R" * jsonout.NAME_CHARS + " 1/1")
+    assert line_json(line, AT_T_WALL) == timed_reference(line, T_WALL)

@@ -1,5 +1,6 @@
 """The sample model: the one total-power definition and the JSON forms."""
 
+from jtop_roof import model
 from jtop_roof.model import (
     CpuCore,
     Engine,
@@ -32,6 +33,20 @@ def test_a_gpus_own_power_is_never_the_machines_total():
     assert total_power({"NVML_GPU": Rail(690_695), "NVML_GPU1": Rail(80_000)}) is None
     # a Jetson rail that happens to be called GPU (AGX Xavier) is part of the module sum
     assert total_power({"GPU": Rail(621), "CPU": Rail(465)}).source == "sum(GPU+CPU)"
+
+
+def test_the_plan_of_a_set_of_rail_names_is_kept_and_gives_the_same_totals():
+    rails = {"VDD_GPU_SOC": Rail(2340.5), "NC": Rail(7), "VIN_SYS_5V0": Rail(-0.0)}
+    first = total_power(rails)
+    assert tuple(rails) in model._power_plans
+    assert total_power(rails) == first
+    assert total_power({"VIN": Rail(-0.0), "VDD_GPU": Rail(1)}).mw == -0.0  # the input rail as read
+
+
+def test_plans_for_hostile_rail_names_are_made_but_not_kept():
+    rails = {"R" * 2000: Rail(1), "S" * 2000: Rail(2)}
+    assert total_power(rails).mw == 3
+    assert tuple(rails) not in model._power_plans
 
 
 def test_records_round_trip_through_their_json_lines():
