@@ -43,7 +43,6 @@ from jtop_roof.model import (
     sample_to_json,
 )
 from jtop_roof.parser import (
-    USUAL_FIELDS,
     USUAL_SHAPE,
     cpu_core,
     is_usual,
@@ -412,7 +411,8 @@ def _rail_reading(reading: str) -> Rail:
 def _rail_member(pair: tuple[str, str], rail: Rail) -> str:
     text = _rail_text.get(pair)
     if text is None:
-        text = _kept(_rail_text, pair, _name(_short(pair[0], NAME_CHARS)) + _rail(rail))
+        name = _checked("rail_name", _short(pair[0], NAME_CHARS))
+        text = _kept(_rail_text, pair, _name(name) + _rail(rail))
     return text
 
 
@@ -422,12 +422,25 @@ def line_json(line: str, time_of: Callable[[str | None], float | None]) -> str |
     it; ``time_of`` was not called)."""
     if "\x1b" in line or len(line) > USUAL_LINE_CHARS:
         return None
-    m = USUAL_SHAPE.fullmatch(line)  # the shape takes the line's end (its newline) too
+    # without its newline, which a last field's [^ ]+ would take in; the shape takes any other end
+    end = len(line)
+    if line.endswith("\n"):
+        end -= 2 if line.endswith("\r\n") else 1
+    m = USUAL_SHAPE.fullmatch(line, 0, end)
     if m is None:
         return None
-    ram, swap, iram, cpu, emc, gpu, gpu2, engines, mts, temps, rails = m.group(*USUAL_FIELDS)
+    stamp, ram, swap, iram, cpu, emc, gpu, gpu2, engines, mts, tail = m.groups()
     if gpu2 is not None or mts is not None:
         return None
+    temps = rails = None
+    tail = tail and tail.rstrip(" ")
+    if tail:  # temperatures, then rails (no @ in them); split at single spaces, as USUAL_LINE reads
+        at = tail.rfind("@")
+        if at < 0:
+            rails = tail
+        else:
+            cut = tail.find(" ", at)
+            temps, rails = (tail, None) if cut < 0 else (tail[:cut], tail[cut + 1:] or None)
     field = _field_text.get
     try:
         if not cpu:
@@ -441,7 +454,7 @@ def line_json(line: str, time_of: Callable[[str | None], float | None]) -> str |
         if temps is None:
             temps_text = "{}"
         else:
-            tokens = temps.split()
+            tokens = temps.split(" ")
             try:
                 temps_text = "{" + ",".join(map(_temp_text.__getitem__, tokens)) + "}"
                 distinct = len(set(map(_temp_name.__getitem__, tokens)))
@@ -454,7 +467,9 @@ def line_json(line: str, time_of: Callable[[str | None], float | None]) -> str |
         if rails is None:
             rails_text, total_text = "{}", "null"
         else:
-            tokens = rails.split()
+            tokens = rails.split(" ")
+            if len(tokens) % 2:  # a rail is a name and its reading
+                return None
             names, readings = tuple(tokens[0::2]), tokens[1::2]
             plan = _rail_plans.get(names)
             if plan is None:
@@ -483,7 +498,7 @@ def line_json(line: str, time_of: Callable[[str | None], float | None]) -> str |
         engines_text = "{}" if engines is None else _engine_text.get(engines) or _engine_run(engines)
     except _Unusual:
         return None
-    return _layout(_scalar(time_of(m.group("stamp"))), ram_text, swap_text, iram_text, cpu_text, gpu_text,
+    return _layout(_scalar(time_of(stamp)), ram_text, swap_text, iram_text, cpu_text, gpu_text,
                    emc_text, engines_text, temps_text, rails_text, total_text, ',"unknown":[]')
 
 

@@ -50,7 +50,8 @@ _ENGINE = rf"(?:{_ENGINE_NAMES})\d?(?:_FREQ|_LOAD)?\s+(?:off|{_UNIT}|{_INT})"
 # cpu@52.5C | CV0@-256C (sensor off) | JetPack 7: cpu@52.968C/52.968C (current/max)
 _NAME = r"[A-Za-z][A-Za-z0-9_]*"
 _STAMP_TEXT = r"\d\d-\d\d-\d{4} \d\d:\d\d:\d\d"  # tegrastats --logfile: MM-DD-YYYY HH:MM:SS
-_TEMP = rf"{_NAME}@-?{_DEC}C(?:/-?{_DEC}C)?"
+_TEMP_NOW = rf"{_NAME}@-?{_DEC}C"
+_TEMP = rf"{_TEMP_NOW}(?:/-?{_DEC}C)?"
 # VDD_IN 5000mW/5000mW | POM_5V_IN 1234/1234 (mW) | JetPack 7: now/avg/peak
 _RAIL_READING = rf"{_INT}(?:mW)?/{_INT}(?:mW)?(?:/{_INT}(?:mW)?)?"
 _RAIL = rf"{_NAME}\s+{_RAIL_READING}"
@@ -124,14 +125,16 @@ USUAL_LINE = re.compile(
 USUAL_FIELDS = ("ram", "swap", "iram", "cpu", "emc", "gpu", "gpu2", "engines", "mts", "temps", "rails")
 
 # The usual line's shape: the same fields in the same order, their readings looser ([^ ]+ and the
-# like, cheaper to match). A reader that checks each field's text with ``is_usual`` (once per distinct
-# text: it caches by text) reads what USUAL_LINE would: each field starts with a word no other field
-# has (RAM, SWAP, IRAM, CPU, EMC, GR3D, an engine's name, MTS), a temperature is one token with an
-# @ and a C, a rail two tokens with a /; so a line whose fields each pass is one USUAL_LINE matches,
-# split into the same fields. (Maximum temperatures do not fit the shape: the Sample route reads them.)
-_ENGINE_SHAPE = rf"(?:{_ENGINE_NAMES})\d?(?:_FREQ|_LOAD)? [^ ]+"
-_TEMP_SHAPE = rf"{_NAME}@[-.0-9]+C"
-_RAIL_SHAPE = rf"{_NAME} [^ /]+/[^ ]+"
+# like), cheaper to match: the regex engine's cost grows with its groups, alternatives and repeated
+# groups, so engine names are any capitalised word and the temperatures and rails, last, are one
+# group, ``tail``, which the reader splits at the last @ (rail tokens have none). A reader that checks
+# each field's text with ``is_usual`` (once per distinct text: it caches by text) reads what
+# USUAL_LINE would: each field starts with a word no other field has (RAM, SWAP, IRAM, CPU, EMC, GR3D,
+# an engine's name, MTS), a temperature is one token with an @ and a C, a rail two tokens with a /;
+# so a line whose fields each pass is one USUAL_LINE matches, split into the same fields.
+_ENGINE_SHAPE = r"[A-Z][A-Z0-9_]* [^ /]+"
+# Groups, in order (jsonout unpacks ``Match.groups()``): stamp ram swap iram cpu emc gpu gpu2 engines
+# mts tail.
 USUAL_SHAPE = re.compile(
     rf"(?:\s*(?P<stamp>{_STAMP_TEXT})(?!\S))?"  # as STAMP (a line in the usual order starts with RAM)
     r" ?(?P<ram>RAM [^ ]+(?: \(lfb [^ )]+\))?)"
@@ -143,23 +146,24 @@ USUAL_SHAPE = re.compile(
     r"(?: (?P<gpu2>GR3D[^ ]* [^ ]+))?"
     rf"(?: (?P<engines>{_ENGINE_SHAPE}(?: {_ENGINE_SHAPE})*))?"
     r"(?: (?P<mts>MTS fg [^ ]+ bg [^ ]+))?"
-    rf"(?: (?P<temps>{_TEMP_SHAPE}(?: {_TEMP_SHAPE})*))?"
-    rf"(?: (?P<rails>{_RAIL_SHAPE}(?: {_RAIL_SHAPE})*))?"
+    r"(?: (?P<tail>[^\r\n]*))?"
     r" *[\r\n]*",  # the line's end as read: what _parse's rstrip("\r\n") leaves out
     re.ASCII,
 )
-# Each field as USUAL_LINE reads it (single spaces), one temperature, one rail's reading.
+# Each field as USUAL_LINE reads it (single spaces), one temperature (without a maximum: JetPack 7's
+# "now/max" reads into two members, so it takes the Sample route), one rail's reading.
 _USUAL_FORM = {
     **{kind: re.compile(_tight(_FIELDS[kind]), re.ASCII)
        for kind in ("ram", "swap", "iram", "emc", "gpu", "engines")},
-    "temp": re.compile(_TEMP, re.ASCII),
+    "temp": re.compile(_TEMP_NOW, re.ASCII),  # maximum temperatures take the Sample route
+    "rail_name": re.compile(_NAME, re.ASCII),
     "rail_reading": re.compile(_RAIL_READING, re.ASCII),
 }
 
 
 def is_usual(kind: str, text: str) -> bool:
-    """Whether ``text`` is a whole ``kind`` field (or a temperature, ``temp``, or a rail's reading,
-    ``rail_reading``) as USUAL_LINE reads it."""
+    """Whether ``text`` is a whole ``kind`` field (or a temperature, ``temp``, a rail's name,
+    ``rail_name``, or its reading, ``rail_reading``) as USUAL_LINE reads it."""
     return _USUAL_FORM[kind].fullmatch(text) is not None
 
 

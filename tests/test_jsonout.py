@@ -34,7 +34,7 @@ from jtop_roof.model import (
     record_to_json,
     sample_to_json,
 )
-from jtop_roof.parser import parse_line
+from jtop_roof.parser import USUAL_SHAPE, parse_line
 
 REPO = Path(__file__).resolve().parents[1]
 REAL_LOGS = REPO.parent / "shared" / "tegrastats" / "logs"
@@ -246,6 +246,14 @@ def test_the_text_route_prints_what_the_sample_route_prints_on_the_corpus() -> N
     "RAM 1/2MB CPU [1%@2,x%,3%@4]",  # a CPU entry not understood (kept in unknown)
     "RAM 1/2MB CPU [1%@2] junk",  # not the usual order: the token walk
     "date",
+    # other blanks than single spaces between temperatures and rails: the token walk's reading
+    "RAM 1/2MB CPU [1%@2] cpu@40C\x1cgpu@41C",
+    "RAM 1/2MB CPU [1%@2] cpu@40C  gpu@41C",
+    "RAM 1/2MB CPU [1%@2] cpu@40C\tVDD_IN 1/1",
+    "RAM 1/2MB CPU [1%@2] cpu@40C VDD_IN  1/1",
+    "RAM 1/2MB CPU [1%@2] VDD_IN 1/1 cpu@40C",  # rails before temperatures
+    "RAM 1/2MB CPU [1%@2] cpu@40C VDD_IN 1/1 x",  # a rail without its reading
+    "RAM 1/2MB CPU [1%@2] cpu@40C 5V 1/1",  # a rail name that is not one
     # texts too long to keep (a hostile file must not fill the caches with them)
     "RAM 1/2MB CPU [1%@2] " + "z" * (jsonout.NAME_CHARS + 1) + "@40C",
     "RAM 1/2MB CPU [1%@2] " + "R" * (jsonout.NAME_CHARS + 1) + " 1/1",
@@ -308,3 +316,36 @@ def test_names_and_runs_up_to_the_bounds_take_the_text_route() -> None:
     line = ("RAM 1/2MB CPU [1%@2] " + " ".join(["APE 174"] * (jsonout.RUN_CHARS // 8 - 1)) + " "
             + "z" * jsonout.NAME_CHARS + "@40C " + "R" * jsonout.NAME_CHARS + " 1/1")
     assert line_json(line, AT_T_WALL) == timed_reference(line, T_WALL)
+
+
+def test_the_shapes_groups_come_in_the_order_the_text_route_unpacks() -> None:
+    assert tuple(USUAL_SHAPE.groupindex) == ("stamp", "ram", "swap", "iram", "cpu", "emc", "gpu", "gpu2",
+                                             "engines", "mts", "tail")
+
+
+@pytest.mark.parametrize("end", ["\n", "\r\n", "", "  \n"])
+@pytest.mark.parametrize("last", ["APE 174", "EMC_FREQ 0%@2133", "GR3D_FREQ 0%@[305,305]", "SWAP 0/31421MB",
+                                  "tj@47.5C", "VDD_IN 5000mW/5000mW"])
+def test_a_line_ending_in_any_field_takes_the_text_route(last: str, end: str) -> None:
+    head = "10-26-2025 00:00:01 RAM 6879/62841MB"
+    middle, tail = (f" {last}", "") if last.startswith("SWAP") else ("", f" {last}")
+    line = f"{head}{middle} CPU [5%@729]{tail}{end}"
+    assert line_json(line, AT_T_WALL) == timed_reference(line, T_WALL)
+
+
+SPLICED = ["junk", "cpu@40C", "CPU@41C", "VDD_IN 1/1", "NC 2/2", "APE 174", "GR3D_FREQ 5%", "EMC_FREQ @3199",
+           "MTS fg 0% bg 1%", "x@1C/2C", "NVENC_LOAD 7%", "VIC_FREQ @[115,230]", "5V 1/1", "@", "off"]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(USUAL), st.lists(st.tuples(st.integers(0, 10**6), st.sampled_from(SPLICED),
+                                                  st.sampled_from([" ", "  ", "\t", "\x1c", "\xa0"])),
+                                        min_size=1, max_size=3))
+def test_real_lines_with_tokens_spliced_between_fields_print_the_same_text(line: str, splices: Any) -> None:
+    for where, token, blank in splices:
+        spaces = [i for i, c in enumerate(line) if c == " "]
+        at = spaces[where % len(spaces)]
+        line = line[:at] + blank + token + line[at:]
+    text = line_json(line, AT_T_WALL)
+    if text is not None:
+        assert text == timed_reference(line, T_WALL), line
