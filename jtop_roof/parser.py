@@ -140,13 +140,13 @@ USUAL_SHAPE = re.compile(
     r" ?(?P<ram>RAM [^ ]+(?: \(lfb [^ )]+\))?)"
     r"(?: (?P<swap>SWAP [^ ]+(?: \(cached [^ )]+\))?))?"
     r"(?: (?P<iram>IRAM [^ (]+(?: ?\(lfb [^ )]+\))?))?"
-    r" CPU \[(?P<cpu>[^\]\s]*)\]"
+    r" CPU \[(?P<cpu>[^\]]*)\]"
     r"(?: (?P<emc>EMC[^ ]* [^ ]+))?"
     r"(?: (?P<gpu>GR3D[^ ]* [^ ]+))?"
     r"(?: (?P<gpu2>GR3D[^ ]* [^ ]+))?"
     rf"(?: (?P<engines>{_ENGINE_SHAPE}(?: {_ENGINE_SHAPE})*))?"
     r"(?: (?P<mts>MTS fg [^ ]+ bg [^ ]+))?"
-    r"(?: (?P<tail>[^\r\n]*))?"
+    r"(?: (?P<tail>.*))?"  # the line ends at its newline (the reader matches up to it)
     r" *[\r\n]*",  # the line's end as read: what _parse's rstrip("\r\n") leaves out
     re.ASCII,
 )
