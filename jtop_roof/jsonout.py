@@ -416,6 +416,32 @@ def _rail_member(pair: tuple[str, str], rail: Rail) -> str:
     return text
 
 
+_NAME_CHAR = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def _split_rest(rest: str) -> tuple[str | None, str | None, str | None]:
+    """(engines, temperatures, rails) of the text after the GPU field, by the parser's USUAL_SHAPE
+    rule; each part is checked by its reader. Temperatures start at the first @ after a name
+    character, rails after the last temperature or, without any, at the first token before a /."""
+    at = rest.find("@")
+    while at == 0 or (at > 0 and rest[at - 1] not in _NAME_CHAR):  # an engine's 5%@115 or @[...]
+        at = rest.find("@", at + 1)
+    if at > 0:
+        start = rest.rfind(" ", 0, at) + 1
+        last = rest.rfind("@")
+        cut = rest.find(" ", last)
+        temps = rest[start:] if cut < 0 else rest[start:cut]
+        rails = None if cut < 0 else rest[cut + 1:] or None
+    else:
+        slash = rest.find("/")
+        if slash < 0:
+            return rest or None, None, None
+        reading = rest.rfind(" ", 0, slash)
+        start = rest.rfind(" ", 0, reading) + 1 if reading > 0 else 0
+        temps, rails = None, rest[start:]
+    return (rest[:start - 1] if start else None), temps, rails  # "" (a space first) is checked out
+
+
 def line_json(line: str, time_of: Callable[[str | None], float | None]) -> str | None:
     """``parse_line_json`` of ``line``'s sample, read straight from the text, with ``time_of(stamp)``
     (called once, last) as its time; None for a line this route does not take (the caller parses
@@ -429,18 +455,12 @@ def line_json(line: str, time_of: Callable[[str | None], float | None]) -> str |
     m = USUAL_SHAPE.fullmatch(line, 0, end)
     if m is None:
         return None
-    stamp, ram, swap, iram, cpu, emc, gpu, gpu2, engines, mts, tail = m.groups()
-    if gpu2 is not None or mts is not None:
+    stamp, ram, swap, iram, cpu, emc, gpu, gpu2, rest = m.groups()
+    if gpu2 is not None:
         return None
-    temps = rails = None
-    tail = tail and tail.rstrip(" ")
-    if tail:  # temperatures, then rails (no @ in them); split at single spaces, as USUAL_LINE reads
-        at = tail.rfind("@")
-        if at < 0:
-            rails = tail
-        else:
-            cut = tail.find(" ", at)
-            temps, rails = (tail, None) if cut < 0 else (tail[:cut], tail[cut + 1:] or None)
+    engines = temps = rails = None
+    if rest is not None:
+        engines, temps, rails = _split_rest(rest.rstrip(" "))
     field = _field_text.get
     try:
         if not cpu:

@@ -125,16 +125,17 @@ USUAL_LINE = re.compile(
 USUAL_FIELDS = ("ram", "swap", "iram", "cpu", "emc", "gpu", "gpu2", "engines", "mts", "temps", "rails")
 
 # The usual line's shape: the same fields in the same order, their readings looser ([^ ]+ and the
-# like), cheaper to match: the regex engine's cost grows with its groups, alternatives and repeated
-# groups, so engine names are any capitalised word and the temperatures and rails, last, are one
-# group, ``tail``, which the reader splits at the last @ (rail tokens have none). A reader that checks
-# each field's text with ``is_usual`` (once per distinct text: it caches by text) reads what
-# USUAL_LINE would: each field starts with a word no other field has (RAM, SWAP, IRAM, CPU, EMC, GR3D,
-# an engine's name, MTS), a temperature is one token with an @ and a C, a rail two tokens with a /;
-# so a line whose fields each pass is one USUAL_LINE matches, split into the same fields.
-_ENGINE_SHAPE = r"[A-Z][A-Z0-9_]* [^ /]+"
-# Groups, in order (jsonout unpacks ``Match.groups()``): stamp ram swap iram cpu emc gpu gpu2 engines
-# mts tail.
+# like), cheaper to match: the regex engine's cost grows with groups, alternatives and repeated
+# groups, so the engines, temperatures and rails, last, are one group, ``rest``, which the reader
+# splits with string searches: temperatures start at the first token of a name and an @ (engine
+# readings have a % or nothing before theirs), rails at the first / where no temperature is (engine
+# readings have none), and the temperatures end at the last @. A reader that checks each field's text
+# with ``is_usual`` (once per distinct text: it caches by text) reads what USUAL_LINE would: each
+# field starts with a word no other field has (RAM, SWAP, IRAM, CPU, EMC, GR3D, an engine's name),
+# a temperature is one token with an @ and a C, a rail two tokens with a /; so a line whose fields
+# each pass is one USUAL_LINE matches, split into the same fields. (MTS and "now/max" temperatures
+# do not pass: the Sample route reads them.)
+# Groups, in order (jsonout unpacks ``Match.groups()``): stamp ram swap iram cpu emc gpu gpu2 rest.
 USUAL_SHAPE = re.compile(
     rf"(?:\s*(?P<stamp>{_STAMP_TEXT})(?!\S))?"  # as STAMP (a line in the usual order starts with RAM)
     r" ?(?P<ram>RAM [^ ]+(?: \(lfb [^ )]+\))?)"
@@ -144,9 +145,7 @@ USUAL_SHAPE = re.compile(
     r"(?: (?P<emc>EMC[^ ]* [^ ]+))?"
     r"(?: (?P<gpu>GR3D[^ ]* [^ ]+))?"
     r"(?: (?P<gpu2>GR3D[^ ]* [^ ]+))?"
-    rf"(?: (?P<engines>{_ENGINE_SHAPE}(?: {_ENGINE_SHAPE})*))?"
-    r"(?: (?P<mts>MTS fg [^ ]+ bg [^ ]+))?"
-    r"(?: (?P<tail>.*))?"  # the line ends at its newline (the reader matches up to it)
+    r"(?: (?P<rest>.*))?"  # the line ends at its newline (the reader matches up to it)
     r" *[\r\n]*",  # the line's end as read: what _parse's rstrip("\r\n") leaves out
     re.ASCII,
 )

@@ -320,7 +320,7 @@ def test_names_and_runs_up_to_the_bounds_take_the_text_route() -> None:
 
 def test_the_shapes_groups_come_in_the_order_the_text_route_unpacks() -> None:
     assert tuple(USUAL_SHAPE.groupindex) == ("stamp", "ram", "swap", "iram", "cpu", "emc", "gpu", "gpu2",
-                                             "engines", "mts", "tail")
+                                             "rest")
 
 
 @pytest.mark.parametrize("end", ["\n", "\r\n", "", "  \n"])
@@ -349,3 +349,19 @@ def test_real_lines_with_tokens_spliced_between_fields_print_the_same_text(line:
     text = line_json(line, AT_T_WALL)
     if text is not None:
         assert text == timed_reference(line, T_WALL), line
+
+
+@pytest.mark.parametrize("rest", [
+    "EMC_FREQ 0%@2133 GR3D_FREQ 0%@[305] VIC 5%@115 NVDEC @[716,716] APE 174 cpu@40C VDD_IN 1/1",
+    "GR3D_FREQ 0% cpu@40C VDD_IN 1/1",  # no engines
+    "APE 174 VDD_IN 1/1 VDD_CPU 2/2",  # no temperatures
+    "VDD_IN 1/1",
+    "APE 174 VIC 5%@115",  # engines last
+    "cpu@40C gpu@-256C",  # temperatures last, a sensor off
+    "VIC 5%@115 NVENC_LOAD 7% NVENC_FREQ @716 CPU@40C POM_5V_IN 1234/1234 POM_5V_GPU 5/5/9",
+])
+def test_engines_temperatures_and_rails_are_told_apart(rest: str) -> None:
+    line = f"10-26-2025 00:00:01 RAM 6879/62841MB CPU [5%@729,off] {rest}\n"
+    text = line_json(line, AT_T_WALL)
+    assert text is not None
+    assert text == timed_reference(line, T_WALL)
