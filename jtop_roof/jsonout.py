@@ -442,10 +442,10 @@ def _split_rest(rest: str) -> tuple[str | None, str | None, str | None]:
     return (rest[:start - 1] if start else None), temps, rails  # "" (a space first) is checked out
 
 
-def line_json(line: str, time_of: Callable[[str | None], float | None]) -> str | None:
-    """``parse_line_json`` of ``line``'s sample, read straight from the text, with ``time_of(stamp)``
-    (called once, last) as its time; None for a line this route does not take (the caller parses
-    it; ``time_of`` was not called)."""
+def line_json(line: str, place: Callable[[str | None], tuple[float | None, float]]) -> str | None:
+    """``parse_line_json`` of ``line``'s sample, read straight from the text, timed by
+    ``place(stamp)`` (``Timeline.place``: called once, last); None for a line this route does not
+    take (the caller parses it; ``place`` was not called)."""
     if "\x1b" in line or len(line) > USUAL_LINE_CHARS:
         return None
     # without its newline, which a last field's [^ ]+ would take in; the shape takes any other end
@@ -518,7 +518,7 @@ def line_json(line: str, time_of: Callable[[str | None], float | None]) -> str |
         engines_text = "{}" if engines is None else _engine_text.get(engines) or _engine_run(engines)
     except _Unusual:
         return None
-    return _layout(_scalar(time_of(stamp)), ram_text, swap_text, iram_text, cpu_text, gpu_text,
+    return _layout(_scalar(place(stamp)[0]), ram_text, swap_text, iram_text, cpu_text, gpu_text,
                    emc_text, engines_text, temps_text, rails_text, total_text, ',"unknown":[]')
 
 

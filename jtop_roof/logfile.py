@@ -529,13 +529,14 @@ def _plain(
     interval_s: float | None,
     stats: ReadStats | None,
     out: Callable[[Sample], R],
-    direct: Callable[[str, Callable[[str | None], float | None]], R | None] | None,
+    direct: Callable[[str, Callable[[str | None], tuple[float | None, float]]], R | None] | None,
 ) -> Iterator[R]:
     """``out`` of each line's Sample, in order. Lines wait until the timer can time the samples
     among them; from then on each line is timed as it comes, as the timer's ``release`` would (one
-    Timeline, same order). ``direct(line, time_of)``, where given, may stand for ``out`` of the line's
-    timed sample (``parse``'s JSON straight from the text): it calls ``time_of(stamp)`` for a line it
-    takes (a sample line, so a candidate), or returns None, and the line is parsed."""
+    Timeline, same order). ``direct(line, place)``, where given, may stand for ``out`` of the line's
+    timed sample (``parse``'s JSON straight from the text): it calls ``place(stamp)`` (the
+    Timeline's) for a line it takes (a sample line, so a candidate), or returns None, and the line
+    is parsed."""
     timer: PlainTimer[Sample] = PlainTimer(tz, interval_s)
     waiting: list[Sample] = []
     lines = itertools.chain((first,), rest)
@@ -557,15 +558,11 @@ def _plain(
     if timer.timeline is None:
         return
     place = timer.timeline.place
-
-    def wall_of(stamp: str | None) -> float | None:
-        return place(stamp)[0]
-
     for line in lines:
         if not line or line.isspace():  # blank (as `not line.strip()`, without copying the line)
             continue
         if direct is not None:
-            done = direct(line, wall_of)
+            done = direct(line, place)
             if done is not None:
                 yield done
                 continue

@@ -214,8 +214,8 @@ CORPUS = [line for line in (DATA / "tegrastats_lines.txt").read_text(encoding="u
 T_WALL = 1761436800.25
 
 
-def AT_T_WALL(stamp: str | None) -> float:  # noqa: N802 (a constant time, as a function)
-    return T_WALL
+def AT_T_WALL(stamp: str | None) -> tuple[float, float]:  # noqa: N802 (a Timeline.place at a constant time)
+    return T_WALL, 0.0
 
 
 def timed_reference(line: str, t_wall: float | None) -> str:
@@ -298,7 +298,7 @@ def test_real_lines_with_other_numbers_print_the_same_text_by_either_route(line:
             parts[i] = data.draw(number)
     mutated = "".join(parts)
     t_wall = data.draw(st.one_of(st.none(), st.floats(0, 4e9), st.sampled_from([math.nan, math.inf])))
-    text = line_json(mutated, lambda stamp: t_wall)
+    text = line_json(mutated, lambda stamp: (t_wall, 0.0))
     if text is not None:
         assert text == timed_reference(mutated, t_wall), mutated
 
