@@ -3,7 +3,9 @@
 Run from the repo root: ``.venv/bin/python benchmarks/parse.py``. Reads the real logs from
 ../shared/tegrastats/logs (beside the repo) and prints:
 
-1. parse_line lines/s over all the real logs, looped to about 200,000 lines, and per log;
+1. parse_line lines/s over all the real logs, looped to about 200,000 lines, and per log; then
+   what ``parse`` prints per log (``iter_parse_lines``), and the share of lines its text route
+   reads straight to JSON;
 2. the time to load a synthetic 24-hour 1 Hz log (86,400 lines: the real AGX Orin log's lines
    re-stamped one per second) through parse_line + Timeline.assign;
 3. the time of a stamp-only index pass over the same log (stamp_of + Timeline.wall_of), which is
@@ -30,6 +32,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from jtop_roof.jsonout import line_json  # noqa: E402
+from jtop_roof.logfile import ReadStats, iter_parse_lines  # noqa: E402
 from jtop_roof.parser import parse_line, stamp_of  # noqa: E402
 from jtop_roof.timeline import Timeline, local_tz_name, parse_tz  # noqa: E402
 
@@ -122,6 +126,15 @@ def main() -> int:
     for name, lines in logs.items():
         seconds = best_of(3, lambda lines=lines: parse_all(lines))
         print(f"  {name:52s} {len(lines) / seconds:>9,.0f} lines/s  {len(lines):5d} lines")
+
+    # What `parse` prints, per log: iter_parse_lines (read straight to JSON where the text route
+    # takes a line, through the Sample otherwise), in this process, each log looped to 50,000 lines.
+    print("\nparse's JSON lines per log (iter_parse_lines, 50,000 lines each; share read straight to JSON):")
+    for name, lines in logs.items():
+        some = (lines * (50_000 // len(lines) + 1))[:50_000]
+        seconds = best_of(3, lambda some=some: list(iter_parse_lines(some, tz="UTC", stats=ReadStats())))
+        taken = sum(line_json(line, lambda stamp: (0.0, 0.0)) is not None for line in lines) / len(lines)
+        print(f"  {name:52s} {len(some) / seconds:>9,.0f} lines/s  text route {taken:6.1%}")
 
     # A synthetic 24 h log at 1 Hz: the real AGX Orin lines, re-stamped one per second.
     orin = [line[20:] for line in logs[ORIN_LOG] if line[:2].isdigit()]
