@@ -13,6 +13,10 @@ line, so the JSON text of each such object is made once and kept, by the object'
 bounded cache that holds the object itself (its identity cannot be reused while it is kept). A hit
 is a dict lookup; a whole CPU list, temperature, rail or engine object is joined in C.
 
+``parse`` goes further for a plain log's lines in the usual field order (``line_json``): their
+fields' texts become JSON text without a Sample in between (the section "straight from a line's
+text" below says how, and which lines it leaves to the Sample).
+
 Anything outside the model's types (a bool or a float subclass where a reading belongs, a key that
 is not a string) takes the plain route, ``json_line(sample_to_json(...))``, so the output never
 differs; only the speed does. No third-party JSON library is needed: once the dicts are gone, the
@@ -313,7 +317,9 @@ def _total(total: PowerTotal | None) -> str:
         return "null"
     tail = _source_tail.get(total.source)
     if tail is None:
-        tail = _kept(_source_tail, total.source, ',"source":' + _scalar(total.source) + "}")
+        tail = ',"source":' + _scalar(total.source) + "}"
+        if len(tail) <= CACHE_TEXT_CHARS:
+            _kept(_source_tail, total.source, tail)
     return '{"value":' + _num(total.mw) + tail
 
 
@@ -329,10 +335,10 @@ def _counts(counts: dict[str, int]) -> str:
 # ``parse`` needs no Sample for a line in the usual order: each field's text becomes its JSON text,
 # made once from the parser's reading of that text (read_field, cpu_core, temp_pair, rail_reading,
 # read_engines) with the renderers above, and kept by the text. The line is split by the parser's
-# USUAL_SHAPE and each text is checked with ``is_usual`` when first met (the parser's docstring there
-# says why that reads what USUAL_LINE reads). Lines that need more than one field's text to read (a
-# repeated name, GR3D2, MTS, maximum temperatures, ANSI codes, a CPU entry not understood) take the
-# Sample route. The tests hold both routes to the same text.
+# USUAL_SHAPE and each text is checked with ``is_usual`` when first met (the parser's comment there
+# says why that reads what its one-match line pattern reads). Lines that need more than one field's
+# text to read (a repeated name, GR3D2, MTS, maximum temperatures, ANSI codes, a CPU entry not
+# understood) take the Sample route. The tests hold both routes to the same text.
 
 _field_text: dict[str, str] = {}  # "RAM 6879/62841MB (lfb 3x4MB)" -> '{"used":6879,...}'
 _cpu_text: dict[str, str] = {}  # "5%@729" -> '{"load_pct":5,"mhz":729}'
@@ -376,7 +382,7 @@ def _checked(kind: str, text: str) -> str:
 
 
 def _field(kind: str, text: str) -> str:
-    return _kept(_field_text, text, _RENDER[kind](read_field(kind, _checked(kind, text))))
+    return _kept(_field_text, text, _RENDER[kind](read_field(kind, _checked(kind, _short(text, RUN_CHARS)))))
 
 
 def _engine_run(run: str) -> str:

@@ -439,16 +439,7 @@ def iter_records(
     such as a ``date`` header, so that ``parse`` can report them; samples get times from the
     ``PlainTimer`` (the interval rule is in the module docstring).
     """
-    it = iter(lines)
-    for line in it:
-        if not line.strip():
-            continue
-        header = parse_header_line(line)
-        if header is not None:
-            yield from _recording_records(header, it, stats if stats is not None else ReadStats())
-        else:
-            yield from _plain_records(line, it, as_tz(tz), interval_s, stats)
-        return
+    return _read(lines, tz, interval_s, stats, _as_is, None)
 
 
 def iter_parse_lines(
@@ -460,17 +451,30 @@ def iter_parse_lines(
 ) -> Iterator[str]:
     """What ``jroof-tui parse`` prints: ``parse_line_json`` of each of ``iter_records``' records,
     the same text, with the lines of a plain log in the usual order read straight to JSON."""
+    return _read(lines, tz, interval_s, stats, parse_line_json, line_json)
+
+
+R = TypeVar("R")
+#: Reads a line straight to what ``out`` would give for its timed sample, or None (see ``_plain``).
+Direct = Callable[[str, Callable[[str | None], tuple[float | None, float]]], "R | None"]
+
+
+def _read(lines: Iterable[str], tz: tzinfo | str | None, interval_s: float | None, stats: ReadStats | None,
+          out: Callable[[Record], R], direct: Direct[R] | None) -> Iterator[R]:
     it = iter(lines)
     for line in it:
         if not line.strip():
             continue
         header = parse_header_line(line)
         if header is not None:
-            records = _recording_records(header, it, stats if stats is not None else ReadStats())
-            yield from map(parse_line_json, records)
+            yield from map(out, _recording_records(header, it, stats if stats is not None else ReadStats()))
         else:
-            yield from _plain(line, it, as_tz(tz), interval_s, stats, parse_line_json, line_json)
+            yield from _plain(line, it, as_tz(tz), interval_s, stats, out, direct)
         return
+
+
+def _as_is(record: Record) -> Record:
+    return record
 
 
 def _recording_records(header: Mapping[str, Any], rest: Iterator[str], stats: ReadStats) -> Iterator[Record]:
@@ -509,27 +513,14 @@ def _recording_records(header: Mapping[str, Any], rest: Iterator[str], stats: Re
         yield record
 
 
-def _plain_records(
-    first: str, rest: Iterator[str], tz: tzinfo, interval_s: float | None, stats: ReadStats | None
-) -> Iterator[Record]:
-    return _plain(first, rest, tz, interval_s, stats, _as_is, None)
-
-
-def _as_is(sample: Sample) -> Sample:
-    return sample
-
-
-R = TypeVar("R")
-
-
 def _plain(
     first: str,
     rest: Iterator[str],
     tz: tzinfo,
     interval_s: float | None,
     stats: ReadStats | None,
-    out: Callable[[Sample], R],
-    direct: Callable[[str, Callable[[str | None], tuple[float | None, float]]], R | None] | None,
+    out: Callable[[Record], R],
+    direct: Direct[R] | None,
 ) -> Iterator[R]:
     """``out`` of each line's Sample, in order. Lines wait until the timer can time the samples
     among them; from then on each line is timed as it comes, as the timer's ``release`` would (one

@@ -16,7 +16,7 @@ off``, ``APE 174``, TK1's ``VDE 120``) are known by name.
 
 Speed matters (a 24 h log at 1 Hz is 86,400 lines; sub-second intervals give more), so:
 
-* a line in the usual field order with single spaces is matched in one go by ``USUAL_LINE``, built
+* a line in the usual field order with single spaces is matched in one go by ``_LINE``, built
   from the same field patterns; only other lines take the token walk (``_TOKEN``). Both read
   each field with the same functions, so they agree (the tests check this on every real line);
 * runs of like tokens (all temperatures, all rails, all engines) are one match, split in C;
@@ -104,10 +104,8 @@ def _tight(pattern: str) -> str:
 
 
 # A line as tegrastats prints it: the usual field order, one space between tokens (all real lines
-# but TK1's). Fields are named groups (USUAL_FIELDS, in order); any other line takes the token walk.
-# Public, with the field readers below, for ``jsonout.line_json``, which reads a line's fields
-# straight to JSON; ``_parse`` reads the same match into a Sample.
-USUAL_LINE = re.compile(
+# but TK1's). Fields are named groups (_LINE_GROUPS, in order); any other line takes the token walk.
+_LINE = re.compile(
     rf" ?(?P<ram>{_tight(_FIELDS['ram'])})"
     rf"(?: (?P<swap>{_tight(_FIELDS['swap'])}))?"
     rf"(?: (?P<iram>{_tight(_FIELDS['iram'])}))?"
@@ -122,7 +120,7 @@ USUAL_LINE = re.compile(
     r" *",
     re.ASCII,
 )
-USUAL_FIELDS = ("ram", "swap", "iram", "cpu", "emc", "gpu", "gpu2", "engines", "mts", "temps", "rails")
+_LINE_GROUPS = ("ram", "swap", "iram", "cpu", "emc", "gpu", "gpu2", "engines", "mts", "temps", "rails")
 
 # The usual line's shape: the same fields in the same order, their readings looser ([^ ]+ and the
 # like), cheaper to match: the regex engine's cost grows with groups, alternatives and repeated
@@ -130,12 +128,14 @@ USUAL_FIELDS = ("ram", "swap", "iram", "cpu", "emc", "gpu", "gpu2", "engines", "
 # splits with string searches: temperatures start at the first token of a name and an @ (engine
 # readings have a % or nothing before theirs), rails at the first / where no temperature is (engine
 # readings have none), and the temperatures end at the last @. A reader that checks each field's text
-# with ``is_usual`` (once per distinct text: it caches by text) reads what USUAL_LINE would: each
+# with ``is_usual`` (once per distinct text: it caches by text) reads what _LINE would: each
 # field starts with a word no other field has (RAM, SWAP, IRAM, CPU, EMC, GR3D, an engine's name),
 # a temperature is one token with an @ and a C, a rail two tokens with a /; so a line whose fields
-# each pass is one USUAL_LINE matches, split into the same fields. (MTS and "now/max" temperatures
+# each pass is one _LINE matches, split into the same fields. (MTS and "now/max" temperatures
 # do not pass: the Sample route reads them.)
-# Groups, in order (jsonout unpacks ``Match.groups()``): stamp ram swap iram cpu emc gpu gpu2 rest.
+# Public, with the field readers below (read_field, cpu_core, temp_pair, rail_reading, read_engines),
+# for ``jsonout.line_json``, which reads a line's fields straight to JSON; ``_parse`` reads _LINE's
+# match into a Sample. Groups, in order (``Match.groups()``): stamp ram swap iram cpu emc gpu gpu2 rest.
 USUAL_SHAPE = re.compile(
     rf"(?:\s*(?P<stamp>{_STAMP_TEXT})(?!\S))?"  # as STAMP (a line in the usual order starts with RAM)
     r" ?(?P<ram>RAM [^ ]+(?: \(lfb [^ )]+\))?)"
@@ -149,7 +149,7 @@ USUAL_SHAPE = re.compile(
     r" *[\r\n]*",  # the line's end as read: what _parse's rstrip("\r\n") leaves out
     re.ASCII,
 )
-# Each field as USUAL_LINE reads it (single spaces), one temperature (without a maximum: JetPack 7's
+# Each field as _LINE reads it (single spaces), one temperature (without a maximum: JetPack 7's
 # "now/max" reads into two members, so it takes the Sample route), one rail's reading.
 _USUAL_FORM = {
     **{kind: re.compile(_tight(_FIELDS[kind]), re.ASCII)
@@ -162,7 +162,7 @@ _USUAL_FORM = {
 
 def is_usual(kind: str, text: str) -> bool:
     """Whether ``text`` is a whole ``kind`` field (or a temperature, ``temp``, a rail's name,
-    ``rail_name``, or its reading, ``rail_reading``) as USUAL_LINE reads it."""
+    ``rail_name``, or its reading, ``rail_reading``) as _LINE reads it."""
     return _USUAL_FORM[kind].fullmatch(text) is not None
 
 
@@ -215,11 +215,11 @@ def _parse(line: str, *, walk: bool = False) -> Sample:
     if m is not None:
         stamp = m.group(1)
         pos = m.end()
-    m = None if walk else USUAL_LINE.fullmatch(text, pos)
+    m = None if walk else _LINE.fullmatch(text, pos)
     if m is None:
         return _walk(raw, text, pos, stamp)
 
-    ram, swap, iram, cpu, emc, gpu, gpu2, engines, mts, temps, rails = m.group(*USUAL_FIELDS)
+    ram, swap, iram, cpu, emc, gpu, gpu2, engines, mts, temps, rails = m.group(*_LINE_GROUPS)
     get = _fields.get
     unknown: list[str] = []
     temps_c, temps_max_c = _read_temps(temps) if temps is not None else ({}, {})

@@ -290,7 +290,9 @@ def test_parse_keeps_no_long_text_in_its_caches():
     assert all(long not in key and len(key) < 4000 for key in kept_keys)  # the engine run: 4,200
     kept_texts = [text for cache in (jsonout._gpu_cache, jsonout._temps, jsonout._rails, jsonout._engines)
                   for text in cache.text.values()]
-    kept_texts += [*jsonout._names.values(), *jsonout._engine_sets.values()]
+    kept_texts += [*jsonout._names.values(), *jsonout._engine_sets.values(), *jsonout._source_tail.values()]
+    kept_texts += [text for cache in (jsonout._field_text, jsonout._engine_text, jsonout._temp_text,
+                                      jsonout._rail_text) for text in cache.values()]
     assert max(map(len, kept_texts)) <= jsonout.ENGINE_SET_CHARS
     assert all(long not in text for text in kept_texts)
 

@@ -260,6 +260,7 @@ def test_the_text_route_prints_what_the_sample_route_prints_on_the_corpus() -> N
     "RAM 1/2MB CPU [1%@2] " + " ".join(["APE 174"] * (jsonout.RUN_CHARS // 8 + 1)),
     "RAM 1/2MB CPU [1%@2] " + " ".join(f"R{i} 1/1" for i in range(jsonout.RUN_CHARS // 7)),
     "RAM 1/2MB CPU [" + ",".join(["5%@729"] * (jsonout.USUAL_LINE_CHARS // 7 + 1)) + "]",
+    "RAM 1/2MB CPU [1%@2] GR3D_FREQ 0%@[" + ",".join(["611"] * (jsonout.RUN_CHARS // 4)) + "]",
 ])
 def test_lines_that_the_text_route_does_not_take_are_parsed(line: str) -> None:
     assert line_json(line, AT_T_WALL) is None
