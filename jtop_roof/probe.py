@@ -830,20 +830,20 @@ def run_probe(
             say(f"warming the {chosen.device_kind} up for {plan.device_warmup_s:g} s")
             _device_warmup(chosen, precisions, matmul_n, plan.device_warmup_s, perf)
         for kind in BANDWIDTH_KINDS:
-            say(f"bandwidth: {kind}, arrays of {array_bytes / _MIB:.0f} MiB")
             kernel = _make(functools.partial(chosen.bandwidth, kind, array_bytes), kind, skipped)
-            if kernel is None:
+            if kernel is None:  # said with the results, not announced as measured
                 continue
+            say(f"bandwidth: {kind}, arrays of {array_bytes / _MIB:.0f} MiB")
             try:
                 calls, runs = _timed_runs(kernel, chosen, plan, perf)
             finally:
                 kernel.release()
             bandwidth[kind] = _entry("bandwidth", kernel, calls, runs, sampler, bw_clock)
         for precision in precisions:
-            say(f"compute: {precision}, N = {matmul_n}")
             kernel = _make(functools.partial(chosen.matmul, precision, matmul_n), precision, skipped)
             if kernel is None:
                 continue
+            say(f"compute: {precision}, N = {matmul_n}")
             try:
                 calls, runs = _timed_runs(kernel, chosen, plan, perf)
             except Exception as exc:  # e.g. torch._int_mm refusing a shape on this GPU

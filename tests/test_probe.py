@@ -102,6 +102,15 @@ def test_import_is_light():
     assert done.stdout.strip() == ""
 
 
+def test_progress_announces_only_what_is_measured():
+    said: list[str] = []
+    out = _run(progress=said.append)
+    measured = [line.split(":")[1].split(",")[0].strip() for line in said
+                if line.startswith(("bandwidth:", "compute:"))]
+    assert measured == [*out["bandwidth"], *out["compute"]]  # not the precisions numpy skips
+    assert set(out["skipped"]).isdisjoint(measured)
+
+
 def test_result_structure(result):
     assert result["format"] == "jroof-probe" and result["schema"] == 1
     assert result["backend"] == "numpy" and result["device_kind"] == "cpu"
