@@ -65,6 +65,7 @@ _quote: Callable[[str], str] = encode_basestring
 #: hostile file holds is rendered each time, not kept.
 CACHE_LIMIT = 16384
 CACHE_TEXT_CHARS, ENGINE_SET_CHARS = 512, 4096
+ENGINE_SETS_LIMIT = 1024  # whole engine sets: long texts, so fewer of them (4 MB at most)
 
 
 class _Unusual(Exception):
@@ -259,7 +260,7 @@ def _engine_set(engines: dict[str, Engine]) -> str:
         text = _engines.encode(engines)
         if len(text) > ENGINE_SET_CHARS:
             return text
-        if len(_engine_sets) >= CACHE_LIMIT:
+        if len(_engine_sets) >= ENGINE_SETS_LIMIT:
             _engine_sets.clear()
             _engine_keep.clear()
         _engine_sets[key] = text
@@ -524,8 +525,11 @@ def line_json(line: str, place: Callable[[str | None], tuple[float | None, float
         engines_text = "{}" if engines is None else _engine_text.get(engines) or _engine_run(engines)
     except _Unusual:
         return None
-    return _layout(_scalar(place(stamp)[0]), ram_text, swap_text, iram_text, cpu_text, gpu_text,
-                   emc_text, engines_text, temps_text, rails_text, total_text, ',"unknown":[]')
+    # placed last: from here nothing may decline (a float subclass prints as its float would)
+    t_wall = place(stamp)[0]
+    t_text = "null" if t_wall is None else _scalar(float(t_wall))
+    return _layout(t_text, ram_text, swap_text, iram_text, cpu_text, gpu_text, emc_text, engines_text,
+                   temps_text, rails_text, total_text, ',"unknown":[]')
 
 
 def clear_caches() -> None:

@@ -145,7 +145,7 @@ USUAL_SHAPE = re.compile(
     r"(?: (?P<emc>EMC[^ ]* [^ ]+))?"
     r"(?: (?P<gpu>GR3D[^ ]* [^ ]+))?"
     r"(?: (?P<gpu2>GR3D[^ ]* [^ ]+))?"
-    r"(?: (?P<rest>.*))?"  # the line ends at its newline (the reader matches up to it)
+    r"(?: (?P<rest>(?s:.*)))?"  # all the rest, in one step (a newline in it fails its reader's check)
     r" *[\r\n]*",  # the line's end as read: what _parse's rstrip("\r\n") leaves out
     re.ASCII,
 )

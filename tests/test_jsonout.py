@@ -366,3 +366,26 @@ def test_engines_temperatures_and_rails_are_told_apart(rest: str) -> None:
     text = line_json(line, AT_T_WALL)
     assert text is not None
     assert text == timed_reference(line, T_WALL)
+
+
+def test_a_newline_inside_is_not_one_line_and_is_declined() -> None:
+    # a reader splits at newlines; given one anyway, the shape is not tried (it would backtrack)
+    assert line_json("RAM 1/2MB CPU [] " + " " * 4000 + "\nX", AT_T_WALL) is None
+    assert line_json("RAM 1/2MB CPU [1%@2]\nRAM 1/2MB CPU [1%@2]\n", AT_T_WALL) is None
+
+
+def test_a_time_of_a_float_subclass_prints_as_the_float() -> None:
+    class Seconds(float):
+        pass
+
+    line = "RAM 1/2MB CPU [1%@2] cpu@40C VDD_IN 1/1\n"
+    assert line_json(line, lambda stamp: (Seconds(T_WALL), 0.0)) == timed_reference(line, T_WALL)
+
+
+def test_whole_engine_sets_are_kept_in_fewer_entries(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jsonout, "ENGINE_SETS_LIMIT", 3)
+    jsonout.clear_caches()
+    for i in range(10):
+        sample = Sample(ram=Memory(1.0, 2.0), engines={"APE": Engine(None, i), "VIC": Engine(off=True)})
+        assert parse_line_json(sample) == reference(sample)
+    assert 0 < len(jsonout._engine_sets) <= 3
