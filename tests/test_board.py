@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tui_support import FIXTURE, make_config, park_replay, replay_app, wait_until
+from tui_support import make_config, park_replay, paused_replay, replay_app, wait_until
 
 from jtop_roof.app import JroofApp
 from jtop_roof.board import resolve_board, roof_state
@@ -140,7 +140,8 @@ def test_report_names_the_device_and_the_roof_at_each_phases_mean_clocks(tmp_pat
 
 async def test_the_roofline_pane_on_a_known_board_and_its_precision_key(tmp_path):
     config = make_config(device="orin-nano-8gb-super", power_mode="MAXN_SUPER")
-    app = JroofApp(ReplaySource(FIXTURE, tz="UTC", hold_at_end=True), config, user_themes=tmp_path)
+    # paused where it is parked: a playing replay (0.1 s a sample) may move the clocks before they are read
+    app = JroofApp(paused_replay(), config, user_themes=tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await park_replay(pilot, app)
         pane = app.query_one("#roofline")
