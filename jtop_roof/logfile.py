@@ -390,6 +390,9 @@ class ReadStats:
     tally: Tally = field(default_factory=Tally)
     #: The stream's interval as the replay's index finds it (see ``FileIndex.interval_s``).
     interval_s: float | None = None
+    #: ``interval_s`` will not change while the rest is read (a plain log's, from its first record
+    #: on: the timer's interval is fixed once it times lines); a recording's may until its end.
+    interval_final: bool = False
 
     @property
     def truncated_tail(self) -> bool:
@@ -544,7 +547,7 @@ def _plain(
     else:
         _set_times(timer.release(True))
     if stats is not None:
-        stats.interval_s = timer.interval_s
+        stats.interval_s, stats.interval_final = timer.interval_s, True
     yield from map(out, waiting)
     if timer.timeline is None:
         return

@@ -63,14 +63,16 @@ def build_report(
 ) -> dict[str, Any]:
     """The report as a JSON-ready dict (``source`` is passed through as the top-level key).
     ``open_lines`` gives the file's lines; it is read twice, streaming: once for the stream's
-    interval (as the replay's index finds it), once through the pipeline. ``trtexec``: a trtexec
+    interval (as the replay's index finds it; a plain log's is known from its first records, so
+    only they are read), once through the pipeline. ``trtexec``: a trtexec
     run of the same time span: its phases (``build``, ``warm-up``, ``timed``) become phases and its
     iterations the ``timed`` phase's work, with trtexec's own throughput. ``workload``: FLOPs and
     bytes per iteration where the work reports give none. Raises ``logfile.RecordingError`` for a
     recording this program must not read."""
     stats = stats if stats is not None else ReadStats()
     for _ in iter_records(open_lines(), tz=tz, interval_s=interval_s, stats=stats):
-        pass
+        if stats.interval_final:
+            break
     records: Iterable[Record] = iter_records(open_lines(), tz=tz, interval_s=interval_s)
     if trtexec is not None:
         records = with_trtexec(records, trtexec)

@@ -14,7 +14,7 @@ from tui_support import FIXTURE, make_config, park_replay, wait_until
 
 from jtop_roof.app import JroofApp
 from jtop_roof.headless import run_headless
-from jtop_roof.logfile import iter_records
+from jtop_roof.logfile import ReadStats, iter_records
 from jtop_roof.model import Event, Marker, Rail, Sample, record_to_json
 from jtop_roof.pipeline import Pipeline, RecordingSink, StreamContext
 from jtop_roof.recorder import Recorder
@@ -41,6 +41,34 @@ def report_of(path: Path) -> dict:
         with open(path, encoding="utf-8") as f:
             yield from f
     return build_report(lines, source={"file": str(path)}, tz=UTC, interval_s=None)
+
+
+def test_a_plain_logs_interval_is_learnt_from_its_first_lines_only(tmp_path):
+    """report reads a file twice: first for its interval, then through the pipeline. A plain log's
+    interval is settled by its first timed lines, so the first pass stops there; it is the interval
+    a whole read gives, and the report is the same."""
+    body = "RAM 2000/7607MB CPU [1%@1728,2%@1728] EMC_FREQ 0%@3199 GR3D_FREQ 0%@[1018] VDD_IN 5000mW/5000mW"
+    log = [f"10-26-2025 00:{i // 120:02d}:{i // 2 % 60:02d} {body}" for i in range(2000)]
+    log[1500:1500] = ["10-26-2025 00:30:00 " + body]  # a late gap: it does not move the interval
+    path = tmp_path / "half-second.log"
+    path.write_text("\n".join(log) + "\n", encoding="utf-8")
+    consumed: list[int] = []
+
+    def lines():
+        consumed.append(0)
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                consumed[-1] += 1
+                yield line
+
+    stats = ReadStats()
+    report = build_report(lines, source={"file": str(path)}, tz=UTC, interval_s=None, stats=stats)
+    whole = ReadStats()
+    for _ in iter_records(path.read_text(encoding="utf-8").splitlines(), tz=UTC, stats=whole):
+        pass
+    assert stats.interval_s == whole.interval_s == 0.5
+    assert consumed[0] < 100 and consumed[1] == len(log)
+    assert report["whole"]["samples"] == len(log) and report["whole"]["gaps"] == 1
 
 
 # ----------------------------------------------------------------- the same numbers everywhere
