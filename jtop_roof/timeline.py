@@ -40,8 +40,9 @@ from jtop_roof.model import Sample
 
 _OFFSET = re.compile(r"(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d{2}))?", re.ASCII)
 _STAMP_FORM = re.compile(r"(\d\d)-(\d\d)-(\d{4}) (\d\d):(\d\d):(\d\d)", re.ASCII)
-# ":MM:SS" of a stamp -> seconds into its hour (every valid one: a lookup instead of a regex per line)
-_MINUTE_SECONDS = {f":{m:02d}:{s:02d}": m * 60 + s for m in range(60) for s in range(60)}
+_MINUTE_SECOND = re.compile(r":([0-5]\d):([0-5]\d)", re.ASCII)
+# ":MM:SS" of a stamp -> seconds into its hour, kept as stamps come (3,600 at most): a lookup per line
+_minute_seconds: dict[str, int] = {}
 #: Stamps outside these years are read as no stamp (the sample continues one interval on).
 MIN_YEAR, MAX_YEAR = 1970, 2999
 _HOUR_CACHE_LIMIT = 4096  # distinct hours kept (about 170 days of a log); cleared when full
@@ -157,7 +158,10 @@ class Timeline:
         """Unix seconds of a ``MM-DD-YYYY HH:MM:SS`` stamp in this zone (``fold=0``); None if invalid."""
         base = self._hours.get(stamp[:13])
         if base is not None:
-            seconds = _MINUTE_SECONDS.get(stamp[13:])
+            tail = stamp[13:]
+            seconds = _minute_seconds.get(tail)
+            if seconds is None and (m := _MINUTE_SECOND.fullmatch(tail)) is not None:
+                seconds = _minute_seconds[tail] = int(m.group(1)) * 60 + int(m.group(2))
             if seconds is not None:
                 return base + seconds
         return self._convert(stamp, fold=0)
