@@ -73,6 +73,20 @@ class _Unusual(Exception):
 
 
 T = TypeVar("T")
+K = TypeVar("K")
+
+
+def _kept(cache: dict[K, T], key: K, value: T, limit: int | None = None) -> T:
+    """``value``, kept under ``key``; a full cache is emptied first."""
+    if len(cache) >= (CACHE_LIMIT if limit is None else limit):
+        cache.clear()
+    cache[key] = value
+    return value
+
+
+def _kept_if_short(cache: dict[str, str], key: str, text: str) -> str:
+    """``text``, kept only when short (what a hostile file holds is made each time)."""
+    return _kept(cache, key, text) if len(text) <= CACHE_TEXT_CHARS else text
 
 
 class _Cache:
@@ -145,13 +159,7 @@ def _name(name: object) -> str:
     if type(name) is not str:
         raise _Unusual
     text = _names.get(name)
-    if text is None:
-        text = _quote(name) + ":"
-        if len(text) <= CACHE_TEXT_CHARS:
-            if len(_names) >= CACHE_LIMIT:
-                _names.clear()
-            _names[name] = text
-    return text
+    return text if text is not None else _kept_if_short(_names, name, _quote(name) + ":")
 
 
 def _ram(ram: Memory) -> str:
@@ -318,9 +326,7 @@ def _total(total: PowerTotal | None) -> str:
         return "null"
     tail = _source_tail.get(total.source)
     if tail is None:
-        tail = ',"source":' + _scalar(total.source) + "}"
-        if len(tail) <= CACHE_TEXT_CHARS:
-            _kept(_source_tail, total.source, tail)
+        tail = _kept_if_short(_source_tail, total.source, ',"source":' + _scalar(total.source) + "}")
     return '{"value":' + _num(total.mw) + tail
 
 
@@ -353,21 +359,11 @@ _rail_plans: dict[tuple[str, ...], tuple[bool, PowerPlan | None]] = {}
 _RENDER: dict[str, Callable[[Any], str]] = {"ram": _ram, "swap": _swap, "iram": _iram, "emc": _clocked,
                                              "gpu": _gpu}
 
-K = TypeVar("K")
-
-
 #: What the text route takes, in characters (longer goes the Sample route): a line (real ones are
 #: under 600), an engine or rail run (under 130), a zone's or a rail's name (under 20). Kept texts
 #: stay small whatever a file holds: the caches of whole runs hold fewer entries than the others.
 USUAL_LINE_CHARS, RUN_CHARS, NAME_CHARS = 4096, 512, 64
 RUN_CACHE_LIMIT = 1024
-
-
-def _kept(cache: dict[K, T], key: K, value: T, limit: int | None = None) -> T:
-    if len(cache) >= (CACHE_LIMIT if limit is None else limit):
-        cache.clear()
-    cache[key] = value
-    return value
 
 
 def _short(text: str, chars: int) -> str:
