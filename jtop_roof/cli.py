@@ -729,24 +729,14 @@ def _configured(args: argparse.Namespace) -> int:
 
     try:
         config = _load(args)
-        if args.command == "report":
-            return _cmd_report(args, config)
-        if args.command in ("devices", "roof"):
-            return _cmd_roof(args, config)
-        if args.command == "probe":
-            return _cmd_probe(args, config)
-        if args.command == "compare":
-            return _cmd_compare(args, config)
-        if args.command == "export":
-            return _cmd_export(args, config)
-        if args.command == "plot":
-            return _cmd_plot(args, config)
-        if args.command == "serve":
-            return _cmd_serve(args, config)
-        if args.command == "record":
-            return _cmd_record(args, config)
-        if args.command == "run":
-            return _cmd_run(args, config)
-        return _cmd_monitor(args, config)
+        return _CONFIGURED.get(args.command, _cmd_monitor)(args, config)
     except SessionError as exc:
         return _fail(str(exc))
+
+
+#: The subcommands that read the config, by name (no subcommand: the monitor).
+_CONFIGURED = {
+    "report": _cmd_report, "devices": _cmd_roof, "roof": _cmd_roof, "probe": _cmd_probe,
+    "compare": _cmd_compare, "export": _cmd_export, "plot": _cmd_plot, "serve": _cmd_serve,
+    "record": _cmd_record, "run": _cmd_run,
+}
