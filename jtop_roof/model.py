@@ -403,12 +403,10 @@ class _Check:
     def memory(self, value: Any, *, lfb: bool) -> Memory | None:
         """RAM (with tegrastats' largest free block) or swap (with cached); None without used/total."""
         found = self.mapping(value)
-        if found is None:
+        amounts = None if found is None else self._used_total(found)
+        if found is None or amounts is None:
             return None
-        used, total = self.num(found.get("used"), 0), self.num(found.get("total"), 0)
-        if used is None or total is None:
-            self.bad(found)
-            return None
+        used, total = amounts
         if lfb:
             return Memory(used, total, None, self.int_(found.get("lfb_count")),
                           self.num(found.get("lfb_size_kb"), 0))
@@ -416,13 +414,18 @@ class _Check:
 
     def iram(self, value: Any) -> Iram | None:
         found = self.mapping(value)
-        if found is None:
+        amounts = None if found is None else self._used_total(found)
+        if found is None or amounts is None:
             return None
+        return Iram(*amounts, self.num(found.get("lfb"), 0))
+
+    def _used_total(self, found: dict[str, Any]) -> tuple[float, float] | None:
+        """A memory's used and total, both needed (the whole value is counted bad without them)."""
         used, total = self.num(found.get("used"), 0), self.num(found.get("total"), 0)
         if used is None or total is None:
             self.bad(found)
             return None
-        return Iram(used, total, self.num(found.get("lfb"), 0))
+        return used, total
 
     def cpu(self, value: Any) -> CpuCore | None:
         found = self.mapping(value)
