@@ -59,6 +59,7 @@ from jtop_roof.sources.tegrastats import (
     TegrastatsSource,
     _signal_group,
     _wait_unreaped,
+    start_problem,
 )
 
 #: ssh's exit status for its own errors (connection, authentication, configuration).
@@ -258,13 +259,7 @@ class SshSource(TegrastatsSource):
         self._served = True
 
     def _start_error(self, exc: OSError) -> str:
-        if isinstance(exc, FileNotFoundError):
-            why = f"{self.ssh} not found on PATH (install the OpenSSH client)"
-        elif isinstance(exc, PermissionError):
-            why = f"{self.ssh} is not executable"
-        else:
-            why = exc.strerror or str(exc)
-        return f"cannot watch {self.host} over ssh: {why}"
+        return f"cannot watch {self.host} over ssh: {start_problem(self.ssh, exc)}"
 
     def _exit_message(self, code: int, message: str) -> str:
         words = _last_words(message)

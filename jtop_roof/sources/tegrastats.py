@@ -113,7 +113,18 @@ def _missing_program_hint(program: str) -> str:
         return " (install sudo, or run jroof-tui as root with --tegrastats-command tegrastats)"
     if name == "tegrastats":
         return " (tegrastats exists on Jetson boards; elsewhere use --source host)"
+    if name == "ssh":
+        return " (install the OpenSSH client)"
     return ""
+
+
+def start_problem(program: str, exc: OSError) -> str:
+    """Why ``program`` could not be started, in words (with what to do where we know)."""
+    if isinstance(exc, FileNotFoundError):
+        return f"{program} not found on PATH{_missing_program_hint(program)}"
+    if isinstance(exc, PermissionError):
+        return f"{program} is not executable"
+    return exc.strerror or str(exc)
 
 
 class TegrastatsSource(Source):
@@ -282,13 +293,7 @@ class TegrastatsSource(Source):
 
     def _start_error(self, exc: OSError) -> str:
         program = self.command[0] if self.command else "(empty command)"
-        if isinstance(exc, FileNotFoundError):
-            why = f"{program} not found on PATH{_missing_program_hint(program)}"
-        elif isinstance(exc, PermissionError):
-            why = f"{program} is not executable"
-        else:
-            why = exc.strerror or str(exc)
-        return f"cannot run {shlex.join(self.command) or '(empty command)'}: {why}"
+        return f"cannot run {shlex.join(self.command) or '(empty command)'}: {start_problem(program, exc)}"
 
     def _read(self, proc: subprocess.Popen[bytes]) -> Iterator[Any]:
         """Yield stamped samples; finally yield a string saying why the child stopped serving
