@@ -7,7 +7,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from types import FrameType
 from typing import Any
 
@@ -112,11 +112,7 @@ def run_headless(
         source.stop()
 
     if install_signal_handlers:
-        for signum in STOP_SIGNALS:
-            current = signal.getsignal(signum)
-            if current is not signal.SIG_IGN:
-                previous[signum] = current
-                signal.signal(signum, on_signal)
+        previous.update(take_signals(STOP_SIGNALS, on_signal))
     stopper = threading.Thread(target=stop_source_when_asked, name="jroof-record-stop", daemon=True)
     deadline = None if duration_s is None else time.monotonic() + duration_s
     status = 0
@@ -180,9 +176,25 @@ def run_headless(
         except OSError as exc:
             _say(f"jroof-tui: cannot finish {recorder.path}: {exc.strerror or exc}")
             status = 1
-        for number, handler in previous.items():
-            signal.signal(number, handler)
+        give_back_signals(previous)
     return status
+
+
+def take_signals(signals: Iterable[int], handler: Callable[[int, FrameType | None], None]) -> dict[int, Any]:
+    """Install ``handler`` for each of ``signals`` that is not ignored (``nohup``'s SIG_IGN stays);
+    returns the handlers it replaced, for ``give_back_signals``."""
+    previous: dict[int, Any] = {}
+    for signum in signals:
+        current = signal.getsignal(signum)
+        if current is not signal.SIG_IGN:
+            previous[signum] = current
+            signal.signal(signum, handler)
+    return previous
+
+
+def give_back_signals(previous: dict[int, Any]) -> None:
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)
 
 
 def _try_event(recorder: Recorder, kind: str, detail: str) -> None:

@@ -61,6 +61,7 @@ from prometheus_client.registry import Collector, CollectorRegistry
 from jtop_roof import __version__
 from jtop_roof.config import Config
 from jtop_roof.detectors import REASON_CODES
+from jtop_roof.headless import give_back_signals, take_signals
 from jtop_roof.model import Event, Record, Sample
 from jtop_roof.pipeline import Pipeline
 from jtop_roof.sources.base import Source
@@ -484,16 +485,10 @@ def run_serve(
         if failed:
             stop.set()
 
-    previous: dict[signal.Signals, Any] = {}
-    if install_signal_handlers:
-        def on_signal(_signum: int, _frame: FrameType | None) -> None:
-            stop.set()
+    def on_signal(_signum: int, _frame: FrameType | None) -> None:
+        stop.set()
 
-        for signum in STOP_SIGNALS:
-            current = signal.getsignal(signum)
-            if current is not signal.SIG_IGN:
-                previous[signum] = current
-                signal.signal(signum, on_signal)
+    previous = take_signals(STOP_SIGNALS, on_signal) if install_signal_handlers else {}
     feeder = threading.Thread(target=feed, name="jroof-serve-source", daemon=True)
     try:
         server.start()
@@ -508,8 +503,7 @@ def run_serve(
         source.stop()
         feeder.join(5.0)
         server.close()
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        give_back_signals(previous)
     for line in failed:
         say(f"jroof-tui: {line}")
     return 1 if failed else 0
