@@ -8,16 +8,15 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import queue
 import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from pathlib import Path
 
 import pytest
+from source_support import WAIT_S, Collector
 
 from jtop_roof.model import Event, Sample
 from jtop_roof.sources.ssh import SshSource, board_label, board_record_path, parse_dump, ssh_sources
@@ -29,7 +28,6 @@ FAKE_SSH = TESTS / "fake_ssh"
 FAKE = TESTS / "fake_tegrastats"
 SYSFS = TESTS / "data" / "sysfs"
 ROOT_LINES = TESTS / "data" / "fake_tegrastats_orinnano_super.txt"
-WAIT_S = 20  # generous bound for a busy 2-core machine; never a timing assertion
 
 
 def alive(pid: int) -> bool:
@@ -105,45 +103,6 @@ def make_source(host: str = "jetson", command=None, **kwargs) -> SshSource:
     kwargs.setdefault("kill_grace_s", 0.5)
     kwargs.setdefault("remote_root", str(SYSFS))
     return SshSource(host, command or [str(FAKE)], 20, **kwargs)
-
-
-class Collector:
-    """Runs records() in a worker thread, as the TUI and the recorder do."""
-
-    END = object()
-
-    def __init__(self, source: SshSource) -> None:
-        self.source = source
-        self.queue: queue.Queue = queue.Queue()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        try:
-            for record in self.source.records():
-                self.queue.put(record)
-        finally:
-            self.queue.put(self.END)
-
-    def take_until(self, predicate) -> list:
-        taken = []
-        deadline = time.monotonic() + WAIT_S
-        while time.monotonic() < deadline:
-            try:
-                record = self.queue.get(timeout=0.5)
-            except queue.Empty:
-                continue
-            if record is self.END:
-                raise AssertionError(f"stream ended early after {taken!r}")
-            taken.append(record)
-            if predicate(record):
-                return taken
-        raise AssertionError(f"nothing matched; got {taken!r}")
-
-    def stop(self) -> None:
-        self.source.stop()
-        self.thread.join(timeout=WAIT_S)
-        assert not self.thread.is_alive()
 
 
 def is_sample(record) -> bool:

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import itertools
 import os
-import queue
 import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from pathlib import Path
 
 import pytest
+from source_support import WAIT_S, Collector
 
 from jtop_roof.model import Event, Sample
 from jtop_roof.sources.tegrastats import TegrastatsSource
@@ -25,7 +24,6 @@ FAKE = TESTS / "fake_tegrastats"
 SYSFS = TESTS / "data" / "sysfs"
 ROOT_LINES = TESTS / "data" / "fake_tegrastats_orinnano_super.txt"
 NONROOT_LINES = TESTS / "data" / "fake_tegrastats_orinnano_nonroot.txt"
-WAIT_S = 20  # generous bound for a busy 2-core machine; never a timing assertion
 
 
 def data_lines(path: Path) -> list[str]:
@@ -83,46 +81,6 @@ def make_source(command=None, **kwargs) -> TegrastatsSource:
     kwargs.setdefault("kill_grace_s", 0.5)
     kwargs.setdefault("sysfs_root", str(SYSFS))
     return TegrastatsSource(command or [str(FAKE)], 20, **kwargs)
-
-
-class Collector:
-    """Runs records() in a worker thread, as the TUI and the recorder do."""
-
-    END = object()
-
-    def __init__(self, source: TegrastatsSource) -> None:
-        self.source = source
-        self.queue: queue.Queue = queue.Queue()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        try:
-            for record in self.source.records():
-                self.queue.put(record)
-        finally:
-            self.queue.put(self.END)
-
-    def take_until(self, predicate) -> list:
-        """Records up to and including the first that matches."""
-        taken = []
-        deadline = time.monotonic() + WAIT_S
-        while time.monotonic() < deadline:
-            try:
-                record = self.queue.get(timeout=0.5)
-            except queue.Empty:
-                continue
-            if record is self.END:
-                raise AssertionError(f"stream ended early after {taken!r}")
-            taken.append(record)
-            if predicate(record):
-                return taken
-        raise AssertionError(f"nothing matched; got {taken!r}")
-
-    def stop(self) -> None:
-        self.source.stop()
-        self.thread.join(WAIT_S)
-        assert not self.thread.is_alive(), "records() did not end after stop()"
 
 
 def is_sample(record) -> bool:
