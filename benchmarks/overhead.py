@@ -32,12 +32,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from jtop_roof.config import Config  # noqa: E402
-from jtop_roof.logfile import iter_records  # noqa: E402
-from jtop_roof.model import Sample, record_to_json  # noqa: E402
-from jtop_roof.timeline import parse_tz  # noqa: E402
+from jtop_roof.formats.logfile import iter_records  # noqa: E402
+from jtop_roof.model.codec import record_to_json  # noqa: E402
+from jtop_roof.model.records import Sample  # noqa: E402
+from jtop_roof.model.timeline import parse_tz  # noqa: E402
+from jtop_roof.runtime.config import Config  # noqa: E402
 
-DEMO_LOG = REPO / "jtop_roof" / "data" / "demo_orinnano_super.log"
+DEMO_LOG = REPO / "jtop_roof" / "sources" / "data" / "demo_orinnano_super.log"
 #: The demo's board, so that the Roofline pane draws its roofs (and costs what it costs).
 BENCH_CONFIG = Config(tz="UTC", device="orin-nano-8gb-super", power_mode="MAXN_SUPER")
 
@@ -78,8 +79,8 @@ def current_rss_mb() -> float:
 
 
 async def live_run(seconds: float, size: tuple[int, int]) -> None:
-    from jtop_roof.app import JroofApp
     from jtop_roof.sources.replay import ReplaySource
+    from jtop_roof.tui.app import JroofApp
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "long.jsonl"
@@ -120,8 +121,8 @@ def main() -> int:
 async def day_run(size: tuple[int, int]) -> None:
     import threading
 
-    from jtop_roof.app import JroofApp
     from jtop_roof.sources.base import Source
+    from jtop_roof.tui.app import JroofApp
 
     class IdleSource(Source):
         """Says nothing: history is filled directly."""

@@ -32,10 +32,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from jtop_roof.jsonout import line_json  # noqa: E402
-from jtop_roof.logfile import ReadStats, iter_parse_lines  # noqa: E402
-from jtop_roof.parser import parse_line, stamp_of  # noqa: E402
-from jtop_roof.timeline import Timeline, local_tz_name, parse_tz  # noqa: E402
+from jtop_roof.formats.jsonout import line_json  # noqa: E402
+from jtop_roof.formats.logfile import ReadStats, iter_parse_lines  # noqa: E402
+from jtop_roof.formats.parser import parse_line, stamp_of  # noqa: E402
+from jtop_roof.model.timeline import Timeline, local_tz_name, parse_tz  # noqa: E402
 
 LOGS = REPO.parent / "shared" / "tegrastats" / "logs"
 ORIN_LOG = "agxorin_jp6_abdeltegraparser_1.log"

@@ -23,9 +23,11 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from jtop_roof.devices import find_mode, load_devices  # noqa: E402
-from jtop_roof.probe import BACKENDS, ProbeError, run_probe, save_probe, summary_lines  # noqa: E402
-from jtop_roof.roofline import ceilings, max_clocks  # noqa: E402
+from jtop_roof.probe import BACKENDS, run_probe, save_probe, summary_lines  # noqa: E402
+from jtop_roof.roofline.ceilings import ceilings, max_clocks  # noqa: E402
+from jtop_roof.roofline.devices import find_mode, load_devices  # noqa: E402
+from jtop_roof.roofline.measured import ProbeError  # noqa: E402
+from jtop_roof.runtime.session import probe_source_factory  # noqa: E402
 
 
 def _si(value: float | None, unit: str) -> str:
@@ -88,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the JSON result too")
     args = parser.parse_args(argv)
     try:
-        result = run_probe(args.quick, backend=args.backend, device=args.device, power_mode=args.power_mode,
+        result = run_probe(args.quick, backend=args.backend, source_factory=probe_source_factory(),
+                           device=args.device, power_mode=args.power_mode,
                            progress=lambda line: print(f"  .. {line}", file=sys.stderr, flush=True))
     except ProbeError as exc:
         print(f"probe: {exc}", file=sys.stderr)

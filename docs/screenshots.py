@@ -18,10 +18,10 @@ DOCS = Path(__file__).resolve().parent
 REPO = DOCS.parent
 sys.path.insert(0, str(REPO))
 
-from jtop_roof.app import JroofApp  # noqa: E402
-from jtop_roof.config import Config  # noqa: E402
+from jtop_roof.runtime.config import Config  # noqa: E402
 from jtop_roof.sources.demo import DemoSource  # noqa: E402
 from jtop_roof.sources.replay import ReplaySource  # noqa: E402
+from jtop_roof.tui.app import JroofApp  # noqa: E402
 
 H200_RUN = REPO / "tests" / "data" / "h200_phases.jsonl"
 

@@ -18,7 +18,7 @@ Nothing here imports Textual.
 
 from __future__ import annotations
 
-from jtop_roof.control import ControlError, WorkReport, send_marker, send_work
+from jtop_roof.runtime.control import ControlError, WorkReport, send_marker, send_work
 
 
 def work(iterations: float = 1, flops: float | None = None, bytes: float | None = None,

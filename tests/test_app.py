@@ -21,16 +21,18 @@ from tui_support import (
     wait_until,
 )
 
-from jtop_roof.app import JroofApp
-from jtop_roof.config import Thresholds
-from jtop_roof.history import History
-from jtop_roof.info import SourceInfo
-from jtop_roof.model import Clocked, CpuCore, Event, Gpu, Memory, Rail, Sample, record_from_json
-from jtop_roof.pipeline import Pipeline
-from jtop_roof.recorder import Recorder
-from jtop_roof.session import HOST_HINT
+from jtop_roof.analysis.history import History
+from jtop_roof.analysis.pipeline import Pipeline
+from jtop_roof.formats.recorder import Recorder
+from jtop_roof.model.codec import record_from_json
+from jtop_roof.model.info import SourceInfo
+from jtop_roof.model.records import Clocked, CpuCore, Event, Gpu, Memory, Rail, Sample
+from jtop_roof.runtime.config import Thresholds
+from jtop_roof.runtime.session import HOST_HINT
 from jtop_roof.sources.replay import ReplaySource
-from jtop_roof.widgets import (
+from jtop_roof.tui.app import JroofApp
+from jtop_roof.tui.view import View
+from jtop_roof.tui.widgets import (
     CpuPane,
     EventsPane,
     GpuPane,
@@ -39,7 +41,6 @@ from jtop_roof.widgets import (
     PhaseNameScreen,
     PowerPane,
     TempPane,
-    View,
 )
 
 
@@ -704,7 +705,7 @@ def test_events_pane_shows_whole_notes_or_none():
 
 
 def test_temperatures_are_classified_once_per_view(monkeypatch):
-    import jtop_roof.widgets.panes as panes
+    import jtop_roof.tui.widgets.panes as panes
 
     calls = []
     real = panes.classify_temp
@@ -721,7 +722,7 @@ def test_temperatures_are_classified_once_per_view(monkeypatch):
 def test_plot_lines_break_at_missing_readings_and_holes_in_time():
     import numpy as np
 
-    from jtop_roof.widgets.timeplot import _segments
+    from jtop_roof.tui.widgets.timeplot import _segments
 
     xs = np.array([0.0, 1.0, 2.0, 3.0, 4.0, 10.0, 11.0, 12.0])
     ys = np.array([1.0, 1.0, np.nan, 1.0, 1.0, 1.0, 1.0, 1.0])
@@ -729,8 +730,8 @@ def test_plot_lines_break_at_missing_readings_and_holes_in_time():
 
 
 def test_phase_labels_are_cut_to_the_room_before_the_next_boundary():
-    from jtop_roof.history import PhaseMark
-    from jtop_roof.widgets.timeplot import _phase_labels
+    from jtop_roof.analysis.history import PhaseMark
+    from jtop_roof.tui.widgets.timeplot import _phase_labels
 
     marks = [PhaseMark(0.0, "phase_start", "warmup-long-name"), PhaseMark(5.0, "phase_start", "b"),
              PhaseMark(5.5, "phase_start", "crowded"), PhaseMark(9.0, "phase_end", None)]
@@ -780,6 +781,6 @@ async def test_markers_from_scripts_are_recorded_with_their_origin(tmp_path):
 
 
 def test_window_labels():
-    from jtop_roof.widgets.panes import window_label
+    from jtop_roof.tui.widgets.panes import window_label
 
     assert [window_label(w) for w in (30, 120, 600, 3600, None)] == ["30 s", "2 min", "10 min", "1 h", "all"]

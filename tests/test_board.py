@@ -10,17 +10,17 @@ from pathlib import Path
 import pytest
 from tui_support import make_config, park_replay, paused_replay, replay_app, wait_until
 
-from jtop_roof.app import JroofApp
-from jtop_roof.board import resolve_board, roof_state
-from jtop_roof.devices import load_devices
-from jtop_roof.info import SourceInfo
-from jtop_roof.model import Clocked, Engine, Gpu, Memory, Sample
+from jtop_roof.model.info import SourceInfo
+from jtop_roof.model.records import Clocked, Engine, Gpu, Memory, Sample
+from jtop_roof.roofline.board import resolve_board, roof_state
+from jtop_roof.roofline.devices import load_devices
 from jtop_roof.sources.demo import DemoSource
 from jtop_roof.sources.replay import ReplaySource
+from jtop_roof.tui.app import JroofApp
 
 ROOT = Path(__file__).resolve().parents[1]
 DB = load_devices()
-DEMO_LOG = ROOT / "jtop_roof" / "data" / "demo_orinnano_super.log"
+DEMO_LOG = ROOT / "jtop_roof" / "sources" / "data" / "demo_orinnano_super.log"
 # A real non-root Orin Nano line: no GPU clock (GR3D_FREQ 0%), no EMC_FREQ.
 NONROOT = [line for line in (ROOT / "tests" / "data" / "fake_tegrastats_orinnano_nonroot.txt").read_text()
            .splitlines() if line and not line.startswith("#")]

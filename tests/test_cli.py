@@ -59,7 +59,7 @@ def test_parse_of_binary_input_never_fails():
 
 
 def test_every_command_has_an_example_in_its_help():
-    from jtop_roof.cli import build_parser
+    from jtop_roof.commands.cli import build_parser
 
     parser = build_parser()
     (sub,) = [a for a in parser._actions if a.dest == "command"]  # noqa: SLF001 (argparse keeps them here)

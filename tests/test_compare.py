@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from jtop_roof import compare as cmp
-from jtop_roof.config import Config
-from jtop_roof.logfile import iter_records
-from jtop_roof.model import Marker, Sample, Work, json_line, record_to_json
-from jtop_roof.trtexec import read_trtexec
+from jtop_roof.formats.logfile import iter_records
+from jtop_roof.formats.trtexec import read_trtexec
+from jtop_roof.model.codec import json_line, record_to_json
+from jtop_roof.model.records import Marker, Sample, Work
+from jtop_roof.outputs import compare as cmp
+from jtop_roof.runtime.config import Config
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from jtop_roof.config import Config, ConfigError, load_config
+from jtop_roof.runtime.config import Config, ConfigError, load_config
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from jtop_roof.control import MAX_CLIENTS, ControlError, MarkerListener, control_dir, send_marker
+from jtop_roof.runtime.control import MAX_CLIENTS, ControlError, MarkerListener, control_dir, send_marker
 
 
 @pytest.fixture

@@ -8,9 +8,9 @@ from importlib import resources
 
 import pytest
 
-from jtop_roof.config import Config
-from jtop_roof.model import Event, Sample
-from jtop_roof.session import build_header
+from jtop_roof.model.records import Event, Sample
+from jtop_roof.runtime.config import Config
+from jtop_roof.runtime.session import build_header
 from jtop_roof.sources.demo import DEMO_LICENSE, DemoSource, demo_log_resource
 
 # git blob id of vlm-benchmarks/assets/results/tegrastats/trt_20260419_013102.raw in
@@ -37,7 +37,7 @@ def test_packaged_log_is_a_byte_exact_copy_of_the_upstream_file():
 
 
 def test_licence_ships_beside_the_log():
-    text = (resources.files("jtop_roof") / "data" / DEMO_LICENSE).read_text(encoding="utf-8")
+    text = (resources.files("jtop_roof.sources") / "data" / DEMO_LICENSE).read_text(encoding="utf-8")
     assert "MIT License" in text and "Copyright (c) hokwangchoi" in text
     assert "hokwangchoi/jetson-orin-nano-benchmarks" in text
     assert "Permission is hereby granted, free of charge" in text

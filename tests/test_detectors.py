@@ -9,20 +9,21 @@ from pathlib import Path
 import pytest
 from tui_support import make_config
 
-from jtop_roof.config import Config, DetectorSettings
-from jtop_roof.detectors import ThrottleDetector
-from jtop_roof.headless import run_headless
-from jtop_roof.info import SourceInfo
-from jtop_roof.logfile import iter_records
-from jtop_roof.model import Clocked, CpuCore, Event, Gpu, Rail, Sample, sample_to_json
-from jtop_roof.pipeline import Pipeline
-from jtop_roof.recorder import Recorder
-from jtop_roof.session import pipeline_options
+from jtop_roof.analysis.detectors import ThrottleDetector
+from jtop_roof.analysis.pipeline import Pipeline
+from jtop_roof.formats.logfile import iter_records
+from jtop_roof.formats.recorder import Recorder
+from jtop_roof.model.codec import sample_to_json
+from jtop_roof.model.info import SourceInfo
+from jtop_roof.model.records import Clocked, CpuCore, Event, Gpu, Rail, Sample
+from jtop_roof.runtime.config import Config, DetectorSettings
+from jtop_roof.runtime.headless import run_headless
+from jtop_roof.runtime.session import pipeline_options
 from jtop_roof.sources.replay import ReplaySource
 
 ROOT = Path(__file__).resolve().parents[1]
 H200 = ROOT / "tests" / "data" / "h200_host_recording.jsonl"
-DEMO_LOG = ROOT / "jtop_roof" / "data" / "demo_orinnano_super.log"
+DEMO_LOG = ROOT / "jtop_roof" / "sources" / "data" / "demo_orinnano_super.log"
 SHARED_LOGS = ROOT.parent / "shared" / "tegrastats" / "logs"
 SEVEN_W = SHARED_LOGS / "orinnano8gb-super_jp6.2.1_benchlab_resnet50_int8_7w_run3.log"
 needs_shared = pytest.mark.skipif(not SEVEN_W.is_file(), reason="shared/ reference logs not beside the repo")
@@ -171,7 +172,7 @@ async def test_the_monitor_flags_a_throttle_where_the_user_looks(tmp_path):
     the reason, the roofline pane too, and once the GEMM is past, the Events pane lists it."""
     from tui_support import wait_until
 
-    from jtop_roof.app import JroofApp
+    from jtop_roof.tui.app import JroofApp
 
     source = ReplaySource(H200, tz="UTC", hold_at_end=True, speed=64)
     source.pause()

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from jtop_roof.devices import (
+from jtop_roof.roofline.devices import (
     NUMERIC_FIELDS,
     PRECISIONS,
     DeviceError,

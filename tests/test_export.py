@@ -12,20 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from jtop_roof import export as ex
-from jtop_roof.config import Config
-from jtop_roof.model import (
-    Clocked,
-    CpuCore,
-    Engine,
-    Gpu,
-    Marker,
-    Memory,
-    Rail,
-    Sample,
-    json_line,
-    record_to_json,
-)
+from jtop_roof.model.codec import json_line, record_to_json
+from jtop_roof.model.records import Clocked, CpuCore, Engine, Gpu, Marker, Memory, Rail, Sample
+from jtop_roof.outputs import export as ex
+from jtop_roof.runtime.config import Config
 
 UTC = timezone.utc
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -196,7 +186,7 @@ def test_hostile_names_are_safe_columns(tmp_path):
 
 @pytest.mark.skipif(not SEVEN_W.is_file(), reason="../shared not beside the repo")
 def test_real_log_mode_cap_rows_match_the_reports_events():
-    from jtop_roof.compare import file_report
+    from jtop_roof.outputs.compare import file_report
 
     opts = options(device="orin-nano-8gb-super")  # mode unknown: the 7W caps read as mode_cap events
     report = file_report(str(SEVEN_W), tz=UTC, interval_s=None, config=opts)

@@ -13,8 +13,8 @@ import pytest
 import yaml
 from test_export import synthetic_sample
 
-from jtop_roof import serve as sv
-from jtop_roof.model import Engine, Memory
+from jtop_roof.model.records import Engine, Memory
+from jtop_roof.outputs import serve as sv
 
 FLEET = Path(__file__).resolve().parents[1] / "docs" / "fleet"
 SELECTOR = re.compile(r"\b(jroof_[A-Za-z0-9_]+)\s*(\{[^}]*\})?")

@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jtop_roof.model import Clocked, Engine, Gpu, Rail
-from jtop_roof.parser import _parse
+from jtop_roof.formats.parser import _parse
+from jtop_roof.model.records import Clocked, Engine, Gpu, Rail
 
 DATA = Path(__file__).resolve().parent / "data" / "tegrastats_lines.txt"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "tegrastats"

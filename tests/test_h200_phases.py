@@ -107,8 +107,8 @@ def test_the_probe_beside_the_datasheet(report):
 
 
 def test_the_markdown_report_shows_the_kernels_and_the_measured_roof(report):
-    from jtop_roof.metrics import fmt_si_unit
-    from jtop_roof.report import to_markdown
+    from jtop_roof.model.metrics import fmt_si_unit
+    from jtop_roof.outputs.report import to_markdown
 
     text = to_markdown(report)
     (kernel,) = report["ncu"]
@@ -124,8 +124,8 @@ def test_the_markdown_report_shows_the_kernels_and_the_measured_roof(report):
 async def test_the_monitor_draws_the_measured_roof_beside_the_datasheets(tmp_path):
     from tui_support import make_config, wait_until
 
-    from jtop_roof.app import JroofApp
     from jtop_roof.sources.replay import ReplaySource
+    from jtop_roof.tui.app import JroofApp
 
     source = ReplaySource(RUN, tz="UTC", hold_at_end=True, speed=64)
     source.pause()

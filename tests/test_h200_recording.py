@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jtop_roof.logfile import iter_records, read_header
-from jtop_roof.model import Event, Marker, Sample
-from jtop_roof.pipeline import Pipeline
-from jtop_roof.timeline import parse_tz
+from jtop_roof.analysis.pipeline import Pipeline
+from jtop_roof.formats.logfile import iter_records, read_header
+from jtop_roof.model.records import Event, Marker, Sample
+from jtop_roof.model.timeline import parse_tz
 
 RECORDING = Path(__file__).parent / "data" / "h200_host_recording.jsonl"
 

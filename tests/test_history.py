@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from jtop_roof.history import MAX_ROWS, History
-from jtop_roof.model import Clocked, CpuCore, Event, Gpu, Marker, Memory, Rail, Sample
+from jtop_roof.analysis.history import MAX_ROWS, History
+from jtop_roof.model.records import Clocked, CpuCore, Event, Gpu, Marker, Memory, Rail, Sample
 
 
 def make_sample(t, *, gpu=50.0, rails=None, temps=None, cpus=None, wall=None):

@@ -12,21 +12,21 @@ from pathlib import Path
 import pytest
 
 from jtop_roof import hook
-from jtop_roof.board import resolve_board
-from jtop_roof.config import Config
-from jtop_roof.control import MarkerListener, WorkReport
-from jtop_roof.devices import load_devices
-from jtop_roof.headless import run_headless
-from jtop_roof.info import SourceInfo
-from jtop_roof.ledger import COMMAND_ORIGIN, EnergyLedger
-from jtop_roof.model import Clocked, Event, Gpu, Rail, Sample
-from jtop_roof.pipeline import Pipeline
-from jtop_roof.recorder import Recorder
-from jtop_roof.report import build_report
-from jtop_roof.session import pipeline_options
-from jtop_roof.timeline import parse_tz
-from jtop_roof.trtexec import read_trtexec
-from jtop_roof.verdict import place
+from jtop_roof.analysis.ledger import COMMAND_ORIGIN, EnergyLedger
+from jtop_roof.analysis.pipeline import Pipeline
+from jtop_roof.analysis.verdict import place
+from jtop_roof.formats.recorder import Recorder
+from jtop_roof.formats.trtexec import read_trtexec
+from jtop_roof.model.info import SourceInfo
+from jtop_roof.model.records import Clocked, Event, Gpu, Rail, Sample
+from jtop_roof.model.timeline import parse_tz
+from jtop_roof.outputs.report import build_report
+from jtop_roof.roofline.board import resolve_board
+from jtop_roof.roofline.devices import load_devices
+from jtop_roof.runtime.config import Config
+from jtop_roof.runtime.control import MarkerListener, WorkReport
+from jtop_roof.runtime.headless import run_headless
+from jtop_roof.runtime.session import pipeline_options
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -178,7 +178,7 @@ def test_session_work_during_a_replay_is_in_the_file_ledger():
     """A work report made while replaying rebuilds the file's ledger with it (like a marker)."""
     records = [Sample(t_mono=float(t), gpu=Gpu(99.0, (1980,)), rails={"NVML_GPU": Rail(1000.0)})
                for t in range(10)]
-    from jtop_roof.pipeline import build_ledger
+    from jtop_roof.analysis.pipeline import build_ledger
 
     pipeline = Pipeline(history_s=60, interval_s=1.0)
     pipeline.load_ledger(lambda extra: build_ledger(records, 1.0, extra))
@@ -273,7 +273,7 @@ def test_report_with_trtexec_counts_only_the_timed_window():
 
     import numpy as np
 
-    from jtop_roof.logfile import iter_records as read
+    from jtop_roof.formats.logfile import iter_records as read
 
     out = subprocess.run([sys.executable, "-m", "jtop_roof", "report", str(BENCH_LOG), "--trtexec",
                           str(BENCH_TRT), "--tz", "UTC", "--device", "orin-nano-8gb-super", "--power-mode",
@@ -312,8 +312,8 @@ def test_report_with_trtexec_counts_only_the_timed_window():
 async def test_replaying_a_log_with_its_trtexec_puts_the_timed_phase_on_the_roof(tmp_path):
     from tui_support import make_config, wait_until
 
-    from jtop_roof.app import JroofApp
     from jtop_roof.sources.replay import ReplaySource
+    from jtop_roof.tui.app import JroofApp
 
     source = ReplaySource(BENCH_LOG, tz="UTC", hold_at_end=True, speed=64)
     source.pause()
@@ -416,9 +416,9 @@ async def test_trtexecs_output_kept_beside_a_log_is_read_by_replay_and_report(tm
 
     from tui_support import make_config, wait_until
 
-    from jtop_roof.app import JroofApp
-    from jtop_roof.report import report_file
+    from jtop_roof.outputs.report import report_file
     from jtop_roof.sources.replay import ReplaySource
+    from jtop_roof.tui.app import JroofApp
 
     log = tmp_path / "r50.log"
     shutil.copy(BENCH_LOG, log)
@@ -447,7 +447,7 @@ async def test_the_monitor_under_run_shows_the_command_phase_until_the_command_m
     from test_export import synthetic_sample
     from tui_support import ScriptedSource, make_config, wait_until
 
-    from jtop_roof.app import JroofApp
+    from jtop_roof.tui.app import JroofApp
 
     app = JroofApp(ScriptedSource([synthetic_sample(i) for i in range(5)]), make_config(),
                    user_themes=tmp_path, command_phase="python3 bench.py")
@@ -468,7 +468,7 @@ async def test_the_monitor_under_run_shows_the_command_phase_until_the_command_m
 
 
 def test_the_command_phase_name_is_the_command_short_and_printable():
-    from jtop_roof.cli import command_phase_name as name
+    from jtop_roof.commands.cli import command_phase_name as name
 
     assert name(["/usr/bin/python3", "/work/b/bench.py", "-n", "3"]) == "python3 bench.py -n 3"
     assert name(["trtexec", "--loadEngine=/x/r.engine", "--int8"]) == "trtexec --loadEngine=r.engine --int8"

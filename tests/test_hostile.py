@@ -15,15 +15,16 @@ from typing import Any
 import pytest
 from tui_support import FIXTURE, make_config, wait_until
 
-from jtop_roof import jsonout, parser
-from jtop_roof.app import JroofApp
-from jtop_roof.history import DYNAMIC_BYTES, History
-from jtop_roof.info import SourceInfo
-from jtop_roof.ledger import EnergyLedger
-from jtop_roof.logfile import MAX_LINE_BYTES, ReadStats, iter_parse_lines, iter_records
-from jtop_roof.model import MAX_CORES, MAX_NAMED, Event, Sample, Tally, record_from_json, sample_from_json
-from jtop_roof.parser import parse_line
+from jtop_roof.analysis.history import DYNAMIC_BYTES, History
+from jtop_roof.analysis.ledger import EnergyLedger
+from jtop_roof.formats import jsonout, parser
+from jtop_roof.formats.logfile import MAX_LINE_BYTES, ReadStats, iter_parse_lines, iter_records
+from jtop_roof.formats.parser import parse_line
+from jtop_roof.model.codec import MAX_CORES, MAX_NAMED, Tally, record_from_json, sample_from_json
+from jtop_roof.model.info import SourceInfo
+from jtop_roof.model.records import Event, Sample
 from jtop_roof.sources.replay import ReplaySource
+from jtop_roof.tui.app import JroofApp
 
 HEADER = {"type": "header", "schema": 1, "app": "jroof-tui", "version": "0.1.0", "source": "tegrastats",
           "start_wall": 1776562270.0, "start_mono": 0.0, "tz": "UTC", "interval_ms": 100}
@@ -338,7 +339,7 @@ def test_an_endless_line_from_a_pipe_is_read_past_in_bounded_memory():
         f"sys.stdout.buffer.write(b'\\n' + {PLAIN.encode()!r} + b'\\n')\n")], stdout=subprocess.PIPE)
     reader = subprocess.run([sys.executable, "-c", (
         "import re, sys, json\n"
-        "from jtop_roof.logfile import LineReader\n"
+        "from jtop_roof.formats.logfile import LineReader\n"
         "reader = LineReader(sys.stdin.buffer)\n"
         "lines = list(reader)\n"
         "peak = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)\n"

@@ -14,10 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_grammar import EXCERPT_POOL, recombined
 
-from jtop_roof import jsonout
-from jtop_roof.jsonout import line_json, parse_line_json, sample_line
-from jtop_roof.logfile import ReadStats, iter_parse_lines, iter_records, open_text
-from jtop_roof.model import (
+from jtop_roof.formats import jsonout
+from jtop_roof.formats.jsonout import line_json, parse_line_json, sample_line
+from jtop_roof.formats.logfile import ReadStats, iter_parse_lines, iter_records, open_text
+from jtop_roof.formats.parser import USUAL_SHAPE, parse_line
+from jtop_roof.model.codec import json_line, record_to_json, sample_to_json
+from jtop_roof.model.records import (
     Clocked,
     CpuCore,
     Engine,
@@ -30,11 +32,7 @@ from jtop_roof.model import (
     Record,
     Sample,
     Work,
-    json_line,
-    record_to_json,
-    sample_to_json,
 )
-from jtop_roof.parser import USUAL_SHAPE, parse_line
 
 REPO = Path(__file__).resolve().parents[1]
 REAL_LOGS = REPO.parent / "shared" / "tegrastats" / "logs"

@@ -5,9 +5,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jtop_roof.ledger import EnergyLedger
-from jtop_roof.model import Event, Marker, Rail, Sample
-from jtop_roof.pipeline import Pipeline
+from jtop_roof.analysis.ledger import EnergyLedger
+from jtop_roof.analysis.pipeline import Pipeline
+from jtop_roof.model.records import Event, Marker, Rail, Sample
 
 
 def sample(t, rails, wall=None):

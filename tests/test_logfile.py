@@ -1,4 +1,4 @@
-"""Reading plain tegrastats logs and our recordings (jtop_roof.logfile)."""
+"""Reading plain tegrastats logs and our recordings (jtop_roof.formats.logfile)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from jtop_roof import logfile
-from jtop_roof.logfile import infer_interval_s, iter_records, open_text, read_header
-from jtop_roof.model import Event, Marker, Sample, record_to_json
-from jtop_roof.parser import parse_line
+from jtop_roof.formats import logfile
+from jtop_roof.formats.logfile import infer_interval_s, iter_records, open_text, read_header
+from jtop_roof.formats.parser import parse_line
+from jtop_roof.model.codec import record_to_json
+from jtop_roof.model.records import Event, Marker, Sample
 
 DATA = Path(__file__).resolve().parent / "data" / "logfile"
 SHARED_LOGS = Path(__file__).resolve().parents[2] / "shared" / "tegrastats" / "logs"
-DEMO_LOG = Path(__file__).resolve().parents[1] / "jtop_roof" / "data" / "demo_orinnano_super.log"
+DEMO_LOG = Path(__file__).resolve().parents[1] / "jtop_roof" / "sources" / "data" / "demo_orinnano_super.log"
 
 
 def utc_epoch(stamp: str) -> float:

@@ -4,8 +4,7 @@ from datetime import timezone
 
 import pytest
 
-from jtop_roof.config import Thresholds
-from jtop_roof.metrics import (
+from jtop_roof.model.metrics import (
     ago_label,
     ago_ticks,
     bar_parts,
@@ -17,7 +16,8 @@ from jtop_roof.metrics import (
     sparkline,
     tick_step,
 )
-from jtop_roof.thermal import classify_temp, trip_points
+from jtop_roof.model.thermal import classify_temp, trip_points
+from jtop_roof.runtime.config import Thresholds
 
 LEVELS = Thresholds(temp_warn_c=70, temp_crit_c=85, load_warn_pct=80, load_crit_pct=95)
 
@@ -119,7 +119,7 @@ def test_clock_ticks_land_on_round_wall_times():
 
 
 def test_printable_neutralises_escape_sequences_and_cuts():
-    from jtop_roof.metrics import printable
+    from jtop_roof.model.metrics import printable
 
     assert printable("a\x1b[31mb\n") == "a\ufffd[31mb\ufffd"
     assert printable("resnet50-int8", 8) == "resnet5…"
@@ -127,7 +127,7 @@ def test_printable_neutralises_escape_sequences_and_cuts():
 
 
 def test_nice_ticks():
-    from jtop_roof.metrics import nice_ticks
+    from jtop_roof.model.metrics import nice_ticks
 
     assert nice_ticks(0, 100, 5) == ([0, 25, 50, 75, 100], ["0", "25", "50", "75", "100"])
     assert nice_ticks(0, 1020, 4) == ([0, 500, 1000], ["0", "500", "1000"])

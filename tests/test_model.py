@@ -1,19 +1,8 @@
 """The sample model: the one total-power definition and the JSON forms."""
 
-from jtop_roof import model
-from jtop_roof.model import (
-    CpuCore,
-    Engine,
-    Event,
-    Gpu,
-    Marker,
-    Memory,
-    Rail,
-    Sample,
-    record_from_json,
-    record_to_json,
-    total_power,
-)
+from jtop_roof.model import records as model
+from jtop_roof.model.codec import record_from_json, record_to_json
+from jtop_roof.model.records import CpuCore, Engine, Event, Gpu, Marker, Memory, Rail, Sample, total_power
 
 
 def test_input_rail_wins_over_a_sum():

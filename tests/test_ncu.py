@@ -2,7 +2,7 @@
 
 Real exports: ../shared/research/h200_probe (skipped when absent) and excerpts of them in
 tests/data/ncu (see its SOURCES.md). The reference figures are computed here from the CSV cells with
-the csv module, independently of jtop_roof.ncu.
+the csv module, independently of jtop_roof.formats.ncu.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from jtop_roof.ncu import Kernel, NcuError, parse_ncu_csv, read_ncu_csv
+from jtop_roof.formats.ncu import Kernel, NcuError, parse_ncu_csv, read_ncu_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data" / "ncu"

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from jtop_roof.model import CpuCore, Engine, Rail, sample_to_json
-from jtop_roof.parser import _parse, parse_line, stamp_of
+from jtop_roof.formats.parser import _parse, parse_line, stamp_of
+from jtop_roof.model.codec import sample_to_json
+from jtop_roof.model.records import CpuCore, Engine, Rail
 
 DATA = Path(__file__).resolve().parent / "data" / "tegrastats_lines.txt"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "tegrastats"
@@ -54,7 +55,7 @@ def test_fallback_after_a_parser_bug_strips_the_line_end_like_the_normal_path(mo
     def broken(line, **_):
         raise IndexError("parser bug")
 
-    monkeypatch.setattr("jtop_roof.parser._parse", broken)
+    monkeypatch.setattr("jtop_roof.formats.parser._parse", broken)
     sample = parse_line("RAM 1/2MB garbled\r\n")
     assert not sample.is_sample
     assert sample.raw == "RAM 1/2MB garbled" and sample.unknown == ["RAM 1/2MB garbled"]
@@ -423,7 +424,7 @@ def test_parse_json_keys():
 
 
 def test_parse_line_never_raises_even_when_the_parser_fails(monkeypatch):
-    import jtop_roof.parser as parser
+    import jtop_roof.formats.parser as parser
 
     def broken(line):
         raise RuntimeError("bug")

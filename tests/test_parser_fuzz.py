@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jtop_roof.parser import _ANSI, _parse
+from jtop_roof.formats.parser import _ANSI, _parse
 
 DATA = Path(__file__).resolve().parent / "data" / "tegrastats_lines.txt"
 REAL_LINES = [

@@ -12,16 +12,17 @@ from pathlib import Path
 import pytest
 from tui_support import FIXTURE, make_config, park_replay, wait_until
 
-from jtop_roof.app import JroofApp
-from jtop_roof.headless import run_headless
-from jtop_roof.logfile import ReadStats, iter_records
-from jtop_roof.model import Event, Marker, Rail, Sample, record_to_json
-from jtop_roof.pipeline import Pipeline, RecordingSink, StreamContext
-from jtop_roof.recorder import Recorder
-from jtop_roof.report import build_report
-from jtop_roof.session import SessionError, make_source
+from jtop_roof.analysis.pipeline import Pipeline, RecordingSink, StreamContext
+from jtop_roof.formats.logfile import ReadStats, iter_records
+from jtop_roof.formats.recorder import Recorder
+from jtop_roof.model.codec import record_to_json
+from jtop_roof.model.records import Event, Marker, Rail, Sample
+from jtop_roof.model.timeline import parse_tz
+from jtop_roof.outputs.report import build_report
+from jtop_roof.runtime.headless import run_headless
+from jtop_roof.runtime.session import SessionError, make_source
 from jtop_roof.sources.replay import ReplaySource
-from jtop_roof.timeline import parse_tz
+from jtop_roof.tui.app import JroofApp
 
 UTC = parse_tz("UTC")
 ROOT = Path(__file__).resolve().parents[1]
@@ -255,7 +256,7 @@ def test_recording_a_replay_writes_each_marker_and_gap_once_after_seeks_back(tmp
 
 
 async def test_a_recording_that_fails_mid_tui_is_reported_and_the_data_before_kept(tmp_path, monkeypatch):
-    from jtop_roof import recorder as recorder_module
+    from jtop_roof.formats import recorder as recorder_module
 
     path = tmp_path / "full.jsonl"
     recorder = Recorder(path, {"source": "replay"})

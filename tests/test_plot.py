@@ -8,8 +8,9 @@ from datetime import timezone
 import pytest
 from test_export import BENCH, write_synthetic
 
-from jtop_roof import plot as pl
-from jtop_roof.model import Work, json_line, record_to_json
+from jtop_roof.model.codec import json_line, record_to_json
+from jtop_roof.model.records import Work
+from jtop_roof.outputs import plot as pl
 
 UTC = timezone.utc
 
@@ -47,8 +48,8 @@ def test_png_svg_and_pdf(recording, tmp_path):
 
 def test_the_figure_has_phases_events_and_the_roofline(recording):
     pytest.importorskip("matplotlib")
-    from jtop_roof.compare import file_report
-    from jtop_roof.export import iter_rows, scan_file
+    from jtop_roof.outputs.compare import file_report
+    from jtop_roof.outputs.export import iter_rows, scan_file
 
     plt = pl.pyplot()
     scan = scan_file(str(recording), tz=UTC)

@@ -16,21 +16,18 @@ from typing import Any
 import numpy as np
 import pytest
 
-from jtop_roof import probe as probe_mod
-from jtop_roof.info import SourceInfo
-from jtop_roof.model import Clocked, CpuCore, Gpu, Rail, Sample
-from jtop_roof.probe import (
-    Probe,
-    ProbeError,
+from jtop_roof.model.info import SourceInfo
+from jtop_roof.model.records import Clocked, CpuCore, Gpu, Rail, Sample
+from jtop_roof.probe import probe as probe_mod
+from jtop_roof.probe.probe import (
     ProbeSizes,
     default_probe_path,
-    load_probe,
-    parse_probe,
     pick_backend,
     run_probe,
     save_probe,
     summary_lines,
 )
+from jtop_roof.roofline.measured import Probe, ProbeError, load_probe, parse_probe
 from jtop_roof.sources.base import Source
 
 REPO = Path(__file__).resolve().parents[1]
@@ -93,7 +90,7 @@ def result() -> dict[str, Any]:
 
 
 def test_import_is_light():
-    code = ("import sys, jtop_roof.probe\n"
+    code = ("import sys, jtop_roof.probe.probe\n"
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
             "('textual', 'textual_plotext', 'plotext', 'torch', 'cupy'))\n"
             "print(','.join(bad))\n")
@@ -438,12 +435,13 @@ def test_written_file_has_no_nan(result, tmp_path):
     assert math.isfinite(json.loads(text)["bandwidth"]["copy"]["bytes_per_s"])
 
 
-def test_default_source_factory(monkeypatch):
-    from jtop_roof.config import Config
+def test_probe_source_factory(monkeypatch):
+    from jtop_roof.runtime.config import Config
+    from jtop_roof.runtime.session import probe_source_factory
     from jtop_roof.sources.host import HostSource
 
     monkeypatch.setenv("PATH", "/nonexistent")
-    source = probe_mod.default_source_factory(Config(source="demo"))()
+    source = probe_source_factory(Config(source="demo"))()
     assert isinstance(source, HostSource) and source.interval_ms == 100
     with pytest.raises(ProbeError, match="not found on PATH"):
-        probe_mod.default_source_factory(Config(source="tegrastats"))
+        probe_source_factory(Config(source="tegrastats"))

@@ -17,20 +17,12 @@ from pathlib import Path
 import pytest
 
 import jtop_roof
-from jtop_roof import headless
-from jtop_roof import recorder as recorder_module
-from jtop_roof.headless import run_headless
-from jtop_roof.model import (
-    SCHEMA_VERSION,
-    CpuCore,
-    Event,
-    Marker,
-    Memory,
-    Rail,
-    Sample,
-    record_from_json,
-)
-from jtop_roof.recorder import Recorder
+from jtop_roof.formats import recorder as recorder_module
+from jtop_roof.formats.recorder import Recorder
+from jtop_roof.model.codec import record_from_json
+from jtop_roof.model.records import SCHEMA_VERSION, CpuCore, Event, Marker, Memory, Rail, Sample
+from jtop_roof.runtime import headless
+from jtop_roof.runtime.headless import run_headless
 from jtop_roof.sources.base import Source
 
 HEADER = {"source": "test", "tz": "UTC", "interval_ms": 20, "command": ["test"], "host": "bench"}

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from jtop_roof.logfile import iter_records
-from jtop_roof.model import Sample
+from jtop_roof.formats.logfile import iter_records
+from jtop_roof.model.records import Sample
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -26,9 +26,9 @@ REPO = Path(__file__).resolve().parents[1]
 # and run_headless keeps ignored signals ignored (which the "nohup" case relies on).
 CHILD = r"""
 import signal, sys, threading, time
-from jtop_roof.model import Sample
-from jtop_roof.headless import run_headless
-from jtop_roof.recorder import Recorder
+from jtop_roof.model.records import Sample
+from jtop_roof.runtime.headless import run_headless
+from jtop_roof.formats.recorder import Recorder
 from jtop_roof.sources.base import Source
 
 path, duration, ignored = sys.argv[1], sys.argv[2], sys.argv[3]

@@ -2,9 +2,9 @@
 
 import pytest
 
-from jtop_roof.history import History
-from jtop_roof.model import CpuCore, Rail, Sample
-from jtop_roof.registry import SCALAR_KEYS, metric
+from jtop_roof.analysis.history import History
+from jtop_roof.model.records import CpuCore, Rail, Sample
+from jtop_roof.model.registry import SCALAR_KEYS, metric
 
 
 def test_every_history_series_is_in_the_registry_with_a_unit():

@@ -17,17 +17,18 @@ from pathlib import Path
 
 import pytest
 
-from jtop_roof import logfile
-from jtop_roof.logfile import iter_records, open_text
-from jtop_roof.model import Event, Marker, Sample, record_to_json
-from jtop_roof.parser import parse_line
+from jtop_roof.formats import logfile
+from jtop_roof.formats.logfile import iter_records, open_text
+from jtop_roof.formats.parser import parse_line
+from jtop_roof.model.codec import record_to_json
+from jtop_roof.model.records import Event, Marker, Sample
 from jtop_roof.sources import fileindex
 from jtop_roof.sources import replay as replay_module
 from jtop_roof.sources.replay import ReplaySource
 
 DATA = Path(__file__).resolve().parent / "data" / "logfile"
 SHARED_LOGS = Path(__file__).resolve().parents[2] / "shared" / "tegrastats" / "logs"
-DEMO_LOG = Path(__file__).resolve().parents[1] / "jtop_roof" / "data" / "demo_orinnano_super.log"
+DEMO_LOG = Path(__file__).resolve().parents[1] / "jtop_roof" / "sources" / "data" / "demo_orinnano_super.log"
 # Real JetPack 4 lines without stamps (TX2), and real stamped JetPack 6 line bodies (Orin Nano).
 UNSTAMPED = DATA.joinpath("tx2_jp4_date_header.log").read_text().splitlines()[1:]
 BODIES = [line[20:] for line in DEMO_LOG.read_text().splitlines()[:20]]

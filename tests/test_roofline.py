@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
-from jtop_roof.devices import DeviceError, find_mode, load_devices
-from jtop_roof.roof_cli import cmd_devices, cmd_roof
-from jtop_roof.roofline import (
+from jtop_roof.commands.roof import cmd_devices, cmd_roof
+from jtop_roof.roofline.ceilings import (
     attainable,
     ceilings,
     max_ceilings,
@@ -18,6 +17,7 @@ from jtop_roof.roofline import (
     roof_fraction,
     to_json,
 )
+from jtop_roof.roofline.devices import DeviceError, find_mode, load_devices
 
 GB, TB, TFLOP = 1e9, 1e12, 1e12
 

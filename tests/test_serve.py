@@ -17,9 +17,9 @@ import pytest
 from test_export import HELD, STEP, synthetic_sample
 from tui_support import ScriptedSource
 
-from jtop_roof import serve as sv
-from jtop_roof.config import Config
-from jtop_roof.model import Marker, Sample
+from jtop_roof.model.records import Marker, Sample
+from jtop_roof.outputs import serve as sv
+from jtop_roof.runtime.config import Config
 
 ROOT = Path(__file__).resolve().parents[1]
 COUNT = 30
@@ -276,8 +276,8 @@ def test_a_failing_source_ends_serving_with_status_1():
 
 SCRIPT = """
 import sys
-from jtop_roof.config import Config
-from jtop_roof.serve import run_serve
+from jtop_roof.runtime.config import Config
+from jtop_roof.outputs.serve import run_serve
 from jtop_roof.sources.replay import ReplaySource
 src = ReplaySource(sys.argv[1], speed=64.0, interval_ms=None, tz="UTC")
 sys.exit(run_serve(src, Config(), port=0, on_ready=lambda s: print(s.address[1], flush=True)))
@@ -288,7 +288,7 @@ sys.exit(run_serve(src, Config(), port=0, on_ready=lambda s: print(s.address[1],
 def test_a_replay_keeps_serving_after_its_end_until_a_signal(tmp_path, signum):
     from test_export import write_synthetic
 
-    from jtop_roof.compare import file_report
+    from jtop_roof.outputs.compare import file_report
 
     path = tmp_path / "run.jsonl"
     samples = write_synthetic(path)
@@ -314,7 +314,7 @@ def test_a_replay_keeps_serving_after_its_end_until_a_signal(tmp_path, signum):
 
 
 def test_serve_takes_prometheus_with_or_without_an_address():
-    from jtop_roof.cli import build_parser
+    from jtop_roof.commands.cli import build_parser
 
     parser = build_parser()
     assert parser.parse_args(["serve", "--prometheus"]).listen is None  # loopback, the default port

@@ -4,9 +4,9 @@ import threading
 
 import pytest
 
-from jtop_roof.config import Config
-from jtop_roof.model import Event
-from jtop_roof.session import HOST_HINT, SessionError, make_source, resolve_source_kind
+from jtop_roof.model.records import Event
+from jtop_roof.runtime.config import Config
+from jtop_roof.runtime.session import HOST_HINT, SessionError, make_source, resolve_source_kind
 
 LINE = (
     "RAM 534/3964MB (lfb 98x4MB) SWAP 5/1982MB (cached 1MB) CPU [16%@204,9%@204,0%@204,0%@204] "

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from tui_support import make_config, park_replay, replay_app, wait_until
 
-from jtop_roof.app import JroofApp
 from jtop_roof.sources.replay import ReplaySource
-from jtop_roof.themes import BUILTIN_THEME_NAMES
+from jtop_roof.tui.app import JroofApp
+from jtop_roof.tui.themes import BUILTIN_THEME_NAMES
 
 DATA = Path(__file__).resolve().parent / "data"
 

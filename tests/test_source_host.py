@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import psutil
 import pytest
 
-from jtop_roof.model import Clocked, Engine, Gpu, Rail
+from jtop_roof.model.records import Clocked, Engine, Gpu, Rail
 from jtop_roof.sources.host import HostSource, decode_clock_event_reasons
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from source_support import WAIT_S, Collector
 
-from jtop_roof.model import Event, Sample
+from jtop_roof.model.records import Event, Sample
 from jtop_roof.sources.ssh import SshSource, board_label, board_record_path, parse_dump, ssh_sources
 from jtop_roof.sources.sysfs import BoardFiles
 
@@ -320,9 +320,9 @@ def test_record_over_ssh_from_the_command_line(env, tmp_path):
 async def test_two_boards_one_header_line_each_a_key_to_switch_and_a_recording_each(env, tmp_path):
     from tui_support import make_config, wait_until
 
-    from jtop_roof.app import JroofApp
-    from jtop_roof.session import open_recording, record_paths
+    from jtop_roof.runtime.session import open_recording, record_paths
     from jtop_roof.sources.ssh import SshSource
+    from jtop_roof.tui.app import JroofApp
 
     sources = [SshSource(host, [str(FAKE)], 50, backoff=(0.05,)) for host in ("me@orin-a", "me@orin-b")]
     paths = record_paths(str(tmp_path / "run.jsonl"), sources)

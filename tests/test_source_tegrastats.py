@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from source_support import WAIT_S, Collector
 
-from jtop_roof.model import Event, Sample
+from jtop_roof.model.records import Event, Sample
 from jtop_roof.sources.tegrastats import TegrastatsSource
 
 TESTS = Path(__file__).resolve().parent
@@ -352,7 +352,7 @@ async def test_quitting_the_monitor_leaves_no_child(fake_env, tmp_path):
     """The whole TUI over the real source: after q, the tegrastats child is gone."""
     from tui_support import make_config, wait_until
 
-    from jtop_roof.app import JroofApp
+    from jtop_roof.tui.app import JroofApp
 
     app = JroofApp(make_source(), make_config(), user_themes=tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jtop_roof.model import Clocked, CpuCore, Gpu, Sample
-from jtop_roof.parser import parse_line
+from jtop_roof.formats.parser import parse_line
+from jtop_roof.model.records import Clocked, CpuCore, Gpu, Sample
 from jtop_roof.sources.sysfs import BoardFiles, parse_nvpmodel_conf, parse_nvpmodel_query
 
 TESTS = Path(__file__).resolve().parent

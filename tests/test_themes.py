@@ -16,7 +16,7 @@ from textual.app import App, ComposeResult
 from textual.theme import BUILTIN_THEMES
 from textual.widgets import Footer, Static
 
-from jtop_roof.themes import (
+from jtop_roof.tui.themes import (
     BUILTIN_THEME_NAMES,
     MAX_THEME_FILES,
     ThemeError,
@@ -72,7 +72,7 @@ def test_example_theme_files_at_the_repo_root_load():
 
 
 def test_stylesheet_uses_only_defined_variables():
-    tcss = re.sub(r"/\*.*?\*/", "", (REPO / "jtop_roof" / "app.tcss").read_text(), flags=re.S)
+    tcss = re.sub(r"/\*.*?\*/", "", (REPO / "jtop_roof" / "tui" / "app.tcss").read_text(), flags=re.S)
     used = set(re.findall(r"\$([a-z][a-z0-9-]*)", tcss))
     textual = set(BUILTIN_THEMES["textual-dark"].to_color_system().generate())
     assert used - textual - OUR_VARIABLES == set()
@@ -178,7 +178,7 @@ def run_jroof_stylesheet(theme_names: list[str], themes: list[Any]) -> None:
     would fail, when the stylesheet is built."""
 
     class StyleApp(App[None]):
-        CSS_PATH = str(REPO / "jtop_roof" / "app.tcss")
+        CSS_PATH = str(REPO / "jtop_roof" / "tui" / "app.tcss")
 
         def get_theme_variable_defaults(self) -> dict[str, str]:
             return theme_variable_defaults(self.current_theme.to_color_system().generate())

@@ -10,8 +10,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from jtop_roof.model import Sample
-from jtop_roof.timeline import Timeline, local_tz_name, parse_tz
+from jtop_roof.model.records import Sample
+from jtop_roof.model.timeline import Timeline, local_tz_name, parse_tz
 
 UTC = timezone.utc
 

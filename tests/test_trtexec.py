@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from jtop_roof.trtexec import (
+from jtop_roof.formats.trtexec import (
     BUILD,
     TIMED,
     WARM_UP,
@@ -213,7 +213,7 @@ def test_unreadable_files_are_one_line(tmp_path):
 
 
 def test_module_imports_no_ui():
-    code = ("import sys, jtop_roof.trtexec, jtop_roof.workload, jtop_roof.ncu\n"
+    code = ("import sys, jtop_roof.formats.trtexec, jtop_roof.roofline.workload, jtop_roof.formats.ncu\n"
             "bad = [m for m in sys.modules if m.split('.')[0] in ('textual', 'textual_plotext', 'plotext')]\n"
             "assert not bad, bad\n")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from jtop_roof.devices import PRECISIONS
-from jtop_roof.workload import (
+from jtop_roof.roofline.devices import PRECISIONS
+from jtop_roof.roofline.workload import (
     MAX_BYTES_PER_ITER,
     PRECISION_ALIASES,
     Point,

@@ -9,12 +9,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from jtop_roof.app import JroofApp
-from jtop_roof.config import Config
-from jtop_roof.info import SourceInfo
-from jtop_roof.model import Record
+from jtop_roof.model.info import SourceInfo
+from jtop_roof.model.records import Record
+from jtop_roof.runtime.config import Config
 from jtop_roof.sources.base import Source
 from jtop_roof.sources.replay import ReplaySource
+from jtop_roof.tui.app import JroofApp
 
 DATA = Path(__file__).resolve().parent / "data" / "tui"
 FIXTURE = DATA / "orinnano_super_replay.jsonl"

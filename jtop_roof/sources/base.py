@@ -11,8 +11,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from typing import Protocol, runtime_checkable
 
-from jtop_roof.info import SourceInfo
-from jtop_roof.model import Record
+from jtop_roof.model.info import SourceInfo
+from jtop_roof.model.records import Record
 
 
 class Source(ABC):

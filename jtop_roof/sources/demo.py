@@ -14,7 +14,7 @@ from contextlib import ExitStack
 from importlib import resources
 from importlib.abc import Traversable
 
-from jtop_roof.info import SourceInfo
+from jtop_roof.model.info import SourceInfo
 from jtop_roof.sources.replay import ReplaySource
 
 DEMO_LOG = "demo_orinnano_super.log"
@@ -23,7 +23,7 @@ DEMO_LICENSE = "LICENSE.demo"
 
 def demo_log_resource() -> Traversable:
     """The packaged demo log (read it with ``read_bytes`` or ``resources.as_file``)."""
-    return resources.files("jtop_roof") / "data" / DEMO_LOG
+    return resources.files("jtop_roof.sources") / "data" / DEMO_LOG
 
 
 class DemoSource(ReplaySource):

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from datetime import tzinfo
 from typing import Any, BinaryIO
 
-from jtop_roof.logfile import (
+from jtop_roof.formats.logfile import (
     KNOWN_TYPES,
     MAX_LINE_BYTES,
     MAX_NOTED_TYPES,
@@ -38,8 +38,9 @@ from jtop_roof.logfile import (
     record_type,
     unknown_type_note,
 )
-from jtop_roof.model import MAX_MONO_S, MAX_WALL_S, Event, Record, Tally
-from jtop_roof.parser import parse_line, stamp_of
+from jtop_roof.formats.parser import parse_line, stamp_of
+from jtop_roof.model.codec import MAX_MONO_S, MAX_WALL_S, Tally
+from jtop_roof.model.records import Event, Record
 
 READ_CHUNK = 1 << 22
 

@@ -23,8 +23,8 @@ from typing import Any
 
 import psutil as psutil_module
 
-from jtop_roof.info import SourceInfo
-from jtop_roof.model import (
+from jtop_roof.model.info import SourceInfo
+from jtop_roof.model.records import (
     DEVICE_ONLY_RAIL_PREFIX,
     Clocked,
     CpuCore,

@@ -50,8 +50,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from jtop_roof.info import SourceInfo
-from jtop_roof.model import Sample
+from jtop_roof.model.info import SourceInfo
+from jtop_roof.model.records import Sample
 from jtop_roof.sources.sysfs import BoardFiles
 from jtop_roof.sources.tegrastats import (
     _LIVE_GROUPS,

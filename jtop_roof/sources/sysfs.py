@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jtop_roof.model import Clocked, CpuCore, Gpu, Sample
+from jtop_roof.model.records import Clocked, CpuCore, Gpu, Sample
 
 # Devfreq node names of Jetson GPUs; a "gpc" node (Thor's gpu-gpc-0) is the graphics clock.
 _GPU_DEVFREQ = re.compile(r"gpu|ga10b|gv11b|gp10b|gm20b")

@@ -36,9 +36,9 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from jtop_roof.info import SourceInfo
-from jtop_roof.model import Event, Record, Sample
-from jtop_roof.parser import parse_line
+from jtop_roof.formats.parser import parse_line
+from jtop_roof.model.info import SourceInfo
+from jtop_roof.model.records import Event, Record, Sample
 from jtop_roof.sources.base import Source
 from jtop_roof.sources.sysfs import BoardFiles
 

@@ -1,0 +1,365 @@
+"""What the monitor shows: columnar ring buffers of samples, phase markers and stream events.
+
+Display only: phases and energy live in the pipeline's ledger, which a seek or a wrapped ring
+never touches.
+
+Ingest is O(1) per sample (one row written into preallocated numpy columns), memory is bounded
+(rows are allocated once for ``history_s`` at the sampling interval; phase markers older than the
+oldest row are dropped as the ring wraps), and plots read a time window downsampled to their
+width. A field a sample does not report is stored as NaN, so a gap in a series stays a gap.
+Nothing here imports Textual.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from jtop_roof.model import codec as model
+from jtop_roof.model.records import Event, Marker, Sample
+from jtop_roof.model.registry import SCALAR_KEYS
+
+#: Upper bound on rows, whatever ``history_s`` and the interval ask for: 200k rows of ~60 float32
+#: columns stay near 50 MB, inside the 150 MB budget for the whole monitor.
+MAX_ROWS = 200_000
+#: How many stream events the event log keeps.
+EVENT_LOG_SIZE = 500
+#: Series one stream may add, whatever it is fed (one hostile line of 3,000 cores would otherwise
+#: allocate 6,000 full-history columns, 2 GB): cores, and rails and zones each by name ...
+MAX_CORES = model.MAX_CORES
+MAX_NAMES = model.MAX_NAMED
+#: ... and all of them together at most this many bytes (194 columns of 24 h at 1 Hz, 83 of
+#: MAX_ROWS), so the monitor stays inside its 150 MB budget: half for cores, a quarter each for
+#: rails and zones, so that a hostile CPU list cannot starve the rails. Past either bound a series
+#: is not kept, and an event says so once per family.
+DYNAMIC_BYTES = 64 << 20
+_SHARE = {"core": 0.5, "rail": 0.25, "zone": 0.25}
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseMark:
+    """A phase boundary as plots draw it: where (stream seconds), which kind, and its name."""
+
+    t_mono: float
+    kind: str
+    name: str | None
+
+
+class History:
+    """Ring buffers of the last ``capacity`` samples, one numpy column per series.
+
+    Series keys are the registry's (``jtop_roof.model.registry``): the fixed ones, and the families
+    ``cpu_load:N``, ``cpu_mhz:N``, ``rail:NAME`` (mW now), ``zone:NAME`` (°C). Rails, zones and
+    cores are discovered from samples; a new one gets a column of NaN for the rows before it.
+    """
+
+    def __init__(self, capacity: int, *, interval_s: float = 1.0) -> None:
+        if capacity < 2:
+            raise ValueError("capacity must be at least 2 rows")
+        self.capacity = int(capacity)
+        self.interval_s = interval_s
+        self._t_mono = np.zeros(self.capacity, dtype=np.float64)
+        self._t_wall = np.full(self.capacity, np.nan, dtype=np.float64)
+        self._columns: dict[str, np.ndarray] = {
+            key: np.full(self.capacity, np.nan, dtype=np.float32) for key in SCALAR_KEYS
+        }
+        self._head = 0  # physical row of the oldest sample
+        self._count = 0
+        self.markers: list[PhaseMark] = []
+        self.events: deque[Event] = deque(maxlen=EVENT_LOG_SIZE)
+        self._has_data: set[str] = set()  # series known to hold a reading (until clear)
+        self.latest: Sample | None = None
+        self.rails: list[str] = []
+        self.zones: list[str] = []
+        self.cores = 0
+        self._refused: set[str] = set()  # families that hit a cap (said once)
+        self.power_source: str | None = None
+        self.first_t_mono: float | None = None  # stream time of the first sample ever seen
+        self.version = 0  # bumped on every change; the UI redraws when it moved
+        self.log_version = 0  # bumped when markers or events change (the event log redraws)
+
+    @classmethod
+    def for_duration(cls, history_s: float, interval_s: float) -> History:
+        """Rows for ``history_s`` of samples at ``interval_s`` (bounded by MAX_ROWS)."""
+        rows = math.ceil(history_s / max(interval_s, 1e-3)) + 1
+        return cls(min(max(rows, 2), MAX_ROWS), interval_s=interval_s)
+
+    # ---------------------------------------------------------------------------------- ingest
+
+    def __len__(self) -> int:
+        return self._count
+
+    @property
+    def last_t_mono(self) -> float | None:
+        if not self._count:
+            return None
+        return float(self._t_mono[(self._head + self._count - 1) % self.capacity])
+
+    @property
+    def last_t_wall(self) -> float | None:
+        if not self._count:
+            return None
+        value = self._t_wall[(self._head + self._count - 1) % self.capacity]
+        return None if np.isnan(value) else float(value)
+
+    def append(self, sample: Sample) -> None:
+        """Store one sample (O(1) unless a new rail, zone or core appears)."""
+        if not sample.is_sample:
+            return
+        last = self.last_t_mono
+        t_mono = sample.t_mono
+        if t_mono is None:
+            t_mono = 0.0 if last is None else last + self.interval_s
+        elif last is not None and t_mono < last:
+            # The stream's clock went back (a replay looped, a source restarted its timeline):
+            # a sorted time axis is what every window relies on, so start over.
+            self.clear()
+        if self.first_t_mono is None or t_mono < self.first_t_mono:
+            self.first_t_mono = t_mono
+        row = (self._head + self._count) % self.capacity
+        if self._count < self.capacity:
+            self._count += 1
+        else:
+            self._head = (self._head + 1) % self.capacity
+            self._trim_markers(float(self._t_mono[self._head]))
+        self._t_mono[row] = t_mono
+        self._t_wall[row] = np.nan if sample.t_wall is None else sample.t_wall
+        cols = self._columns
+        for key in SCALAR_KEYS:
+            cols[key][row] = np.nan
+
+        if sample.cpus is not None:
+            self._ensure_cores(len(sample.cpus), sample)
+            loads = []
+            for index, core in enumerate(sample.cpus):
+                load = None if core is None else core.load_pct
+                if index < self.cores:
+                    mhz = None if core is None else core.mhz
+                    cols[f"cpu_load:{index}"][row] = np.nan if load is None else load
+                    cols[f"cpu_mhz:{index}"][row] = np.nan if mhz is None else mhz
+                if load is not None:
+                    loads.append(load)
+            for index in range(len(sample.cpus), self.cores):
+                cols[f"cpu_load:{index}"][row] = np.nan
+                cols[f"cpu_mhz:{index}"][row] = np.nan
+            if loads:
+                cols["cpu_avg_load"][row] = sum(loads) / len(loads)
+        else:
+            for index in range(self.cores):
+                cols[f"cpu_load:{index}"][row] = np.nan
+                cols[f"cpu_mhz:{index}"][row] = np.nan
+        gpu = sample.gpu
+        if gpu is not None:
+            if gpu.load_pct is not None:
+                cols["gpu_load"][row] = gpu.load_pct
+            if gpu.mhz is not None:
+                cols["gpu_mhz"][row] = gpu.mhz
+        emc = sample.emc
+        if emc is not None:
+            if emc.load_pct is not None:
+                cols["emc_load"][row] = emc.load_pct
+            if emc.mhz is not None:
+                cols["emc_mhz"][row] = emc.mhz
+        if sample.ram is not None:
+            cols["ram_used_mb"][row] = sample.ram.used_mb
+        if sample.swap is not None:
+            cols["swap_used_mb"][row] = sample.swap.used_mb
+
+        rails_mw = {name: rail.now_mw for name, rail in sample.rails.items()}
+        self._write_dynamic("rail", self.rails, rails_mw, row, sample)
+        self._write_dynamic("zone", self.zones, sample.temps_c, row, sample)
+        total = sample.power_total
+        if total is not None:
+            cols["power_mw"][row] = total.mw
+            self.power_source = total.source
+        self.latest = sample
+        self.version += 1
+
+    def _ensure_cores(self, count: int, sample: Sample) -> None:
+        while self.cores < count:
+            if not self._room("core", self.cores, MAX_CORES, 2, sample):
+                return
+            self._new_column(f"cpu_load:{self.cores}")
+            self._new_column(f"cpu_mhz:{self.cores}")
+            self.cores += 1
+
+    def _room(self, family: str, have: int, cap: int, columns: int, sample: Sample) -> bool:
+        """Whether one more of a family (``columns`` columns each) fits its cap and its share of
+        the byte budget; says so once when not."""
+        fits = (have + 1) * columns * self.capacity * 4 <= DYNAMIC_BYTES * _SHARE[family]
+        if have < cap and fits:
+            return True
+        if family not in self._refused:
+            self._refused.add(family)
+            self.add_event(Event(
+                "note", f"more than {have} {family}s in the stream: the rest are not kept in history "
+                "(memory bound)", sample.t_wall, sample.t_mono))
+        return False
+
+    def _new_column(self, key: str) -> None:
+        self._columns[key] = np.full(self.capacity, np.nan, dtype=np.float32)
+
+    def _write_dynamic(
+        self, prefix: str, names: list[str], values: Mapping[str, float | None], row: int, sample: Sample
+    ) -> None:
+        for name in values:
+            if f"{prefix}:{name}" not in self._columns:
+                if not self._room(prefix, len(names), MAX_NAMES, 1, sample):
+                    break
+                self._new_column(f"{prefix}:{name}")
+                names.append(name)
+        for name in names:
+            value = values.get(name)
+            self._columns[f"{prefix}:{name}"][row] = np.nan if value is None else value
+
+    def _trim_markers(self, oldest: float) -> None:
+        """Drop markers before the oldest row (the ring wrapped past them), keeping the start of a
+        phase that is still open so that ``current_phase`` stays right. O(1) unless one goes."""
+        markers = self.markers
+        if not markers or markers[0].t_mono >= oldest:
+            return
+        if markers[0].kind == "phase_start" and (len(markers) == 1 or markers[1].t_mono >= oldest):
+            return  # only the open phase's start is left before the oldest row
+        old = 0
+        while old < len(markers) and markers[old].t_mono < oldest:
+            old += 1
+        keep = [markers[old - 1]] if markers[old - 1].kind == "phase_start" else []
+        self.markers = keep + markers[old:]
+        self.log_version += 1
+
+    def add_marker(self, marker: Marker) -> None:
+        """A phase boundary (from a key press, a script, or a replayed recording)."""
+        t_mono = marker.t_mono
+        if t_mono is None:
+            last = self.last_t_mono
+            t_mono = last if last is not None else 0.0
+        self.markers.append(PhaseMark(t_mono, marker.kind, marker.name))
+        self.version += 1
+        self.log_version += 1
+
+    def add_event(self, event: Event) -> None:
+        """A stream event, kept for the event log."""
+        self.events.append(event)
+        self.version += 1
+        self.log_version += 1
+
+    def clear(self) -> None:
+        """Forget every sample, marker and event (a replay seek re-ingests from the file)."""
+        self._head = 0
+        self._count = 0
+        for column in self._columns.values():
+            column.fill(np.nan)
+        self.markers.clear()
+        self.events.clear()
+        self._has_data.clear()
+        self.latest = None
+        self.version += 1
+        self.log_version += 1
+
+    # ----------------------------------------------------------------------------------- query
+
+    @property
+    def current_phase(self) -> str | None:
+        """Name of the phase in progress (after the last start, before an end), else None."""
+        for mark in reversed(self.markers):
+            if mark.kind == "phase_start":
+                return mark.name or ""
+            if mark.kind == "phase_end":
+                return None
+        return None
+
+    def _segments(self) -> tuple[np.ndarray, np.ndarray]:
+        """The time column as two sorted views, oldest first (the ring may wrap)."""
+        end = self._head + self._count
+        first = self._t_mono[self._head : min(end, self.capacity)]
+        second = self._t_mono[: max(0, end - self.capacity)]
+        return first, second
+
+    def _position(self, t: float) -> int:
+        """Logical index of the first sample at or after stream time ``t`` (binary search)."""
+        first, second = self._segments()
+        pos = int(np.searchsorted(first, t, side="left"))
+        if pos == len(first) and len(second):
+            pos += int(np.searchsorted(second, t, side="left"))
+        return pos
+
+    def _gather(self, column: np.ndarray, lo: int, hi: int) -> np.ndarray:
+        start = (self._head + lo) % self.capacity
+        stop = start + (hi - lo)
+        if stop <= self.capacity:
+            return column[start:stop]
+        return np.concatenate((column[start:], column[: stop - self.capacity]))
+
+    def window(self, t_from: float | None, t_to: float | None = None) -> tuple[int, int]:
+        """Logical row range [lo, hi) of samples with t_from <= t_mono <= t_to (None = open)."""
+        lo = 0 if t_from is None else self._position(t_from)
+        hi = self._count if t_to is None else self._position(math.nextafter(t_to, math.inf))
+        return lo, max(lo, hi)
+
+    def times(self, lo: int, hi: int) -> np.ndarray:
+        return self._gather(self._t_mono, lo, hi)
+
+    def wall_at(self, t_mono: float) -> float | None:
+        """Wall time of the sample nearest ``t_mono`` shifted by the difference; None without stamps."""
+        if not self._count:
+            return None
+        pos = min(self._position(t_mono), self._count - 1)
+        row = (self._head + pos) % self.capacity
+        wall = self._t_wall[row]
+        if np.isnan(wall):
+            return None
+        return float(wall + (t_mono - self._t_mono[row]))
+
+    def series(
+        self, key: str, t_from: float | None, t_to: float | None, buckets: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(t_mono, value) of a series inside a window, averaged down to at most ``buckets`` points.
+
+        Buckets hold equal numbers of samples; NaN readings are left out of a bucket's mean and a
+        bucket with none left is NaN. The returned arrays are copies, safe to keep.
+        """
+        column = self._columns.get(key)
+        lo, hi = self.window(t_from, t_to)
+        if column is None or hi <= lo:
+            return np.empty(0), np.empty(0)
+        times = self._gather(self._t_mono, lo, hi)
+        values = self._gather(column, lo, hi).astype(np.float64)
+        count = hi - lo
+        buckets = max(1, int(buckets))
+        if count <= buckets:
+            return times.copy(), values
+        edges = np.unique(np.linspace(0, count, buckets + 1).astype(np.int64))[:-1]
+        sizes = np.diff(np.append(edges, count))
+        finite = np.isfinite(values)
+        sums = np.add.reduceat(np.where(finite, values, 0.0), edges)
+        counts = np.add.reduceat(finite.astype(np.int64), edges)
+        means = np.full(len(edges), np.nan)
+        np.divide(sums, counts, out=means, where=counts > 0)
+        return np.add.reduceat(times, edges) / sizes, means
+
+    def has(self, key: str) -> bool:
+        """True when series ``key`` holds at least one reading (a pane without any shows no plot).
+        A yes is remembered until ``clear``; a no scans the stored rows again."""
+        if key in self._has_data:
+            return True
+        column = self._columns.get(key)
+        if column is None or not self._count:
+            return False
+        found = bool(np.isfinite(self._gather(column, 0, self._count)).any())
+        if found:
+            self._has_data.add(key)
+        return found
+
+    def markers_between(self, t_from: float | None, t_to: float | None) -> list[PhaseMark]:
+        return [
+            m for m in self.markers
+            if (t_from is None or m.t_mono >= t_from) and (t_to is None or m.t_mono <= t_to)
+        ]
+
+    def memory_bytes(self) -> int:
+        """Bytes held by the ring buffers (for the overhead benchmark and the 150 MB budget)."""
+        return self._t_mono.nbytes + self._t_wall.nbytes + sum(c.nbytes for c in self._columns.values())

@@ -1,0 +1,445 @@
+"""The one analysis path under every consumer: TUI, headless ``record`` and ``report``.
+
+Records (samples, markers, events) enter in stream order through ``Pipeline.ingest`` and the
+pipeline owns what follows from them: the display history, the phases and their energy (the
+ledger), the detector events, and, through ``RecordingSink``, the recording. Each consumer feeds
+the same way, so a number can never differ between them for the same samples.
+
+Threads: a source runs in a worker thread that writes each record to the sink at once (so what
+was measured is on disk even if the screen stalls); the analysis (``ingest``) runs in whichever
+thread owns the pipeline: the TUI's event loop, or the headless loop itself.
+
+Replay: the ledger is built once from the whole file (``load_ledger``), so seeks move only the
+display history and never wipe or double a joule. A marker made while replaying rebuilds the
+ledger from the file with the session's markers among the file's. Where no whole file exists
+(live, follow, the looping demo) the ledger takes the stream forward only: a record played again
+after a seek back is not counted twice.
+
+Nothing here imports Textual.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from jtop_roof.analysis.history import History
+from jtop_roof.analysis.ledger import BREAK_EVENTS, RESUME_ORIGIN, EnergyLedger
+from jtop_roof.formats.recorder import Recorder
+from jtop_roof.model.info import SourceInfo
+from jtop_roof.model.records import MARKER_KINDS, Event, Marker, Record, Sample, Work
+from jtop_roof.roofline.board import Board, resolve_board
+from jtop_roof.roofline.devices import Device
+
+#: Non-sample records a replay's sink remembers having written (markers and events of a replay
+#: come again after a seek back; each is written once). Bounded: the oldest are forgotten.
+WRITTEN_KEYS_LIMIT = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class StreamContext:
+    """What detectors judge a sample against: the source's description, the stream interval, and
+    the device and power mode (their caps)."""
+
+    info: SourceInfo
+    interval_s: float
+    board: Board
+
+
+class Detector(Protocol):
+    """Turns the sample stream into events (throttling, DVFS caps...). Pure: the same samples in
+    the same context give the same events, live or replayed. Called for every record in order."""
+
+    def observe(self, record: Record, context: StreamContext) -> Sequence[Event]:
+        """Events that closed with this record."""
+        ...
+
+    def active(self, context: StreamContext) -> Sequence[Event]:
+        """Events in progress (not closed yet), as they stand."""
+        ...
+
+    def finish(self, context: StreamContext) -> Sequence[Event]:
+        """The stream ended: close what is open."""
+        ...
+
+
+class RecordingSink:
+    """The recording the worker and the UI both write to; swapped and closed under a lock.
+
+    With ``forward_only`` (replays), a record read from the file is written only the first time the
+    stream passes it: samples only when their stream time moves forward, markers and events once
+    (a seek back plays them again). Markers made in this session are always written. Seek events
+    are never written: they describe the viewer, not the board."""
+
+    def __init__(self, recorder: Recorder | None = None, *, forward_only: bool = False) -> None:
+        self._lock = threading.Lock()
+        self._recorder = recorder
+        self._forward_only = forward_only
+        self._last_mono: float | None = None
+        self._written: dict[tuple[object, ...], None] = {}
+
+    @property
+    def path(self) -> str | None:
+        with self._lock:
+            return None if self._recorder is None else self._recorder.path
+
+    def start(self, recorder: Recorder) -> None:
+        with self._lock:
+            previous, self._recorder = self._recorder, recorder
+            self._last_mono = None
+            self._written.clear()
+        if previous is not None:
+            previous.close()
+
+    def stop(self) -> None:
+        with self._lock:
+            recorder, self._recorder = self._recorder, None
+        if recorder is not None:
+            recorder.close()
+
+    def stream_now(self) -> tuple[float | None, float] | None:
+        """(t_wall, t_mono) of now on the recorded stream, or None when not recording."""
+        with self._lock:
+            recorder = self._recorder
+        return None if recorder is None else recorder.stream_now()
+
+    def write(self, record: Record, *, from_stream: bool = True) -> None:
+        """Write one record; ``from_stream`` False for what this session made (a marker, a
+        detector's event). Raises OSError when the file cannot be written (the caller stops
+        recording)."""
+        with self._lock:
+            if self._recorder is None:
+                return
+            if isinstance(record, Event) and record.kind == "seek":
+                return  # the viewer's, not the board's
+            if isinstance(record, Event) and from_stream and record.unit is not None:
+                return  # a detector's event read back: the detectors make it again
+            if self._forward_only and from_stream and not self._first_pass(record):
+                return
+            self._recorder.write(record)
+
+    def _first_pass(self, record: Record) -> bool:
+        if isinstance(record, Sample):
+            if record.t_mono is None:
+                return True
+            if self._last_mono is not None and record.t_mono <= self._last_mono:
+                return False
+            self._last_mono = record.t_mono
+            return True
+        if isinstance(record, Marker):
+            key: tuple[object, ...] = ("marker", record.kind, record.name, record.t_mono, record.origin)
+        elif isinstance(record, Work):
+            key = ("work", record.iterations, record.flops, record.bytes, record.t_mono)
+        else:
+            key = ("event", record.kind, record.detail, record.t_mono)
+        if key in self._written:
+            return False
+        if len(self._written) >= WRITTEN_KEYS_LIMIT:
+            del self._written[next(iter(self._written))]
+        self._written[key] = None
+        return True
+
+
+class Pipeline:
+    """History, phases, energy, detectors and the recording of one stream (see the module doc)."""
+
+    def __init__(
+        self,
+        *,
+        history_s: float,
+        interval_s: float,
+        info: SourceInfo | None = None,
+        sink: RecordingSink | None = None,
+        detectors: Sequence[Detector] = (),
+        devices: Mapping[str, Device] | None = None,
+        device_id: str | None = None,
+        power_mode: str | None = None,
+    ) -> None:
+        """``devices``: the device database (with the config's entries); ``device_id`` and
+        ``power_mode``: what the user said (``--device``, ``--power-mode``) over what the source says."""
+        self._history_s = history_s
+        self.interval_s = interval_s
+        self.history = History.for_duration(history_s, interval_s)
+        self.ledger = EnergyLedger(interval_s)
+        self.info = info if info is not None else SourceInfo("unknown")
+        self.sink = sink if sink is not None else RecordingSink()
+        self.detectors = list(detectors)
+        #: Bumped when the ledger changes (a pane shows phases and energy from it).
+        self.ledger_version = 0
+        self._ledger_from_file: Callable[[Sequence[Marker | Work]], EnergyLedger] | None = None
+        self._session_markers: list[Marker | Work] = []  # made here (markers shown again after seeks)
+        self._redisplay: list[Marker] = []  # after a seek: session markers not yet passed again
+        self._ledger_markers: set[tuple[object, ...]] = set()  # stream markers the ledger took
+        self._devices = devices if devices is not None else {}
+        self._device_id = device_id
+        self._power_mode = power_mode
+        self._board: tuple[tuple[int, bool], Board] | None = None
+        self._info_version = 0
+
+    # ------------------------------------------------------------------------------ setup
+
+    def describe(self, info: SourceInfo) -> None:
+        """The source described itself: keep it, and size history for the stream's own interval
+        (a replayed 100 ms log, say) while nothing has been shown yet."""
+        self.info = info
+        self._info_version += 1
+        interval_ms = info.interval_ms
+        if interval_ms is not None and len(self.history) == 0 and self.history.version == 0:
+            interval_s = interval_ms / 1000.0
+            if interval_s != self.interval_s:
+                self.interval_s = interval_s
+                self.history = History.for_duration(self._history_s, interval_s)
+                if self._ledger_from_file is None:
+                    self.ledger = EnergyLedger(interval_s)
+
+    @property
+    def context(self) -> StreamContext:
+        return StreamContext(self.info, self.interval_s, self.board)
+
+    @property
+    def board(self) -> Board:
+        """The device and power mode of the stream (``board.resolve_board``), resolved again when
+        the source describes itself and once a sample tells the RAM size (32 or 64 GB)."""
+        latest = self.history.latest
+        ram_mb = None if latest is None or latest.ram is None else latest.ram.total_mb
+        key = (self._info_version, ram_mb is not None)
+        if self._board is None or self._board[0] != key:
+            board = resolve_board(self.info, self._devices, device_id=self._device_id,
+                                  power_mode=self._power_mode, ram_total_mb=ram_mb)
+            self._board = (key, board)
+        return self._board[1]
+
+    @property
+    def ledger_from_file(self) -> bool:
+        """True when the ledger holds a whole replayed file (not just what has been played)."""
+        return self._ledger_from_file is not None
+
+    def load_ledger(
+        self, build: Callable[[Sequence[Marker | Work]], EnergyLedger], ledger: EnergyLedger | None = None
+    ) -> None:
+        """Replay: the ledger comes from the whole file (``build`` reads it, with this session's
+        markers merged in), not from what has been played. ``ledger``: already built (by the
+        source's thread) for no session markers."""
+        self._ledger_from_file = build
+        if ledger is None or self._session_markers:
+            ledger = build(self._session_markers)
+        self.ledger = ledger
+        self.ledger_version += 1
+
+    # ----------------------------------------------------------------------------- records
+
+    def ingest(self, record: Record) -> list[Event]:
+        """One record from the stream, in order; returns the events detectors made of it (they
+        are ingested and written to the recording too). A detector's event read back from a
+        recording is dropped: the detectors make it again from the samples."""
+        if self.detectors and _made_by_detector(record):
+            return []
+        self._analyse(record)
+        if not self.detectors:
+            return []
+        context = self.context
+        found = [event for detector in self.detectors for event in detector.observe(record, context)]
+        self._keep(found)
+        return found
+
+    def finish(self) -> list[Event]:
+        """The stream ended (stop, end of file): the detectors close what is open, and those
+        events are kept and recorded like the others."""
+        context = self.context
+        found = [event for detector in self.detectors for event in detector.finish(context)]
+        self._keep(found)
+        return found
+
+    def active_events(self) -> list[Event]:
+        """Detector events in progress (the header's THROTTLED flag)."""
+        context = self.context
+        return [event for detector in self.detectors for event in detector.active(context)]
+
+    def _keep(self, events: list[Event]) -> None:
+        for event in events:
+            try:
+                self.write(event, from_stream=False)
+            except OSError:
+                pass  # the next stream record meets the same error and stops the recording
+            self._analyse(event)
+
+    def write(self, record: Record, *, from_stream: bool = True) -> None:
+        """To the recording, if any. Raises OSError (the caller decides how to stop)."""
+        self.sink.write(record, from_stream=from_stream)
+
+    def feed(self, record: Record) -> list[Event]:
+        """Write then ingest: what a consumer that owns the source's thread (headless) does."""
+        self.write(record)
+        return self.ingest(record)
+
+    def mark(self, kind: str, name: str | None, origin: str, t_wall: float | None,
+             t_mono: float | None) -> tuple[Marker, OSError | None]:
+        """A phase boundary made in this session (a key, a script): named (``phase N`` when not
+        given), ingested, and written. Returns the marker and the write error, if any (the
+        marker is kept in the analysis either way)."""
+        if kind not in MARKER_KINDS:
+            raise ValueError(f"marker kind must be one of {', '.join(MARKER_KINDS)}, not {kind!r}")
+        if kind == "phase_start" and not name:
+            name = self.ledger.next_auto_name
+        marker = Marker(kind, name if kind == "phase_start" else None, t_wall, t_mono, origin)
+        error: OSError | None = None
+        try:
+            self.write(marker, from_stream=False)
+        except OSError as exc:
+            error = exc
+        self._analyse(marker, session=True)
+        if marker.t_mono is not None:
+            self._session_markers.append(marker)
+            if self._ledger_from_file is not None:
+                self.ledger = self._ledger_from_file(self._session_markers)
+                self.ledger_version += 1
+        return marker, error
+
+    def work(self, iterations: float, flops: float | None, bytes_: float | None, precision: str | None,
+             t_wall: float | None, t_mono: float | None) -> tuple[Work, OSError | None]:
+        """Work a script reported (the reporting hook), stamped now: added to the running phase
+        and the run, and written as a ``work`` record. Returns it and the write error, if any."""
+        report = Work(iterations, flops, bytes_, precision, t_wall, t_mono)
+        error: OSError | None = None
+        try:
+            self.write(report, from_stream=False)
+        except OSError as exc:
+            error = exc
+        self._analyse(report, session=True)
+        if report.t_mono is not None:
+            self._session_markers.append(report)
+            if self._ledger_from_file is not None:
+                self.ledger = self._ledger_from_file(self._session_markers)
+                self.ledger_version += 1
+        return report, error
+
+    def add_extras(self, extras: Sequence[Marker | Work]) -> None:
+        """Markers and work from beside the stream (a trtexec log of the same run, in a replay):
+        into the ledger (rebuilt from the file with them) and shown as the stream passes them."""
+        timed = [extra for extra in extras if extra.t_mono is not None]
+        self._session_markers += timed
+        self._redisplay = sorted([*self._redisplay, *(m for m in timed if isinstance(m, Marker))],
+                                 key=lambda m: m.t_mono or 0.0)
+        if self._ledger_from_file is not None:
+            self.ledger = self._ledger_from_file(self._session_markers)
+            self.ledger_version += 1
+
+    def resume_marker(self, t_wall: float | None, t_mono: float | None) -> Marker | None:
+        """For a recording started mid-phase: the open phase's start, stamped now, origin
+        ``resume`` (readers continue the phase rather than count a new one)."""
+        phase = self.current_phase
+        if phase is None:
+            return None
+        return Marker("phase_start", phase or None, t_wall, t_mono, RESUME_ORIGIN)
+
+    @property
+    def current_phase(self) -> str | None:
+        """The phase open at the newest record shown ('' for an unnamed one), else None."""
+        return self.history.current_phase
+
+    # ---------------------------------------------------------------------------- internals
+
+    def _analyse(self, record: Record, *, session: bool = False) -> None:
+        live_ledger = self._ledger_from_file is None
+        if isinstance(record, Sample):
+            if not record.is_sample:
+                return
+            self.history.append(record)
+            t_mono = self.history.last_t_mono
+            assert t_mono is not None
+            if live_ledger:
+                total = record.power_total
+                self.ledger.add_sample(
+                    t_mono, record.t_wall, None if total is None else total.mw,
+                    {name: rail.now_mw for name, rail in record.rails.items()},
+                    gpu_mhz=None if record.gpu is None else record.gpu.mhz,
+                    emc_mhz=None if record.emc is None else record.emc.mhz,
+                )
+                self.ledger_version += 1
+            while self._redisplay and (self._redisplay[0].t_mono or 0.0) <= t_mono:
+                self.history.add_marker(self._redisplay.pop(0))
+        elif isinstance(record, Marker):
+            if record.t_mono is None:
+                record.t_mono = self.history.last_t_mono
+            self.history.add_marker(record)
+            if live_ledger and (session or self._first_time_for_ledger(record)):
+                _mark_ledger(self.ledger, record)
+                self.ledger_version += 1
+        elif isinstance(record, Work):
+            if live_ledger and (session or self._first_work(record)):
+                _add_work(self.ledger, record)
+                self.ledger_version += 1
+        else:
+            if record.kind == "seek":
+                # The replay refills history from the file; this session's markers come back as
+                # the stream passes them. The ledger is not touched (it never counts twice).
+                self.history.clear()
+                self._redisplay = sorted((m for m in self._session_markers if isinstance(m, Marker)),
+                                         key=lambda m: m.t_mono or 0.0)
+            elif live_ledger and record.kind in BREAK_EVENTS:
+                self.ledger.add_break()
+                self.ledger_version += 1
+            self.history.add_event(record)
+
+    def _first_work(self, work: Work) -> bool:
+        """A work report from the stream counts once (not again after a replay's seek back)."""
+        last = self.ledger.last_mono
+        return last is None or work.t_mono is None or work.t_mono >= last
+
+    def _first_time_for_ledger(self, marker: Marker) -> bool:
+        """A marker from the stream counts once: a replay plays it again after a seek back."""
+        last = self.ledger.last_mono
+        if last is not None and marker.t_mono is not None and marker.t_mono < last:
+            return False
+        key = (marker.kind, marker.name, marker.t_mono, marker.origin)
+        if key in self._ledger_markers:
+            return False
+        self._ledger_markers.add(key)
+        return True
+
+
+def _made_by_detector(record: Record) -> bool:
+    """An event with a unit is a detector's (``model.Event``)."""
+    return isinstance(record, Event) and record.unit is not None
+
+
+def _add_work(ledger: EnergyLedger, work: Work) -> None:
+    ledger.add_work(work.iterations, work.flops, work.bytes, work.precision)
+
+
+def _mark_ledger(ledger: EnergyLedger, marker: Marker) -> None:
+    if marker.kind == "phase_start":
+        ledger.start_phase(marker.name, marker.t_mono, origin=marker.origin)
+    elif marker.kind == "phase_end":
+        ledger.end_phase()
+
+
+def build_ledger(
+    records: Iterable[Record], interval_s: float, extra_markers: Sequence[Marker | Work] = ()
+) -> EnergyLedger:
+    """A ledger from a whole stream (a file read by the reader), with ``extra_markers`` (made in
+    this session) placed among the records by stream time: the same arithmetic as live. A marker
+    made at a sample's time comes after that sample (it was made while the sample was shown)."""
+    pipeline = Pipeline(history_s=0.0, interval_s=interval_s)
+    pending = sorted((m for m in extra_markers if m.t_mono is not None), key=lambda m: m.t_mono or 0.0)
+    for record in records:
+        while pending and record.t_mono is not None and _marker_first(pending[0], record):
+            _apply(pipeline.ledger, pending.pop(0))
+        pipeline.ingest(record)
+    for extra in pending:
+        _apply(pipeline.ledger, extra)
+    return pipeline.ledger
+
+
+def _apply(ledger: EnergyLedger, record: Marker | Work) -> None:
+    if isinstance(record, Work):
+        _add_work(ledger, record)
+    else:
+        _mark_ledger(ledger, record)
+
+
+def _marker_first(marker: Marker | Work, record: Record) -> bool:
+    at, t_mono = marker.t_mono or 0.0, record.t_mono or 0.0
+    return at < t_mono or (at == t_mono and not isinstance(record, Sample))

@@ -1,0 +1,121 @@
+"""The workload on the roof: where a phase sits, from what the workload reported doing.
+
+achieved FLOP/s = the phase's FLOPs ÷ its duration; intensity = FLOPs ÷ DRAM bytes. Never from load
+%. The verdict, per phase: ``memory-bound`` when the intensity is below the ridge at the phase's mean
+clocks (a copy with 0 FLOPs is memory-bound; its efficiency is bytes/s ÷ the bandwidth roof),
+``compute-bound`` otherwise, ``clock-bound`` when a throttle of the unit that bounds it (GPU when
+compute-bound, EMC when memory-bound) overlaps the phase, ``unknown`` when the device, the clocks,
+or both FLOPs and bytes are missing. Efficiencies are against the roof at the phase's mean clocks
+(``current``) and at the mode's maximum (``max``).
+
+Nothing here imports Textual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from jtop_roof.analysis.ledger import SpanStats
+from jtop_roof.model.records import Event
+from jtop_roof.roofline.board import Board
+from jtop_roof.roofline.ceilings import Ceilings, ceilings, max_ceilings
+from jtop_roof.roofline.workload import Workload
+
+#: How a workload names its precision -> the device database's key.
+PRECISION_KEYS = {
+    "fp64": "fp64", "fp32": "fp32", "tf32": "fp32", "fp16": "fp16_tensor", "half": "fp16_tensor",
+    "bf16": "bf16_tensor", "int8": "int8_tensor", "fp16_tensor": "fp16_tensor",
+    "bf16_tensor": "bf16_tensor", "int8_tensor": "int8_tensor",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """A phase on the roof; fields are None where they cannot be known."""
+
+    verdict: str
+    precision: str | None
+    achieved_flops_per_s: float | None
+    achieved_bytes_per_s: float | None
+    intensity_flop_per_byte: float | None
+    efficiency_current: float | None
+    efficiency_max: float | None
+    note: str | None = None
+
+
+def precision_key(name: str | None) -> str | None:
+    return None if name is None else PRECISION_KEYS.get(name.strip().lower())
+
+
+def place(span: SpanStats, board: Board, events: Sequence[Event] = (),
+          workload: Workload | None = None) -> Placement:
+    """Where ``span`` sits on the roof of ``board`` (see the module docstring). ``workload``: the
+    spec's FLOPs and bytes per iteration, for iterations reported without them (trtexec); where
+    its bytes are a range, the placement uses their geometric middle."""
+    duration = span.duration_s
+    flops, bytes_ = span.flops, span.bytes
+    if workload is not None and span.iterations:
+        if flops is None and workload.flops_per_iter is not None:
+            flops = workload.flops_per_iter * span.iterations
+        low, high = workload.bytes_per_iter_low, workload.bytes_per_iter_high
+        if bytes_ is None and low is not None and high is not None:
+            bytes_ = (low * high) ** 0.5 * span.iterations
+    achieved = None if flops is None or duration <= 0 else flops / duration
+    moved = None if bytes_ is None or duration <= 0 else bytes_ / duration
+    intensity = None
+    if flops is not None and bytes_:
+        intensity = flops / bytes_
+    # The work's own precision where it names one the database knows (trtexec says "fp32+int8"),
+    # else the spec's, else FP32, said so.
+    spec = None if workload is None else workload.precision
+    precision = precision_key(span.precision) or precision_key(spec)
+    note = None if precision or flops == 0 else "no precision reported: judged against the FP32 roof"
+    precision = precision or "fp32"
+    unknown = Placement("unknown", precision, achieved, moved, intensity, None, None, note)
+    device = board.device
+    if device is None:
+        return _with_note(unknown, board.problem or "device unknown")
+    if flops is None and bytes_ is None:
+        return _with_note(unknown, "the workload reported no FLOPs and no bytes")
+    now = ceilings(device, span.mean_gpu_mhz, span.mean_emc_mhz, board.mode)
+    top = max_ceilings(device, board.mode)
+    if now is None:
+        return _with_note(unknown, "no GPU/EMC clocks in the phase")
+    if precision not in now.peak_flops_per_s:
+        return _with_note(unknown, f"{device.id} has no {precision} rate in the device database")
+    memory_bound = flops == 0 or (intensity is not None and intensity < now.ridge_flop_per_byte[precision])
+    if intensity is None and flops:
+        # FLOPs without bytes: the intensity is unknown; only the compute roof can judge it.
+        memory_bound = False
+    verdict = "memory-bound" if memory_bound else "compute-bound"
+    if _throttled(span, events, "emc" if memory_bound else "gpu"):
+        verdict = "clock-bound"
+    return Placement(verdict, precision, achieved, moved, intensity,
+                     _efficiency(now, precision, achieved, moved, intensity, memory_bound),
+                     None if top is None else _efficiency(top, precision, achieved, moved, intensity,
+                                                          memory_bound), note)
+
+
+def _with_note(placement: Placement, note: str) -> Placement:
+    return Placement(placement.verdict, placement.precision, placement.achieved_flops_per_s,
+                     placement.achieved_bytes_per_s, placement.intensity_flop_per_byte, None, None, note)
+
+
+def _efficiency(roof: Ceilings, precision: str, achieved: float | None, moved: float | None,
+                intensity: float | None, memory_bound: bool) -> float | None:
+    """Achieved ÷ attainable at the phase's intensity (bytes/s ÷ bandwidth for a pure copy)."""
+    if memory_bound and (achieved is None or achieved == 0 or intensity is None):
+        return None if moved is None else moved / roof.bandwidth_bytes_per_s
+    if achieved is None:
+        return None
+    peak = roof.peak_flops_per_s[precision]
+    attainable = peak if intensity is None else min(peak, roof.bandwidth_bytes_per_s * intensity)
+    return achieved / attainable
+
+
+def _throttled(span: SpanStats, events: Sequence[Event], unit: str) -> bool:
+    if span.first_mono is None or span.last_mono is None:
+        return False
+    return any(e.kind == "throttle" and e.unit == unit and e.start_mono is not None and e.t_mono is not None
+               and e.start_mono <= span.last_mono and e.t_mono >= span.first_mono for e in events)

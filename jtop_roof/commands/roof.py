@@ -1,0 +1,140 @@
+"""The ``devices`` and ``roof`` commands as plain functions: text in, text out, no argument parsing.
+
+Both take the loaded database (packaged entries plus the config's ``devices:``) so that the CLI owns
+config loading and printing; an unknown device or mode raises ``DeviceError`` with one line that says
+how to add it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+
+from jtop_roof.model.metrics import fmt_si_unit
+from jtop_roof.roofline.ceilings import (
+    ceilings,
+    max_ceilings,
+    max_clocks,
+    missing_reason,
+    roof_fraction,
+    to_json,
+)
+from jtop_roof.roofline.devices import PRECISIONS, Device, DeviceError, PowerMode, find_mode
+
+_ADD_DEVICE = (
+    "add it in your config under a `devices:` key (id -> name, sms, flop_per_clk_per_sm, max_gpu_mhz, "
+    "bus_width_bits, max_emc_mhz, emc_data_rate_factor, power_modes)"
+)
+
+
+def _title(device: Device) -> str:
+    if device.has_super_modes and "super" not in device.name.lower():
+        return f"{device.name} (Super modes)"
+    return device.name
+
+
+def _memory(device: Device) -> str:
+    if device.memory_gb is None:
+        return "memory size unknown"
+    return " ".join(part for part in (f"{device.memory_gb:g} GB", device.memory_type) if part)
+
+
+def _modes(device: Device) -> str:
+    if not device.power_modes:
+        return "no nvpmodel modes"
+    return "modes: " + " ".join(mode.name for mode in device.power_modes)
+
+
+def cmd_devices(db: Mapping[str, Device]) -> list[str]:
+    """One line per device, its id first, naming the memory size and the Super modes."""
+    width = max((len(device_id) for device_id in db), default=0)
+    lines = []
+    for device in db.values():
+        parts = [device.id.ljust(width), _title(device), _memory(device), _modes(device)]
+        if device.origin != "packaged":
+            parts.append(f"({device.origin})")
+        lines.append("  ".join(parts))
+    return lines
+
+
+def _clock(
+    flag: str, given: float | None, top: float | None, scope: str, device: Device, warnings: list[str]
+) -> float:
+    """The clock to use: as given (warned above the maximum), else the maximum."""
+    if given is None:
+        if top is None:
+            what = flag[2:5].upper()
+            raise DeviceError(f"{device.id} has no maximum {what} clock in the device database: pass {flag}")
+        return top
+    if not math.isfinite(given) or given <= 0:
+        raise DeviceError(f"{flag} must be a positive number of MHz, got {given!r}")
+    if top is not None and given > top:
+        warnings.append(f"warning: {flag} {given:g} is above {scope} maximum of {top:g} MHz; used as given")
+    return given
+
+
+def _mode(device: Device, power_mode: str | None) -> PowerMode | None:
+    if power_mode is None:
+        return None
+    mode = find_mode(device, power_mode)
+    if mode is None:
+        known = " ".join(m.name for m in device.power_modes) or "none"
+        raise DeviceError(
+            f"unknown power mode {power_mode!r} for {device.id} (known: {known}); add it in your config "
+            f"under a `devices:` key, as {device.id} -> power_modes (name, id, max_gpu_mhz, max_emc_mhz, "
+            "active_sms)"
+        )
+    return mode
+
+
+def cmd_roof(
+    db: Mapping[str, Device],
+    device_id: str,
+    gpu_mhz: float | None,
+    emc_mhz: float | None,
+    power_mode: str | None,
+    as_json: bool,
+) -> tuple[str, list[str]]:
+    """(stdout text, stderr warnings) for ``roof``: the ceilings at the given clocks, else the maxima."""
+    device = db.get(device_id)
+    if device is None:
+        raise DeviceError(f"unknown device {device_id!r} (`jroof-tui devices` lists the ids); {_ADD_DEVICE}")
+    mode = _mode(device, power_mode)
+    top_gpu, top_emc = max_clocks(device, mode)
+    scope = f"the {mode.name} mode's" if mode is not None else f"{device.id}'s"
+    warnings: list[str] = []
+    gpu = _clock("--gpu-mhz", gpu_mhz, top_gpu, scope, device, warnings)
+    emc = _clock("--emc-mhz", emc_mhz, top_emc, scope, device, warnings)
+    roof = ceilings(device, gpu, emc, mode)
+    if roof is None:
+        raise DeviceError(f"no roof for {device.id}: {missing_reason(device, gpu, emc)}")
+    if as_json:
+        return json.dumps(to_json(roof, device, mode), indent=2), warnings
+
+    mode_text = "no power mode given" if mode is None else f"power mode {mode.name}"
+    if mode is not None and mode.id is not None:
+        mode_text += f" (id {mode.id})"
+    lines = [
+        f"{_title(device)} [{device.id}], {mode_text}: {roof.sms} of {device.sms} SMs active",
+        f"clocks: GPU {gpu:g} MHz, EMC {emc:g} MHz",
+        f"memory bandwidth: {fmt_si_unit(roof.bandwidth_bytes_per_s, 'B/s')}",
+    ]
+    for precision, peak in roof.peak_flops_per_s.items():
+        unit = "OP" if precision.startswith("int") else "FLOP"
+        ridge = roof.ridge_flop_per_byte[precision]
+        lines.append(f"  {precision:<12} {fmt_si_unit(peak, unit + '/s')}  ridge {ridge:.3g} {unit}/B")
+    absent = [p for p in PRECISIONS if p not in roof.peak_flops_per_s]
+    if absent:
+        lines.append(f"not in the database for this device: {', '.join(absent)}")
+    top = max_ceilings(device, mode)
+    first = next(iter(roof.peak_flops_per_s))
+    fraction = None if top is None else roof_fraction(roof, top, first)
+    if top is not None and fraction is not None and (gpu, emc) != (top.gpu_mhz, top.emc_mhz):
+        compute = roof.peak_flops_per_s[first] / top.peak_flops_per_s[first]
+        bandwidth = roof.bandwidth_bytes_per_s / top.bandwidth_bytes_per_s
+        lines.append(
+            f"these clocks give {fraction:.0%} of {scope} roof "
+            f"(compute {compute:.0%}, bandwidth {bandwidth:.0%})"
+        )
+    return "\n".join(lines), warnings

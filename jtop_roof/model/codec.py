@@ -1,0 +1,398 @@
+"""The JSON form of records: what ``jroof-tui parse`` prints and what a recording stores, one
+object per line (documented in the README). Decoding is hostile-input safe: every value is type-
+and range-checked, bad ones become None and are counted in a :class:`Tally`."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from jtop_roof.model.records import (
+    MARKER_KINDS,
+    MAX_DETAIL_CHARS,
+    MAX_WORK_AMOUNT,
+    MAX_WORK_ITERATIONS,
+    Clocked,
+    CpuCore,
+    Engine,
+    Event,
+    Gpu,
+    Iram,
+    Marker,
+    Memory,
+    Rail,
+    Record,
+    Sample,
+    Work,
+)
+
+# JSON form (jroof-tui parse, recordings)
+
+
+def _num(value: float | None) -> float | int | None:
+    """Integral floats print as ints so that `parse` output reads like the tegrastats line."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def json_line(obj: dict[str, Any]) -> str:
+    """One compact JSON line with its newline. NaN and infinities become null: JSON has neither,
+    and a reader of ``parse`` output or of a recording must be able to load every line."""
+    try:
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        text = json.dumps(_finite(obj), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text + "\n"
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
+
+
+def sample_to_json(sample: Sample) -> dict[str, Any]:
+    """The documented JSON object for one sample (keys as in the README)."""
+    out: dict[str, Any] = {"t": sample.t_wall}
+    if not sample.is_sample:
+        out["non_sample"] = True
+    if sample.ram is not None:
+        out["ram_mb"] = {
+            "used": _num(sample.ram.used_mb),
+            "total": _num(sample.ram.total_mb),
+            "lfb_count": sample.ram.lfb_count,
+            "lfb_size_kb": _num(sample.ram.lfb_size_kb),
+        }
+    else:
+        out["ram_mb"] = None
+    if sample.swap is not None:
+        out["swap_mb"] = {
+            "used": _num(sample.swap.used_mb),
+            "total": _num(sample.swap.total_mb),
+            "cached": _num(sample.swap.cached_mb),
+        }
+    else:
+        out["swap_mb"] = None
+    if sample.iram is not None:
+        out["iram_kb"] = {
+            "used": _num(sample.iram.used_kb),
+            "total": _num(sample.iram.total_kb),
+            "lfb": _num(sample.iram.lfb_kb),
+        }
+    out["cpu"] = (
+        None
+        if sample.cpus is None
+        else [None if c is None else {"load_pct": _num(c.load_pct), "mhz": c.mhz} for c in sample.cpus]
+    )
+    out["gpu"] = (
+        None
+        if sample.gpu is None
+        else {
+            "load_pct": _num(sample.gpu.load_pct),
+            "mhz": sample.gpu.mhz,
+            "gpc_mhz": list(sample.gpu.gpc_mhz),
+        }
+    )
+    out["emc"] = (
+        None if sample.emc is None else {"load_pct": _num(sample.emc.load_pct), "mhz": sample.emc.mhz}
+    )
+    out["engines"] = {
+        name: "off" if e.off else {"load_pct": _num(e.load_pct), "mhz": e.mhz}
+        for name, e in sample.engines.items()
+    }
+    out["temps_c"] = {name: _num(v) for name, v in sample.temps_c.items()}
+    if sample.temps_max_c:
+        out["temps_max_c"] = {name: _num(v) for name, v in sample.temps_max_c.items()}
+    rails: dict[str, Any] = {}
+    for name, rail in sample.rails.items():
+        entry: dict[str, Any] = {"now": _num(rail.now_mw), "avg": _num(rail.avg_mw)}
+        if rail.peak_mw is not None:
+            entry["peak"] = _num(rail.peak_mw)
+        rails[name] = entry
+    out["rails_mw"] = rails
+    total = sample.power_total
+    out["power_total_mw"] = None if total is None else {"value": _num(total.mw), "source": total.source}
+    if sample.throttle_reasons is not None:
+        out["throttle_reasons"] = list(sample.throttle_reasons)
+    if sample.oc_events is not None:
+        out["oc_event_cnt"] = dict(sample.oc_events)
+    out["unknown"] = list(sample.unknown)
+    return out
+
+
+#: What one decoded sample may hold: a hostile line with 3,000 cores or rails must not make
+#: thousands of series downstream. Entries past these are dropped (and counted).
+MAX_CORES = 256
+MAX_NAMED = 64  # rails, zones, engines (each)
+MAX_GPCS = 64
+MAX_TEXTS = 256  # unknown tokens, throttle reasons
+MAX_NAME_CHARS = 64
+#: Largest magnitude of a reading (mW, MB, MHz, °C, %): larger is not a measurement, and sums or
+#: float32 history columns of it would overflow to infinity.
+MAX_READING = 1e9
+#: Wall times outside 1970 ... 2999 are not a board's clock, and dates near year 1 or 9999
+#: overflow once a zone offset is added.
+MAX_WALL_S = 32_503_680_000.0
+#: A monotonic clock of more than about 300 years is not one.
+MAX_MONO_S = 1e10
+
+
+@dataclass(slots=True)
+class Tally:
+    """What decoding threw away: values of the wrong type or not finite (``nulled``) and entries
+    past the caps above (``dropped``), for readers that say so."""
+
+    nulled: int = 0
+    dropped: int = 0
+
+
+class _Check:
+    """Type and range checks of one JSON object; each bad value is None and counted."""
+
+    __slots__ = ("tally",)
+
+    def __init__(self, tally: Tally) -> None:
+        self.tally = tally
+
+    def bad(self, value: Any) -> None:
+        if value is not None:
+            self.tally.nulled += 1
+
+    def num(self, value: Any, low: float = -MAX_READING, high: float = MAX_READING) -> float | None:
+        if type(value) is int or type(value) is float:  # not bool, not a subclass
+            if low <= value <= high:  # False for NaN
+                return value
+        self.bad(value)
+        return None
+
+    def int_(self, value: Any) -> int | None:
+        if type(value) is int and -MAX_READING <= value <= MAX_READING:
+            return value
+        if type(value) is float and value.is_integer() and -MAX_READING <= value <= MAX_READING:
+            return int(value)
+        self.bad(value)
+        return None
+
+    def text(self, value: Any, limit: int | None = None) -> str | None:
+        if isinstance(value, str):
+            return value if limit is None else value[:limit]
+        self.bad(value)
+        return None
+
+    def mapping(self, value: Any) -> dict[str, Any] | None:
+        if isinstance(value, dict):
+            return value
+        self.bad(value)
+        return None
+
+    def items(self, value: Any, cap: int) -> list[tuple[str, Any]]:
+        """Entries of a name -> value object, names cut to MAX_NAME_CHARS, at most ``cap``."""
+        found = self.mapping(value)
+        if not found:
+            return []
+        if len(found) > cap:
+            self.tally.dropped += len(found) - cap
+        return [(name[:MAX_NAME_CHARS], item) for name, item in itertools.islice(found.items(), cap)]
+
+    def seq(self, value: Any, cap: int) -> list[Any]:
+        if not isinstance(value, list):
+            self.bad(value)
+            return []
+        if len(value) > cap:
+            self.tally.dropped += len(value) - cap
+            return value[:cap]
+        return value
+
+    def memory(self, value: Any, *, lfb: bool) -> Memory | None:
+        """RAM (with tegrastats' largest free block) or swap (with cached); None without used/total."""
+        found = self.mapping(value)
+        amounts = None if found is None else self._used_total(found)
+        if found is None or amounts is None:
+            return None
+        used, total = amounts
+        if lfb:
+            return Memory(used, total, None, self.int_(found.get("lfb_count")),
+                          self.num(found.get("lfb_size_kb"), 0))
+        return Memory(used, total, self.num(found.get("cached"), 0))
+
+    def iram(self, value: Any) -> Iram | None:
+        found = self.mapping(value)
+        amounts = None if found is None else self._used_total(found)
+        if found is None or amounts is None:
+            return None
+        return Iram(*amounts, self.num(found.get("lfb"), 0))
+
+    def _used_total(self, found: dict[str, Any]) -> tuple[float, float] | None:
+        """A memory's used and total, both needed (the whole value is counted bad without them)."""
+        used, total = self.num(found.get("used"), 0), self.num(found.get("total"), 0)
+        if used is None or total is None:
+            self.bad(found)
+            return None
+        return used, total
+
+    def cpu(self, value: Any) -> CpuCore | None:
+        found = self.mapping(value)
+        if found is None:
+            return None
+        return CpuCore(self.num(found.get("load_pct")), self.int_(found.get("mhz")))
+
+    def engine(self, value: Any) -> Engine | None:
+        if value == "off":
+            return Engine(off=True)
+        found = self.mapping(value)
+        return None if found is None else Engine(self.num(found.get("load_pct")), self.int_(found.get("mhz")))
+
+    def rail(self, value: Any) -> Rail | None:
+        found = self.mapping(value)
+        if found is None:
+            return None
+        now = self.num(found.get("now"))
+        if now is None:
+            self.bad(found)
+            return None
+        return Rail(now, self.num(found.get("avg")), self.num(found.get("peak")))
+
+    def times(self, obj: dict[str, Any]) -> tuple[float | None, float | None]:
+        return self.num(obj.get("t"), 0, MAX_WALL_S), self.num(obj.get("mono"), 0, MAX_MONO_S)
+
+
+def sample_from_json(obj: dict[str, Any], tally: Tally | None = None) -> Sample:
+    """Inverse of ``sample_to_json`` (``power_total_mw`` is derived, so it is not read back).
+
+    Any field may be hostile: a value of the wrong type, not finite or out of range becomes None
+    (a part that needs it, such as RAM without ``used``, is left out), entries past the caps are
+    dropped; both are counted in ``tally``. Never raises for a dict."""
+    check = _Check(tally if tally is not None else Tally())
+    t_wall, t_mono = check.times(obj)
+    ram, swap, iram = obj.get("ram_mb"), obj.get("swap_mb"), obj.get("iram_kb")
+    cpus = obj.get("cpu")
+    gpu = check.mapping(obj.get("gpu"))
+    emc = check.mapping(obj.get("emc"))
+    engines: dict[str, Engine] = {}
+    for name, value in check.items(obj.get("engines"), MAX_NAMED):
+        engine = check.engine(value)
+        if engine is not None:
+            engines[name] = engine
+    rails: dict[str, Rail] = {}
+    for name, value in check.items(obj.get("rails_mw"), MAX_NAMED):
+        rail = check.rail(value)
+        if rail is not None:
+            rails[name] = rail
+    reasons = obj.get("throttle_reasons")
+    oc_raw = obj.get("oc_event_cnt")
+    oc_events = None if oc_raw is None else {
+        name: count for name, v in check.items(oc_raw, MAX_NAMED) if (count := check.int_(v)) is not None}
+    return Sample(
+        t_wall=t_wall,
+        t_mono=t_mono,
+        raw=check.text(obj.get("raw")),
+        is_sample=obj.get("non_sample") is not True,
+        ram=None if ram is None else check.memory(ram, lfb=True),
+        swap=None if swap is None else check.memory(swap, lfb=False),
+        iram=None if iram is None else check.iram(iram),
+        cpus=None if cpus is None
+        else [None if c is None else check.cpu(c) for c in check.seq(cpus, MAX_CORES)],
+        gpu=None if gpu is None else Gpu(
+            check.num(gpu.get("load_pct")),
+            tuple(m for m in (check.int_(v) for v in check.seq(gpu.get("gpc_mhz") or [], MAX_GPCS))
+                  if m is not None),
+        ),
+        emc=None if emc is None else Clocked(check.num(emc.get("load_pct")), check.int_(emc.get("mhz"))),
+        engines=engines,
+        temps_c={name: check.num(v) for name, v in check.items(obj.get("temps_c"), MAX_NAMED)},
+        temps_max_c={name: n for name, v in check.items(obj.get("temps_max_c"), MAX_NAMED)
+                     if (n := check.num(v)) is not None},
+        rails=rails,
+        throttle_reasons=None if reasons is None
+        else [t for t in (check.text(r, 200) for r in check.seq(reasons, MAX_TEXTS)) if t is not None],
+        oc_events=oc_events,
+        unknown=[t for t in (check.text(u) for u in check.seq(obj.get("unknown") or [], MAX_TEXTS))
+                 if t is not None],
+    )
+
+
+def record_to_json(record: Record) -> dict[str, Any]:
+    """One recording line (without the trailing newline) for a sample, marker or event."""
+    if isinstance(record, Sample):
+        obj: dict[str, Any] = {"type": "sample", "t": record.t_wall, "mono": record.t_mono}
+        if record.raw is not None:
+            obj["raw"] = record.raw
+        body = sample_to_json(record)
+        del body["t"]
+        obj.update(body)
+        return obj
+    if isinstance(record, Work):
+        return {
+            "type": "work",
+            "iterations": record.iterations,
+            "flops": record.flops,
+            "bytes": record.bytes,
+            "precision": record.precision,
+            "t": record.t_wall,
+            "mono": record.t_mono,
+            "origin": record.origin,
+        }
+    if isinstance(record, Marker):
+        return {
+            "type": "marker",
+            "kind": record.kind,
+            "name": record.name,
+            "t": record.t_wall,
+            "mono": record.t_mono,
+            "origin": record.origin,
+        }
+    obj = {
+        "type": "event",
+        "kind": record.kind,
+        "detail": record.detail,
+        "t": record.t_wall,
+        "mono": record.t_mono,
+        "gap_s": record.gap_s,
+    }
+    if record.unit is not None:  # a detector's event: additive keys within schema 1
+        obj.update({"unit": record.unit, "start_t": record.start_wall, "start_mono": record.start_mono})
+    return obj
+
+
+def record_from_json(obj: dict[str, Any], tally: Tally | None = None) -> Record | None:
+    """Inverse of ``record_to_json``; ``None`` for the header or an unknown line type. Values of the
+    wrong type or range are None (a marker of an unknown kind is no marker: None), counted in
+    ``tally``; never raises for a dict."""
+    kind = obj.get("type")
+    if kind == "sample":
+        return sample_from_json(obj, tally)
+    if kind not in ("marker", "event", "work"):
+        return None
+    check = _Check(tally if tally is not None else Tally())
+    t_wall, t_mono = check.times(obj)
+    if kind == "work":
+        iterations = check.num(obj.get("iterations"), 0, MAX_WORK_ITERATIONS)
+        if iterations is None:
+            return None
+        return Work(iterations, check.num(obj.get("flops"), 0, MAX_WORK_AMOUNT),
+                    check.num(obj.get("bytes"), 0, MAX_WORK_AMOUNT),
+                    check.text(obj.get("precision"), MAX_NAME_CHARS), t_wall, t_mono,
+                    check.text(obj.get("origin", "script"), MAX_NAME_CHARS) or "script")
+    if kind == "marker":
+        marker_kind = obj.get("kind", "phase_start")
+        if marker_kind not in MARKER_KINDS:
+            check.bad(marker_kind)
+            return None
+        return Marker(marker_kind, check.text(obj.get("name"), MAX_NAME_CHARS), t_wall, t_mono,
+                      check.text(obj.get("origin", "key"), MAX_NAME_CHARS) or "key")
+    detail = obj.get("detail", "")
+    if not isinstance(detail, str):
+        check.bad(detail)
+        detail = str(detail)
+    return Event(check.text(obj.get("kind", "note"), MAX_NAME_CHARS) or "note", detail[:MAX_DETAIL_CHARS],
+                 t_wall, t_mono, check.num(obj.get("gap_s"), 0, MAX_MONO_S),
+                 check.text(obj.get("unit"), MAX_NAME_CHARS), check.num(obj.get("start_t"), 0, MAX_WALL_S),
+                 check.num(obj.get("start_mono"), 0, MAX_MONO_S))

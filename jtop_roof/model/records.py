@@ -1,0 +1,272 @@
+"""The one sample model every source produces and every pane, report and detector reads.
+
+Honest gaps: a field a board does not report is ``None`` (not 0). Units are in the names.
+Times: ``t_wall`` is unix seconds (wall clock, may step under NTP) and ``t_mono`` is seconds on a
+monotonic timeline of the stream; durations and energy always use ``t_mono``.
+
+The JSON form (what ``jroof-tui parse`` prints and a recording stores) is ``model.codec``.
+
+The leaf values (CpuCore, Memory, Iram, Gpu, Clocked, Engine, Rail) are frozen because the parser
+shares cached ones between samples: to change one, put a new one in its place. The lists and dicts
+of a Sample are its own, so a source may fill them in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+SCHEMA_VERSION = 1
+
+# Rails that measure the whole board/module input, best first. AGX Orin's VIN_SYS_5V0 is not one
+# of them: it feeds only the 5 V system rail (research/tegrastats_fields.md section 5).
+INPUT_RAILS = ("VIN", "VDD_IN", "POM_5V_IN")
+# Channels wired to nothing on AGX Orin; never part of a sum.
+UNCONNECTED_RAILS = ("NC",)
+# Rails that measure one device, not the board: NVML's GPU board power on a host ("NVML_GPU").
+# They are shown and integrated per rail, but a sum of them is not the machine's input power.
+DEVICE_ONLY_RAIL_PREFIX = "NVML_"
+
+MARKER_KINDS = ("phase_start", "phase_end")
+#: Characters kept of an event's detail read from a file (a hostile one may be megabytes).
+MAX_DETAIL_CHARS = 1000
+
+
+def auto_phase_name(number: int) -> str:
+    """The name of an unnamed phase, by its number among the session's phases (keys and scripts)."""
+    return f"phase {number}"
+
+
+@dataclass(frozen=True, slots=True)
+class CpuCore:
+    """One online core. An offline (``off``) core is ``None`` in ``Sample.cpus``."""
+
+    load_pct: float | None
+    mhz: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """RAM or SWAP in MB. ``lfb_*`` is tegrastats' largest free block (count x size)."""
+
+    used_mb: float
+    total_mb: float
+    cached_mb: float | None = None
+    lfb_count: int | None = None
+    lfb_size_kb: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Iram:
+    """IRAM of the audio/video hardware (TX1, Nano), in kB."""
+
+    used_kb: float
+    total_kb: float
+    lfb_kb: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Gpu:
+    """GPU load and per-GPC clocks. Thor prints clocks with no load (``load_pct`` None)."""
+
+    load_pct: float | None
+    gpc_mhz: tuple[int, ...] = ()
+
+    @property
+    def mhz(self) -> int | None:
+        """The effective GPU clock: the highest GPC clock (a gated GPC reads 0)."""
+        return max(self.gpc_mhz) if self.gpc_mhz else None
+
+
+@dataclass(frozen=True, slots=True)
+class Clocked:
+    """A load-and-clock pair such as EMC: load % of the bandwidth at the current clock."""
+
+    load_pct: float | None
+    mhz: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Engine:
+    """A hardware engine (NVENC, VIC, APE, MTS_FG...). ``off`` means printed as ``off``."""
+
+    load_pct: float | None = None
+    mhz: int | None = None
+    off: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Rail:
+    """A power rail in mW: instantaneous, tegrastats' running average, and JetPack 7's third value."""
+
+    now_mw: float
+    avg_mw: float | None = None
+    peak_mw: float | None = None
+
+
+@dataclass(slots=True)
+class PowerTotal:
+    """Total input power and where it comes from (a rail name, or ``sum(A+B+...)``)."""
+
+    mw: float
+    source: str
+
+
+@dataclass(slots=True)
+class Sample:
+    """One observation of the board. Every field a source cannot know is ``None``."""
+
+    t_wall: float | None = None
+    t_mono: float | None = None
+    raw: str | None = None
+    is_sample: bool = True  # False for a line that is not a tegrastats sample (e.g. `date` output)
+    ram: Memory | None = None
+    swap: Memory | None = None
+    iram: Iram | None = None
+    cpus: list[CpuCore | None] | None = None
+    gpu: Gpu | None = None
+    emc: Clocked | None = None
+    engines: dict[str, Engine] = field(default_factory=dict)
+    temps_c: dict[str, float | None] = field(default_factory=dict)
+    temps_max_c: dict[str, float] = field(default_factory=dict)
+    rails: dict[str, Rail] = field(default_factory=dict)
+    # Clock-event (throttle) reasons reported by the device itself (NVML); None where nobody says.
+    throttle_reasons: list[str] | None = None
+    # Over-current event counters of the SoC (Orin, Thor: hwmon ``soctherm_oc``, ``oc1``..``oc3``);
+    # a counter that rises says the hardware throttled for power. None where unreadable.
+    oc_events: dict[str, int] | None = None
+    # The stamp printed by tegrastats ("MM-DD-YYYY HH:MM:SS"), kept for timeline assignment.
+    stamp: str | None = None
+    unknown: list[str] = field(default_factory=list)
+
+    @property
+    def power_total(self) -> PowerTotal | None:
+        """The one definition of total input power used by every pane, report and detector."""
+        return total_power(self.rails)
+
+
+def total_power(rails: dict[str, Rail]) -> PowerTotal | None:
+    """Board input rail where there is one, else the sum of the module rails, labelled as a sum.
+
+    None when nothing measures the board: no rails, or only device rails (a dGPU's NVML power)."""
+    if not rails:
+        return None
+    plan = power_plan(tuple(rails))
+    return None if plan is None else plan.total(list(rails.values()))
+
+
+@dataclass(frozen=True, slots=True)
+class PowerPlan:
+    """Which of a sample's rails make its total (``total_power``), by their places among its rails:
+    rail names repeat from sample to sample, so the choice is made once per set of names."""
+
+    source: str  # the input rail's name, or "sum(A+B+...)"
+    places: tuple[int, ...]
+    summed: bool  # False: the input rail's reading itself
+
+    def total(self, rails: Sequence[Rail]) -> PowerTotal:
+        """The total of rails listed in the order of the names the plan was made for."""
+        if not self.summed:
+            return PowerTotal(rails[self.places[0]].now_mw, self.source)
+        return PowerTotal(sum([rails[place].now_mw for place in self.places]), self.source)
+
+
+# Bounded: a hostile log may name rails anew on every line.
+_POWER_PLAN_LIMIT, _POWER_PLAN_KEY_CHARS = 1024, 1024
+_power_plans: dict[tuple[str, ...], PowerPlan | None] = {}
+_UNPLANNED = object()
+
+
+def power_plan(names: tuple[str, ...]) -> PowerPlan | None:
+    """The plan for rails of these names (distinct, as a sample's are), in this order; None when none
+    of them measures the board."""
+    plan = _power_plans.get(names, _UNPLANNED)
+    if plan is not _UNPLANNED:
+        return plan  # type: ignore[return-value]
+    plan = _make_power_plan(names)
+    if sum(map(len, names)) <= _POWER_PLAN_KEY_CHARS:  # hostile names are planned, not kept
+        if len(_power_plans) >= _POWER_PLAN_LIMIT:
+            _power_plans.clear()
+        _power_plans[names] = plan
+    return plan
+
+
+def _make_power_plan(names: tuple[str, ...]) -> PowerPlan | None:
+    for name in INPUT_RAILS:
+        if name in names:
+            return PowerPlan(name, (names.index(name),), False)
+    summed = [
+        (place, name)
+        for place, name in enumerate(names)
+        if _base_rail_name(name) not in UNCONNECTED_RAILS and not name.startswith(DEVICE_ONLY_RAIL_PREFIX)
+    ]
+    if not summed:
+        return None
+    source = "sum(" + "+".join(name for _, name in summed) + ")"
+    return PowerPlan(source, tuple(place for place, _ in summed), True)
+
+
+def _base_rail_name(name: str) -> str:
+    """``NC_2`` -> ``NC``: repeated names get a numeric suffix when parsed."""
+    base, sep, suffix = name.rpartition("_")
+    return base if sep and suffix.isdigit() and base else name
+
+
+# ---------------------------------------------------------------------------------------------
+# Records that are not samples: phase markers and stream events. They share the sample's clocks.
+
+
+@dataclass(slots=True)
+class Marker:
+    """A phase boundary. ``kind`` is ``phase_start`` (with a name) or ``phase_end``."""
+
+    kind: str
+    name: str | None
+    t_wall: float | None
+    t_mono: float | None
+    origin: str = "key"  # "key" (a keybinding), "script" (a benchmark script), ...
+
+
+@dataclass(slots=True)
+class Event:
+    """Something about the stream itself: ``gap`` (no data for ``gap_s`` seconds up to ``t_mono``,
+    written just before the first sample after it), ``source_restart``, ``source_error``, ``seek``
+    (a replay jumped: the UI clears its history), ``note``. A gap is recorded, never papered over.
+
+    Detector events (``throttle``, ``mode_cap``) span time: ``unit`` (``gpu``, ``cpu``, ``emc``),
+    ``detail`` is the reason, ``start_*`` its first sample and ``t_*`` its last; ``reasons`` are the
+    same reasons as short codes (``detectors.REASON_CODES``) for metric labels. They are not recorded:
+    a replay's detectors make them again."""
+
+    kind: str
+    detail: str
+    t_wall: float | None
+    t_mono: float | None
+    gap_s: float | None = None
+    unit: str | None = None
+    start_wall: float | None = None
+    start_mono: float | None = None
+    reasons: tuple[str, ...] = ()
+
+
+#: Upper bounds of a work report: iterations, FLOPs and bytes per report.
+MAX_WORK_ITERATIONS = 1e15
+MAX_WORK_AMOUNT = 1e24
+
+
+@dataclass(slots=True)
+class Work:
+    """Work a workload reported doing (``jroof-tui mark --work``, ``jtop_roof.hook.work``): so many
+    iterations, and optionally their FLOPs and DRAM bytes in total and their precision. The
+    roofline point comes from these, never from load %."""
+
+    iterations: float
+    flops: float | None
+    bytes: float | None
+    precision: str | None
+    t_wall: float | None
+    t_mono: float | None
+    origin: str = "script"
+
+
+Record = Sample | Marker | Event | Work

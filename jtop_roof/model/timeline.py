@@ -1,0 +1,252 @@
+"""Times for parsed samples: tegrastats stamps (local wall time, 1 s resolution) -> unix seconds.
+
+Rules (the contract other parts code against):
+
+* A stamp is local wall time in the given zone (the machine's unless told), to the second.
+* Lines sharing a stamp (sub-second intervals) are spread at ``interval_s``: the k-th line of a
+  stamp gets ``stamp + k * interval_s``, but never reaches the next second: a line that would go
+  more than halfway from the previous line to the end of the second goes halfway instead. Lines
+  come with jitter (46 a second, then 48), and a spread past the next stamp would make ``t_wall``
+  run backwards there. With no lookahead a line cannot know how many more share its stamp, so a
+  partial first group (the log started late in that second) is spread from ``.0`` as well, unless
+  the reader counted its lines (``first_group_lines``, n): then line k (0-based) of it goes at
+  ``stamp + 1 - (n - k) * interval_s``, the last slots of its second, so a 1 Hz log's first line
+  stays at its stamp and a 10 Hz log that started at .7 has its three first lines at .7, .8, .9.
+* Without stamps (JetPack 4 and older), ``t_wall`` stays None and ``t_mono = index * interval_s``.
+* With stamps, ``t_mono = t_wall - first t_wall``. ``t_mono`` never runs backwards: when the wall
+  clock steps back (NTP, a hand-set clock) the stream's timeline continues one interval after the
+  previous sample, and later samples keep that offset. Forward jumps stay: a gap is a gap.
+* DST: an ambiguous local time (the repeated hour when clocks fall back) is read with ``fold=0``
+  (the first occurrence). Only when that would put a stamp before the previous sample is the
+  second occurrence (``fold=1``) taken, which is what a log running through the change means.
+  A non-existent time (the skipped hour) is read as ``datetime`` does with ``fold=0``.
+* Unstamped samples in a stamped log continue one interval after the previous sample.
+
+Conversion is cheap for long logs: the epoch of each local hour is computed once (with zoneinfo)
+and a stamp inside an hour whose UTC offset does not change is that epoch plus minutes and
+seconds; only hours holding an offset change are converted stamp by stamp.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from datetime import datetime, timedelta, timezone, tzinfo
+from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from jtop_roof.model.records import Sample
+
+_OFFSET = re.compile(r"(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d{2}))?", re.ASCII)
+_STAMP_FORM = re.compile(r"(\d\d)-(\d\d)-(\d{4}) (\d\d):(\d\d):(\d\d)", re.ASCII)
+_MINUTE_SECOND = re.compile(r":([0-5]\d):([0-5]\d)", re.ASCII)
+# ":MM:SS" of a stamp -> seconds into its hour, kept as stamps come (3,600 at most): a lookup per line
+_minute_seconds: dict[str, int] = {}
+#: Stamps outside these years are read as no stamp (the sample continues one interval on).
+MIN_YEAR, MAX_YEAR = 1970, 2999
+_HOUR_CACHE_LIMIT = 4096  # distinct hours kept (about 170 days of a log); cleared when full
+
+
+def local_tz_name() -> str:
+    """IANA name of the machine's zone when it can be found, else its current offset (``+02:00``)."""
+    key = _local_zone_key()
+    if key:
+        return key
+    offset = datetime.now().astimezone().utcoffset() or timedelta(0)
+    return _format_offset(offset)
+
+
+def parse_tz(text: str | None) -> tzinfo:
+    """``None``/``"local"`` = the machine's zone; IANA names (``Europe/Warsaw``); ``UTC``; offsets
+    ``+02:00``/``-0530``/``UTC+2``. ValueError with a one-line message otherwise."""
+    if text is None or text.strip().lower() in ("", "local"):
+        return _local_zone()
+    name = text.strip()
+    if name.upper() in ("UTC", "Z", "GMT"):
+        return timezone.utc
+    m = _OFFSET.fullmatch(name)
+    if m is not None:
+        sign, hours, minutes = m.groups()
+        delta = timedelta(hours=int(hours), minutes=int(minutes or 0))
+        if delta >= timedelta(hours=24) or int(minutes or 0) >= 60:
+            raise ValueError(f"time zone offset out of range: {text!r}")
+        return timezone(-delta if sign == "-" else delta)
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise ValueError(
+            f"unknown time zone {text!r}: use an IANA name such as Europe/Berlin, UTC, or an offset "
+            "such as +02:00"
+        ) from None
+
+
+def _format_offset(offset: timedelta) -> str:
+    minutes = int(offset.total_seconds() // 60)
+    sign = "-" if minutes < 0 else "+"
+    minutes = abs(minutes)
+    return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def _local_zone_key() -> str | None:
+    """The machine's IANA zone name: from $TZ when it is set (as the C library does), else the
+    /etc/localtime link target, else /etc/timezone."""
+    env = os.environ.get("TZ")
+    if env is not None:
+        return _zone_key(env.lstrip(":"))
+    try:
+        key = _zone_key(os.path.realpath("/etc/localtime"))
+    except OSError:
+        key = None
+    if key:
+        return key
+    try:
+        return _zone_key(Path("/etc/timezone").read_text(encoding="utf-8").strip())
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _zone_key(text: str) -> str | None:
+    """``Europe/Berlin`` or ``/usr/share/zoneinfo/Europe/Berlin`` -> ``Europe/Berlin`` if known."""
+    marker = "zoneinfo/"
+    key = text.split(marker, 1)[1] if marker in text else text
+    if not key:
+        return None
+    try:
+        ZoneInfo(key)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        return None
+    return key
+
+
+def _local_zone() -> tzinfo:
+    """The machine's zone with its DST rules; a fixed offset (from the C library, which honours a
+    POSIX $TZ such as ``CET-1``) only when no zone data is found."""
+    key = _local_zone_key()
+    if key:
+        return ZoneInfo(key)
+    if "TZ" not in os.environ:
+        try:
+            with open("/etc/localtime", "rb") as fh:
+                return ZoneInfo.from_file(fh, key="localtime")
+        except (OSError, ValueError):
+            pass
+    return datetime.now().astimezone().tzinfo or timezone(timedelta(seconds=-time.timezone))
+
+
+class Timeline:
+    """Assigns ``t_wall`` and ``t_mono`` to the samples of one stream, in order."""
+
+    def __init__(self, tz: tzinfo, interval_s: float, *, first_group_lines: int | None = None) -> None:
+        self.tz = tz
+        self.interval_s = interval_s
+        # Lines of the first stamp, when known and fewer than a second holds at this interval.
+        self._first_group = (
+            first_group_lines if first_group_lines and first_group_lines * interval_s < 1.0 else None
+        )
+        self._hours: dict[str, float] = {}  # "MM-DD-YYYY HH" -> epoch of HH:00:00 (uniform hours only)
+        self._count = 0  # samples assigned
+        self._last_stamp: str | None = None
+        self._last_stamp_epoch = 0.0
+        self._repeat = 0  # index of this line among lines sharing the stamp
+        self._spread = 0.0  # seconds after its stamp of the last line placed
+        self._last_wall: float | None = None
+        self._last_mono: float | None = None
+        self._mono_offset: float | None = None  # t_mono = t_wall + offset
+
+    def wall_of(self, stamp: str) -> float | None:
+        """Unix seconds of a ``MM-DD-YYYY HH:MM:SS`` stamp in this zone (``fold=0``); None if invalid."""
+        base = self._hours.get(stamp[:13])
+        if base is not None:
+            tail = stamp[13:]
+            seconds = _minute_seconds.get(tail)
+            if seconds is None and (m := _MINUTE_SECOND.fullmatch(tail)) is not None:
+                seconds = _minute_seconds[tail] = int(m.group(1)) * 60 + int(m.group(2))
+            if seconds is not None:
+                return base + seconds
+        return self._convert(stamp, fold=0)
+
+    def _convert(self, stamp: str, fold: int) -> float | None:
+        m = _STAMP_FORM.fullmatch(stamp)
+        if m is None:
+            return None
+        month, day, year, hour, minute, second = map(int, m.groups())
+        if not MIN_YEAR <= year <= MAX_YEAR:
+            return None  # year 0001 or 9999: no board's clock, and overflows near the ends
+        try:
+            exact = datetime(year, month, day, hour, minute, second, tzinfo=self.tz, fold=fold)
+            epoch = exact.timestamp()
+            if fold == 0:
+                start = exact.replace(minute=0, second=0)
+                end = exact.replace(minute=59, second=59)
+                if start.utcoffset() == end.utcoffset():
+                    if len(self._hours) >= _HOUR_CACHE_LIMIT:
+                        self._hours.clear()
+                    self._hours[stamp[:13]] = start.timestamp()
+        except (ValueError, OverflowError):
+            return None
+        return epoch
+
+    def _first_group_wall(self) -> float:
+        assert self._first_group is not None
+        slot = self._first_group - min(self._repeat, self._first_group - 1)
+        spread = 1.0 - slot * self.interval_s
+        self._spread = spread
+        return self._last_stamp_epoch + spread
+
+    def assign(self, sample: Sample) -> None:
+        """Set ``sample.t_wall`` and ``sample.t_mono``; non-sample lines are left alone."""
+        if sample.is_sample:
+            sample.t_wall, sample.t_mono = self.place(sample.stamp)
+
+    def place(self, stamp: str | None) -> tuple[float | None, float]:
+        """(t_wall, t_mono) of the next sample line, stamped ``stamp`` (or not)."""
+        index = self._count
+        self._count += 1
+        wall: float | None = None
+        if stamp is not None:
+            if stamp == self._last_stamp and self._first_group is not None:
+                self._repeat += 1
+                wall = self._first_group_wall()
+            elif stamp == self._last_stamp:
+                self._repeat += 1
+                spread = self._repeat * self.interval_s
+                halfway = (1.0 + self._spread) * 0.5
+                if spread > halfway:
+                    spread = halfway
+                self._spread = spread
+                wall = self._last_stamp_epoch + spread
+            else:
+                epoch = self.wall_of(stamp)
+                if epoch is not None:
+                    if self._last_wall is not None and epoch < self._last_wall:
+                        later = self._convert(stamp, fold=1)
+                        if later is not None and later >= self._last_wall:
+                            epoch = later
+                    if self._last_stamp is not None:
+                        self._first_group = None  # only the log's first stamp is partial
+                    self._last_stamp = stamp
+                    self._last_stamp_epoch = epoch
+                    self._repeat = 0
+                    self._spread = 0.0
+                    wall = epoch if self._first_group is None else self._first_group_wall()
+        if wall is None:
+            # no usable stamp: one interval after the previous sample (or index x interval)
+            if self._last_mono is None:
+                mono = index * self.interval_s
+            else:
+                mono = self._last_mono + self.interval_s
+            if self._last_wall is not None:
+                wall = self._last_wall + self.interval_s
+                self._mono_offset = mono - wall
+        else:
+            if self._mono_offset is None:
+                first_mono = 0.0 if self._last_mono is None else self._last_mono + self.interval_s
+                self._mono_offset = first_mono - wall
+            mono = wall + self._mono_offset
+            if self._last_mono is not None and mono < self._last_mono:
+                mono = self._last_mono + self.interval_s
+                self._mono_offset = mono - wall
+        self._last_wall = wall if wall is not None else self._last_wall
+        self._last_mono = mono
+        return wall, mono

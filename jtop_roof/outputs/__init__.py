@@ -1,0 +1,1 @@
+"""What the runtime's numbers become: report, compare, export, plot and the Prometheus metrics."""

@@ -1,0 +1,491 @@
+"""``jroof-tui compare A B [C ...]``: runs side by side, with deltas, verdicts and the cheapest mode.
+
+An item is a recording or a plain tegrastats log (its whole run), ``FILE#PHASE`` (that phase), or a
+JSON file saved by ``jroof-tui report --format json`` (so a log reported with ``--trtexec`` can be
+compared). Recordings and logs go through ``report.build_report`` (the one pipeline): nothing here
+integrates energy or finds phases itself. An item's figures are those of the phase named after
+``#`` when one is given, else of its ``timed`` phase (a trtexec run's timed window) when it has one,
+else of its whole run. Clocks are the span's mean GPU and EMC clocks (``ceilings.gpu_mhz`` and
+``emc_mhz`` of the report: null where the device is unknown).
+
+JSON (``--format json``), stable keys:
+
+* ``items``: one object per item, in the order given: ``label``, ``file``, ``span`` (the span's
+  name), ``device``, ``power_mode``, ``duration_s``, ``samples``, ``gaps``, ``energy_j`` (total input
+  energy, null where nothing measures it), ``power_w`` (mean), ``power_peak_w``, ``gpu_mhz``,
+  ``emc_mhz``, ``throttled_s``, ``throttle_events``, ``thermal_events``, ``iterations``,
+  ``throughput_per_s``, ``j_per_iter``, ``j_per_iter_above_idle``, ``roofline`` (the verdict, or
+  null), ``note`` (why another span than asked was used, or null). Unknown values are null.
+* ``verdicts``: strings, one plain sentence each (the first item is the baseline).
+* ``cheapest``: ``{label, power_mode, j_per_iter, throughput_per_s}`` of the lowest ``j_per_iter``
+  among the items whose ``throughput_per_s`` is at least ``min_throughput_per_s`` (all items with a
+  ``j_per_iter`` when it is null), or null when none qualifies.
+* ``min_throughput_per_s``: what ``--min-throughput`` asked (or null).
+
+Nothing here imports Textual.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable, Mapping, Sequence
+from datetime import tzinfo
+from pathlib import Path
+from typing import Any
+
+from jtop_roof.formats.logfile import ReadStats, RecordingError, open_regular, read_header
+from jtop_roof.outputs.report import report_file
+from jtop_roof.runtime.config import Config
+
+FORMATS = ("md", "json")
+#: The phase a trtexec run's timed window becomes (``trtexec.TIMED``): preferred when present.
+TIMED_PHASE = "timed"
+#: A report JSON larger than this is not one (a report holds one object per phase and event).
+MAX_REPORT_BYTES = 64 << 20
+#: Below this relative difference two figures are "the same" in a verdict.
+SAME = 0.02
+#: Throughput spread (max ÷ min − 1) under which runs with different clocks are "paced".
+PACED_SPREAD = 0.10
+#: Clock spread above which runs count as different clocks for the pacing judgement.
+CLOCK_SPREAD = 0.15
+
+
+class CompareError(ValueError):
+    """An item that cannot be compared (one line: the file and why); exit code 2."""
+
+
+# ------------------------------------------------------------------------------------ reading
+
+
+def file_report(
+    path: str, *, tz: tzinfo, interval_s: float | None, config: Config | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """The report of a recording or a plain tegrastats log, exactly as ``jroof-tui report`` builds
+    it (same pipeline; ``session.pipeline_options`` of ``config``, fresh detectors for each file).
+    Raises CompareError (one line) for what cannot be read."""
+    stats = ReadStats()
+    try:
+        report = report_file(path, tz=tz, interval_s=interval_s, config=config or Config(), stats=stats)
+    except OSError as exc:
+        raise CompareError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except RecordingError as exc:
+        raise CompareError(f"cannot read {path}: {exc}") from None
+    if warn is not None and stats.truncated_tail:
+        warn(f"{path}: the last line is cut short (line {stats.last_line}); the rest is used")
+    return report
+
+
+def is_report_json(path: str) -> bool:
+    """True when the file's first non-blank character opens a JSON object that is not one of our
+    recordings (whose first line is a header object). A plain tegrastats log starts with a stamp."""
+    with open_regular(path) as f:
+        head = f.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not head.startswith(b"{"):
+        return False
+    return read_header(path) is None
+
+
+def load_report_json(path: str) -> dict[str, Any]:
+    """A report saved by ``report --format json``; CompareError when it is not one."""
+    try:
+        with open_regular(path) as f:
+            data = f.read(MAX_REPORT_BYTES + 1)
+    except OSError as exc:
+        raise CompareError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_REPORT_BYTES:
+        raise CompareError(f"cannot read {path}: larger than {MAX_REPORT_BYTES >> 20} MiB: not a report")
+    try:
+        report = json.loads(data.decode("utf-8", "replace"))
+    except (ValueError, RecursionError) as exc:
+        raise CompareError(f"cannot read {path}: not a report JSON ({str(exc)[:80]})") from None
+    check_report(report, path)
+    return dict(report)
+
+
+def check_report(report: Any, where: str) -> None:
+    """A report dict has ``whole`` (a span object) and ``phases`` (a list of them)."""
+    if not isinstance(report, dict) or not isinstance(report.get("whole"), dict) \
+            or not isinstance(report.get("phases"), list):
+        raise CompareError(f"cannot read {where}: not a report JSON (no 'whole' and 'phases')")
+
+
+def split_spec(spec: str) -> tuple[str, str | None]:
+    """``FILE#PHASE`` -> (FILE, PHASE); a file whose name holds ``#`` is taken whole."""
+    if os.path.exists(spec) or "#" not in spec:
+        return spec, None
+    path, _, phase = spec.rpartition("#")
+    return path, phase
+
+
+def load_item(
+    spec: str, *, tz: tzinfo, interval_s: float | None = None, config: Config | None = None,
+    warn: Callable[[str], None] | None = None, label: str | None = None,
+) -> dict[str, Any]:
+    """One item (see the module docstring) as its JSON object."""
+    path, phase = split_spec(spec)
+    if not os.path.isfile(path):
+        raise CompareError(f"cannot read {path}: " + ("not a regular file" if os.path.exists(path)
+                                                      else "No such file or directory"))
+    try:
+        as_json = is_report_json(path)
+    except OSError as exc:
+        raise CompareError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if as_json:
+        report = load_report_json(path)
+    else:
+        report = file_report(path, tz=tz, interval_s=interval_s, config=config, warn=warn)
+    name = label if label is not None else Path(path).stem + ("" if phase is None else f"#{phase}")
+    return item_from_report(report, name, phase, file=path)
+
+
+def item_from_report(report: Mapping[str, Any], label: str, phase: str | None = None, *,
+                     file: str | None = None) -> dict[str, Any]:
+    """The figures of one report: its ``phase`` when given (CompareError when it has none of that
+    name), else its ``timed`` phase, else its whole run."""
+    check_report(report, label)
+    phases = [p for p in report["phases"] if isinstance(p, dict)]
+    note = None
+    if phase is not None:
+        chosen = [p for p in phases if p.get("name") == phase]
+        if not chosen:
+            names = ", ".join(repr(str(p.get("name"))) for p in phases[:10]) or "none"
+            raise CompareError(f"{label}: no phase named {phase!r} (phases: {names})")
+    else:
+        chosen = [p for p in phases if p.get("name") == TIMED_PHASE]
+    if len(chosen) > 1:
+        note = f"{len(chosen)} phases named {chosen[0].get('name')!r}: the first is used"
+    span: Mapping[str, Any] = chosen[0] if chosen else report["whole"]
+    energy = _map(span.get("energy_j"))
+    power = _map(span.get("power_w"))
+    ceilings = _map(span.get("ceilings"))
+    workload = _map(span.get("workload"))
+    roofline = _map(span.get("roofline"))
+    events = _span_events(report.get("events"), _num(span.get("start_s")), _num(span.get("end_s")))
+    source = _map(report.get("source"))
+    return {
+        "label": label,
+        "file": file if file is not None else _text(source.get("file")),
+        "span": _text(span.get("name")),
+        "device": _text(report.get("device")),
+        "power_mode": _text(report.get("power_mode")),
+        "duration_s": _num(span.get("duration_s")),
+        "samples": _int(span.get("samples")),
+        "gaps": _int(span.get("gaps")),
+        "energy_j": _num(energy.get("total")),
+        "power_w": _num(power.get("mean")),
+        "power_peak_w": _num(power.get("peak")),
+        "gpu_mhz": _num(ceilings.get("gpu_mhz")),
+        "emc_mhz": _num(ceilings.get("emc_mhz")),
+        "throttled_s": _num(span.get("throttled_s")),
+        "throttle_events": sum(1 for e in events if e.get("kind") == "throttle"),
+        "thermal_events": sum(1 for e in events if e.get("kind") == "throttle"
+                              and "thermal" in str(e.get("reason", ""))),
+        "iterations": _num(workload.get("iterations")),
+        "throughput_per_s": _num(workload.get("throughput_per_s")),
+        "j_per_iter": _num(workload.get("j_per_iter")),
+        "j_per_iter_above_idle": _num(workload.get("j_per_iter_above_idle")),
+        "roofline": _text(roofline.get("verdict")),
+        "note": note,
+    }
+
+
+def _span_events(events: Any, start: float | None, end: float | None) -> list[Mapping[str, Any]]:
+    """The report's detector events that overlap the span (all of them without span times)."""
+    if not isinstance(events, list):
+        return []
+    out: list[Mapping[str, Any]] = []
+    for event in events:
+        if not isinstance(event, dict):
+            continue
+        e_start, e_end = _num(event.get("start_s")), _num(event.get("end_s"))
+        if start is None or end is None or e_start is None or e_end is None \
+                or (e_start <= end and e_end >= start):
+            out.append(event)
+    return out
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _int(value: Any) -> int | None:
+    number = _num(value)
+    return None if number is None else int(number)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+# ------------------------------------------------------------------------------------ comparing
+
+
+def compare(items: Sequence[dict[str, Any]], min_throughput: float | None = None) -> dict[str, Any]:
+    """The comparison (see the module docstring) of items made by ``item_from_report``."""
+    items = _unique_labels(items)
+    verdicts: list[str] = []
+    if items:
+        base = items[0]
+        if base["throttle_events"]:
+            verdicts.append(f"{base['label']}: {_events_phrase(base)}")
+        for item in items[1:]:
+            verdicts.append(_verdict(base, item))
+    cheapest, line = _cheapest(items, min_throughput)
+    if line:
+        verdicts.append(line)
+    pacing = _pacing(items)
+    if pacing:
+        verdicts.append(pacing)
+    return {"items": items, "verdicts": verdicts, "cheapest": cheapest,
+            "min_throughput_per_s": min_throughput}
+
+
+def _unique_labels(items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen: dict[str, int] = {}
+    out = []
+    for item in items:
+        label = item["label"]
+        seen[label] = seen.get(label, 0) + 1
+        if seen[label] > 1:
+            item = {**item, "label": f"{label} ({seen[label]})"}
+        out.append(item)
+    return out
+
+
+def _events_phrase(item: Mapping[str, Any]) -> str:
+    n, thermal = item["throttle_events"], item["thermal_events"]
+    if thermal == n:
+        text = f"{n} thermal throttle event{'s' if n != 1 else ''}"
+    else:
+        text = f"{n} throttle event{'s' if n != 1 else ''}" + (f" ({thermal} thermal)" if thermal else "")
+    if item["throttled_s"]:
+        text += f", {item['throttled_s']:.1f} s throttled"
+    return text
+
+
+def _rel(a: float | None, b: float | None) -> float | None:
+    """(b − a) ÷ a, or None."""
+    if a is None or b is None or a == 0:
+        return None
+    return (b - a) / abs(a)
+
+
+def _delta_phrase(what: str, a: float | None, b: float | None, unit: str, digits: int = 0,
+                  more: str = "higher", less: str = "lower") -> str | None:
+    rel = _rel(a, b)
+    if rel is None or a is None or b is None:
+        return None
+    if abs(rel) < SAME:
+        return f"same {what} ({_fmt(b, digits)}{unit})"
+    numbers = f"({_fmt(b, digits)} vs {_fmt(a, digits)}{unit})"
+    direction = more if rel > 0 else less
+    if more == "higher":
+        return f"{what} {abs(rel) * 100:.0f}% {direction} {numbers}"
+    return f"{abs(rel) * 100:.0f}% {direction} {what} {numbers}"
+
+
+def _fmt(value: float, digits: int) -> str:
+    return f"{value:,.{digits}f}"
+
+
+def iteration_word(items: Sequence[Mapping[str, Any]]) -> str:
+    """``inference`` for trtexec timed windows (a query is one inference), else ``iteration``."""
+    return "inference" if items and all(i.get("span") == TIMED_PHASE for i in items) else "iteration"
+
+
+def _verdict(base: Mapping[str, Any], item: Mapping[str, Any]) -> str:
+    word = iteration_word([base, item])
+    parts = [
+        _delta_phrase("GPU clock", base["gpu_mhz"], item["gpu_mhz"], " MHz"),
+        _delta_phrase("EMC clock", base["emc_mhz"], item["emc_mhz"], " MHz"),
+        _delta_phrase("throughput", base["throughput_per_s"], item["throughput_per_s"], "/s", 1),
+        _delta_phrase("mean power", base["power_w"], item["power_w"], " W", 2),
+    ]
+    a_j, b_j = base["j_per_iter"], item["j_per_iter"]
+    rel = _rel(a_j, b_j)
+    if rel is not None and a_j is not None and b_j is not None:
+        numbers = f"({energy_text(b_j)} vs {energy_text(a_j)})"
+        if abs(rel) < SAME:
+            parts.append(f"same energy per {word} ({energy_text(b_j)})")
+        else:
+            parts.append(f"{abs(rel) * 100:.0f}% {'more' if rel > 0 else 'less'} energy per {word} {numbers}")
+    else:
+        parts.append(_delta_phrase("energy", base["energy_j"], item["energy_j"], " J", 1, "more", "less"))
+    if item["throttle_events"]:
+        parts.append(_events_phrase(item))
+    said = [p for p in parts if p]
+    if not said:
+        return f"{item['label']} vs {base['label']}: nothing to compare (no clocks, power or work in common)"
+    return f"{item['label']} vs {base['label']}: " + "; ".join(said)
+
+
+def energy_text(joules: float) -> str:
+    """Energy per iteration for reading: mJ below 1 J."""
+    if abs(joules) < 1:
+        return f"{joules * 1e3:.2f} mJ"
+    return f"{joules:.3g} J"
+
+
+def _who(item: Mapping[str, Any]) -> str:
+    mode = item.get("power_mode")
+    return f"{item['label']} ({mode})" if mode else str(item["label"])
+
+
+def _cheapest(items: Sequence[Mapping[str, Any]],
+              min_throughput: float | None) -> tuple[dict[str, Any] | None, str | None]:
+    priced = [i for i in items if i["j_per_iter"] is not None]
+    word = iteration_word(items)
+    need = "" if min_throughput is None else f" at {min_throughput:g}/s or more"
+    if not priced:
+        if len(items) < 2 and min_throughput is None:
+            return None, None
+        return None, (f"No item has an energy per {word}: none reported its iterations (a recording "
+                      "with `mark --work`, or a report JSON made with `--trtexec`)")
+    if min_throughput is None:
+        fit = priced
+    else:
+        fit = [i for i in priced
+               if i["throughput_per_s"] is not None and i["throughput_per_s"] >= min_throughput]
+    slow = [i for i in priced if i not in fit]
+    if not fit:
+        said = ", ".join(f"{_who(i)} {_fmt(i['throughput_per_s'], 1)}/s" if i["throughput_per_s"] is not None
+                         else f"{_who(i)} no throughput" for i in slow)
+        return None, f"No item reaches{need}: {said}"
+    best = min(fit, key=lambda i: i["j_per_iter"])
+    others = []
+    for item in sorted(fit, key=lambda i: i["j_per_iter"]):
+        if item is best:
+            continue
+        rel = _rel(best["j_per_iter"], item["j_per_iter"]) or 0.0
+        tp = "" if item["throughput_per_s"] is None else f" at {_fmt(item['throughput_per_s'], 1)}/s"
+        others.append(f"{_who(item)} {energy_text(item['j_per_iter'])}{tp} (+{rel * 100:.0f}%)")
+    for item in slow:
+        tp = item["throughput_per_s"]
+        others.append(f"{_who(item)} too slow ({_fmt(tp, 1)}/s)" if tp is not None
+                      else f"{_who(item)} has no throughput")
+    tp = "" if best["throughput_per_s"] is None else f" at {_fmt(best['throughput_per_s'], 1)}/s"
+    line = (f"Lowest energy per {word}{need}: {_who(best)}, {energy_text(best['j_per_iter'])}{tp}"
+            + ("; " + "; ".join(others) if others else ""))
+    cheapest = {"label": best["label"], "power_mode": best["power_mode"], "j_per_iter": best["j_per_iter"],
+                "throughput_per_s": best["throughput_per_s"]}
+    return cheapest, line
+
+
+def _pacing(items: Sequence[Mapping[str, Any]]) -> str | None:
+    """Compute-bound or paced: does throughput follow the clocks? Then where the fastest run ranks."""
+    timed = [i for i in items if i["throughput_per_s"] and i["j_per_iter"] is not None]
+    if len({i["power_mode"] for i in timed}) < 2:
+        return None  # one mode (or none known): these are different work, not the same work per mode
+    word = iteration_word(timed)
+    slow = min(timed, key=lambda i: i["throughput_per_s"])
+    fast = max(timed, key=lambda i: i["throughput_per_s"])
+    spread = fast["throughput_per_s"] / slow["throughput_per_s"] - 1
+    clocks = [i["gpu_mhz"] for i in timed if i["gpu_mhz"]]
+    clock_spread = max(clocks) / min(clocks) - 1 if len(clocks) == len(timed) else None
+    ranked = sorted(timed, key=lambda i: i["j_per_iter"])
+    cheapest, dearest = ranked[0], ranked[-1]
+    if fast is cheapest:
+        rank = f"the fastest, {_who(fast)}, is also the cheapest per {word}"
+    elif fast is dearest:
+        rank = f"the fastest, {_who(fast)}, is the dearest per {word}"
+    else:
+        rank = f"the fastest, {_who(fast)}, is neither the cheapest nor the dearest per {word}"
+    rel = _rel(cheapest["j_per_iter"], fast["j_per_iter"]) or 0.0
+    costs = (f"{energy_text(fast['j_per_iter'])} against {energy_text(cheapest['j_per_iter'])} for "
+             f"{_who(cheapest)}" + (f", +{rel * 100:.0f}%" if fast is not cheapest else ""))
+    if fast is cheapest:
+        second = ranked[1]
+        costs = (f"{energy_text(fast['j_per_iter'])} against {energy_text(second['j_per_iter'])} for "
+                 f"{_who(second)}")
+    if spread < PACED_SPREAD and (clock_spread is None or clock_spread > CLOCK_SPREAD):
+        clock_words = "" if clock_spread is None else (
+            f" while the GPU clock goes from {min(clocks):.0f} to {max(clocks):.0f} MHz")
+        return (f"Paced, not compute-bound: throughput stays within {spread * 100:.0f}% "
+                f"({_fmt(slow['throughput_per_s'], 1)}–{_fmt(fast['throughput_per_s'], 1)}/s){clock_words}, "
+                f"so the work waits on its input (a sensor, a frame rate) and a faster mode only burns more: "
+                f"{rank} ({costs})")
+    if spread < PACED_SPREAD:
+        return (f"Same throughput within {spread * 100:.0f}% at about the same clocks: {rank} ({costs})")
+    ratio = fast["throughput_per_s"] / slow["throughput_per_s"]
+    return (f"Compute-bound: throughput follows the mode, {_who(slow)} {_fmt(slow['throughput_per_s'], 1)}/s "
+            f"to {_who(fast)} {_fmt(fast['throughput_per_s'], 1)}/s (×{ratio:.2f}); {rank} ({costs})")
+
+
+# ------------------------------------------------------------------------------------ rendering
+
+
+def to_json(result: Mapping[str, Any]) -> str:
+    return json.dumps(result, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+
+
+_ROWS: tuple[tuple[str, str, int], ...] = (
+    ("duration s", "duration_s", 1),
+    ("samples", "samples", 0),
+    ("gaps", "gaps", 0),
+    ("energy J", "energy_j", 1),
+    ("mean W", "power_w", 2),
+    ("peak W", "power_peak_w", 2),
+    ("GPU MHz (mean)", "gpu_mhz", 0),
+    ("EMC MHz (mean)", "emc_mhz", 0),
+    ("throttled s", "throttled_s", 1),
+    ("throttle events", "throttle_events", 0),
+    ("iterations", "iterations", 0),
+    ("throughput /s", "throughput_per_s", 1),
+    ("mJ per iteration", "j_per_iter", -3),
+    ("mJ per iteration above idle", "j_per_iter_above_idle", -3),
+)
+
+
+def to_markdown(result: Mapping[str, Any]) -> str:
+    items = result["items"]
+    if not items:
+        return "No items.\n"
+    word = iteration_word(items)
+    head = ["", *(_md(i["label"]) for i in items[:1])]
+    for item in items[1:]:
+        head += [_md(item["label"]), "Δ"]
+    out = ["# jroof compare", "", "| " + " | ".join(head) + " |",
+           "|---|" + "---:|" * (len(head) - 1)]
+
+    def row(title: str, cells: list[str]) -> None:
+        out.append("| " + " | ".join([title, *cells]) + " |")
+
+    texts = (("device", "device"), ("power mode", "power_mode"), ("span", "span"))
+    for title, key in texts:
+        cells = []
+        for n, item in enumerate(items):
+            cells.append(_md(item[key] or "—"))
+            if n:
+                cells.append("")
+        row(title, cells)
+    for title, key, digits in _ROWS:
+        scale = 1e3 if digits < 0 else 1.0
+        shown = abs(digits) if digits >= 0 else 2
+        cells = []
+        base = items[0][key]
+        for n, item in enumerate(items):
+            value = item[key]
+            cells.append("—" if value is None else _fmt(value * scale, shown))
+            if n:
+                rel = _rel(base, value)
+                cells.append("" if rel is None else f"{rel * 100:+.0f}%")
+        row(title.replace("iteration", word), cells)
+    row("roofline", [c for n, i in enumerate(items)
+                     for c in ([_md(i["roofline"] or "—")] + ([""] if n else []))])
+    out += ["", "Δ: against the first item. Clocks: the span's mean (the report's ceilings).", ""]
+    notes = [f"{i['label']}: {i['note']}" for i in items if i["note"]]
+    out += [f"- {_md(line)}" for line in [*result["verdicts"], *notes]]
+    return "\n".join(out) + "\n"
+
+
+def _md(text: str) -> str:
+    return "".join(c if c.isprintable() else "\ufffd" for c in str(text)).replace("|", "\\|")

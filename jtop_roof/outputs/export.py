@@ -1,0 +1,377 @@
+"""``jroof-tui export FILE``: one flat row per sample, for pandas, spreadsheets and papers.
+
+A recording or a plain tegrastats log is read by the one reader (``logfile.iter_records``) and its
+phases and throttle events are the pipeline's (``report.run_pipeline``: the same ``Pipeline`` and
+detectors as the monitor, ``record`` and ``report``). The columns are found from the whole file
+first, so every row has the same columns in the same order; a value a sample lacks is empty (CSV),
+``null`` (JSON Lines) or null (Parquet), never 0. Units are in the names. Formats: ``csv`` (a header
+row; ``pandas.read_csv`` gives numbers as numbers), ``jsonl`` (one object per row, every key in
+every row) and ``parquet`` (only where ``pyarrow`` is installed).
+
+Columns, in this order (families appear only when the file has them; ``N`` counts from 0):
+
+- ``t_wall``: unix seconds of the sample (empty for logs without stamps).
+- ``t_s``: seconds from the file's first sample on the stream's monotonic timeline (``report``'s
+  ``start_s``), to the microsecond.
+- ``phase``: the phase the sample is in (a phase covers its first to its last sample), else empty.
+- ``throttle``: the detector events in progress at the sample, ``KIND:UNIT`` joined by ``;``
+  (``throttle:gpu``, ``mode_cap:emc``; as ``report``'s ``events``), else empty.
+- ``gap_s``: on the first sample after a break (a gap, a new recording session): seconds missed.
+- ``ram_used_mb``, ``ram_total_mb``, ``swap_used_mb``, ``swap_total_mb``: memory in MB.
+- ``cpuN_load_pct``, ``cpuN_mhz``: per core; both empty for an offline core.
+- ``gpu_load_pct``, ``gpu_mhz``: GPU load and clock (the highest GPC's); ``gpcN_mhz`` per GPC, only
+  where the file shows more than one GPC.
+- ``emc_load_pct``, ``emc_mhz``: the memory controller.
+- ``engine_NAME_load_pct``, ``engine_NAME_mhz``: hardware engines (``NVENC0``, ``VIC``, ``APE``...),
+  each column only where the file gives that value; empty while the engine is ``off``.
+- ``temp_ZONE_c``: temperature per zone, zones in lower case (``temp_tj_c``); empty for a sensor
+  that is off (``-256C``).
+- ``rail_NAME_mw``: instantaneous power per rail as tegrastats names it (``rail_VDD_IN_mw``),
+  never tegrastats' running average.
+- ``power_total_mw``, ``power_total_source``: total input power and where it comes from
+  (``VDD_IN``, or ``sum(A+B)``).
+
+Names from the file are kept but for characters outside ``A-Z a-z 0-9 _``, which become ``_``. At
+most 256 columns per family (cores, GPCs, engines, zones, rails); more are dropped with a note.
+Nothing here imports Textual.
+"""
+
+from __future__ import annotations
+
+import bisect
+import csv
+import importlib
+import io
+import os
+import re
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import tzinfo
+from typing import IO, Any
+
+from jtop_roof.formats.logfile import ReadStats, RecordingError, iter_records, open_text, read_header
+from jtop_roof.model.codec import json_line
+from jtop_roof.model.info import SourceInfo
+from jtop_roof.model.records import Event, Sample
+from jtop_roof.outputs.report import run_pipeline
+from jtop_roof.runtime.config import Config
+from jtop_roof.runtime.session import pipeline_options
+
+FORMATS = ("csv", "jsonl", "parquet")
+#: Columns per family at most (a hostile file may name a new rail on every line).
+MAX_FAMILY = 256
+#: Rows per Parquet row group.
+PARQUET_BATCH = 65_536
+TEXT_COLUMNS = ("phase", "throttle", "power_total_source")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_]")
+
+
+class ExportError(ValueError):
+    """A file that cannot be exported, or a format that cannot be written (one line; exit 2)."""
+
+
+@dataclass
+class _Family:
+    """Names of one family in first-seen order, each with its column-safe name."""
+
+    names: dict[str, str] = field(default_factory=dict)
+    dropped: int = 0
+
+    def add(self, name: str) -> None:
+        if name in self.names:
+            return
+        if len(self.names) >= MAX_FAMILY:
+            self.dropped += 1
+            return
+        safe = _UNSAFE.sub("_", name) or "_"
+        taken = set(self.names.values())
+        column, n = safe, 2
+        while column in taken:
+            column, n = f"{safe}_{n}", n + 1
+        self.names[name] = column
+
+
+@dataclass
+class Scan:
+    """What the first passes found: the columns, the pipeline's phases and detector events, and
+    the stream's interval and origin."""
+
+    columns: list[str]
+    interval_s: float | None
+    origin: float | None
+    phases: list[tuple[float, float, str]]  # (first_mono, last_mono, name), in order
+    events: list[Event]
+    notes: list[str]
+    stats: ReadStats
+    cores: int = 0
+    gpcs: int = 0
+    engines: dict[str, tuple[str, bool, bool]] = field(default_factory=dict)  # name: (column, load, mhz)
+    zones: dict[str, str] = field(default_factory=dict)
+    rails: dict[str, str] = field(default_factory=dict)
+
+
+def _check_file(path: str) -> None:
+    if not os.path.isfile(path):
+        raise ExportError(f"cannot read {path}: " + ("not a regular file" if os.path.exists(path)
+                                                     else "No such file or directory"))
+
+
+def _lines(path: str) -> Callable[[], Iterator[str]]:
+    def lines() -> Iterator[str]:
+        with open_text(path) as stream:
+            yield from stream
+    return lines
+
+
+def scan_file(path: str, *, tz: tzinfo, interval_s: float | None = None,
+              config: Config | None = None) -> Scan:
+    """Two passes: the columns and the interval, then the pipeline's phases and events."""
+    _check_file(path)
+    lines = _lines(path)
+    try:
+        header = read_header(path)
+        stats = ReadStats()
+        has = {"ram": False, "swap": False, "gpu": False, "emc": False, "power": False}
+        cores = gpcs = 0
+        engines, zones, rails = _Family(), _Family(), _Family()
+        engine_values: dict[str, list[bool]] = {}
+        for record in iter_records(lines(), tz=tz, interval_s=interval_s, stats=stats):
+            if not isinstance(record, Sample) or not record.is_sample:
+                continue
+            has["ram"] |= record.ram is not None
+            has["swap"] |= record.swap is not None
+            has["gpu"] |= record.gpu is not None
+            has["emc"] |= record.emc is not None
+            if record.cpus:
+                cores = max(cores, len(record.cpus))
+            if record.gpu is not None:
+                gpcs = max(gpcs, len(record.gpu.gpc_mhz))
+            for name, engine in record.engines.items():
+                engines.add(name)
+                seen = engine_values.setdefault(name, [False, False])
+                seen[0] |= engine.load_pct is not None
+                seen[1] |= engine.mhz is not None
+            for name in record.temps_c:
+                zones.add(name)
+            for name in record.rails:
+                rails.add(name)
+            has["power"] |= record.power_total is not None
+        pipeline, events = run_pipeline(
+            iter_records(lines(), tz=tz, interval_s=interval_s),
+            stats.interval_s or interval_s or 1.0,
+            SourceInfo.from_mapping(header or {}, source="replay"), pipeline_options(config or Config()))
+    except OSError as exc:
+        raise ExportError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except RecordingError as exc:
+        raise ExportError(f"cannot read {path}: {exc}") from None
+    ledger = pipeline.ledger
+    phases = [(p.first_mono, p.last_mono, p.name) for p in ledger.phases()
+              if p.first_mono is not None and p.last_mono is not None]
+    cores, gpcs = min(cores, MAX_FAMILY), min(gpcs, MAX_FAMILY)
+    columns = ["t_wall", "t_s", "phase", "throttle", "gap_s"]
+    if has["ram"]:
+        columns += ["ram_used_mb", "ram_total_mb"]
+    if has["swap"]:
+        columns += ["swap_used_mb", "swap_total_mb"]
+    for n in range(cores):
+        columns += [f"cpu{n}_load_pct", f"cpu{n}_mhz"]
+    if has["gpu"]:
+        columns += ["gpu_load_pct", "gpu_mhz"]
+    if gpcs > 1:
+        columns += [f"gpc{n}_mhz" for n in range(gpcs)]
+    if has["emc"]:
+        columns += ["emc_load_pct", "emc_mhz"]
+    engine_columns: dict[str, tuple[str, bool, bool]] = {}
+    for name, column in engines.names.items():
+        load, mhz = engine_values[name]
+        engine_columns[name] = (column, load, mhz)
+        if load:
+            columns.append(f"engine_{column}_load_pct")
+        if mhz:
+            columns.append(f"engine_{column}_mhz")
+    columns += [f"temp_{column}_c" for column in zones.names.values()]
+    columns += [f"rail_{column}_mw" for column in rails.names.values()]
+    if has["power"]:
+        columns += ["power_total_mw", "power_total_source"]
+    notes = [f"{family.dropped} {what} past {MAX_FAMILY} dropped"
+             for family, what in ((engines, "engines"), (zones, "zones"), (rails, "rails")) if family.dropped]
+    return Scan(columns, stats.interval_s or interval_s, ledger.whole.first_mono, phases,
+                sorted((e for e in events if e.start_mono is not None and e.t_mono is not None),
+                       key=lambda e: e.start_mono or 0.0),
+                notes, stats, cores, gpcs, engine_columns, zones.names, rails.names)
+
+
+def iter_rows(path: str, scan: Scan, *, tz: tzinfo,
+              interval_s: float | None = None) -> Iterator[dict[str, Any]]:
+    """One dict per sample, keys ``scan.columns`` in order (missing values None)."""
+    _check_file(path)
+    phase_starts = [p[0] for p in scan.phases]
+    events = scan.events
+    next_event = 0
+    active: list[Event] = []
+    origin = scan.origin
+    pending_gap: float | None = None
+    empty = dict.fromkeys(scan.columns)
+    try:
+        for record in iter_records(_lines(path)(), tz=tz, interval_s=interval_s):
+            if isinstance(record, Event):
+                if record.kind == "gap" and record.gap_s is not None:
+                    pending_gap = (pending_gap or 0.0) + record.gap_s
+                continue
+            if not isinstance(record, Sample) or not record.is_sample:
+                continue
+            row = dict(empty)
+            t = record.t_mono
+            row["t_wall"] = record.t_wall
+            if t is not None:
+                if origin is not None:
+                    row["t_s"] = round(t - origin, 6)
+                at = bisect.bisect_right(phase_starts, t) - 1
+                if at >= 0 and scan.phases[at][0] <= t <= scan.phases[at][1]:
+                    row["phase"] = scan.phases[at][2]
+                while next_event < len(events) and (events[next_event].start_mono or 0.0) <= t:
+                    active.append(events[next_event])
+                    next_event += 1
+                active = [e for e in active if (e.t_mono or 0.0) >= t]
+                now = [e for e in active if (e.start_mono or 0.0) <= t]
+                if now:
+                    row["throttle"] = ";".join(f"{e.kind}:{e.unit}" for e in now)
+            row["gap_s"], pending_gap = pending_gap, None
+            _fill(row, record, scan)
+            yield row
+    except OSError as exc:
+        raise ExportError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except RecordingError as exc:
+        raise ExportError(f"cannot read {path}: {exc}") from None
+
+
+def _fill(row: dict[str, Any], s: Sample, scan: Scan) -> None:
+    if s.ram is not None and "ram_used_mb" in row:
+        row["ram_used_mb"], row["ram_total_mb"] = s.ram.used_mb, s.ram.total_mb
+    if s.swap is not None and "swap_used_mb" in row:
+        row["swap_used_mb"], row["swap_total_mb"] = s.swap.used_mb, s.swap.total_mb
+    for n, core in enumerate((s.cpus or [])[:scan.cores]):
+        if core is not None:
+            row[f"cpu{n}_load_pct"], row[f"cpu{n}_mhz"] = core.load_pct, core.mhz
+    if s.gpu is not None and "gpu_mhz" in row:
+        row["gpu_load_pct"], row["gpu_mhz"] = s.gpu.load_pct, s.gpu.mhz
+        if scan.gpcs > 1:
+            for n, mhz in enumerate(s.gpu.gpc_mhz[:scan.gpcs]):
+                row[f"gpc{n}_mhz"] = mhz
+    if s.emc is not None and "emc_mhz" in row:
+        row["emc_load_pct"], row["emc_mhz"] = s.emc.load_pct, s.emc.mhz
+    for name, engine in s.engines.items():
+        found = scan.engines.get(name)
+        if found is None or engine.off:
+            continue
+        column, load, mhz = found
+        if load:
+            row[f"engine_{column}_load_pct"] = engine.load_pct
+        if mhz:
+            row[f"engine_{column}_mhz"] = engine.mhz
+    for name, value in s.temps_c.items():
+        zone = scan.zones.get(name)
+        if zone is not None:
+            row[f"temp_{zone}_c"] = value
+    for name, rail in s.rails.items():
+        rail_column = scan.rails.get(name)
+        if rail_column is not None:
+            row[f"rail_{rail_column}_mw"] = rail.now_mw
+    total = s.power_total
+    if total is not None and "power_total_mw" in row:
+        row["power_total_mw"], row["power_total_source"] = total.mw, total.source
+
+
+# ------------------------------------------------------------------------------------ writers
+
+
+def write_csv(rows: Iterator[dict[str, Any]], columns: list[str], out: IO[str]) -> int:
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    count = 0
+    for row in rows:
+        writer.writerow(["" if value is None else value for value in row.values()])
+        count += 1
+    return count
+
+
+def write_jsonl(rows: Iterator[dict[str, Any]], out: IO[str]) -> int:
+    count = 0
+    for row in rows:
+        out.write(json_line(row))
+        count += 1
+    return count
+
+
+def pyarrow_modules() -> tuple[Any, Any] | None:
+    """(pyarrow, pyarrow.parquet), or None where pyarrow is not installed."""
+    try:
+        return importlib.import_module("pyarrow"), importlib.import_module("pyarrow.parquet")
+    except ImportError:
+        return None
+
+
+def write_parquet(rows: Iterator[dict[str, Any]], columns: list[str], path: str) -> int:
+    modules = pyarrow_modules()
+    if modules is None:
+        raise ExportError("parquet needs pyarrow: pip install pyarrow")
+    pa, pq = modules
+    schema = pa.schema([(c, pa.string() if c in TEXT_COLUMNS else pa.float64()) for c in columns])
+    count = 0
+    with pq.ParquetWriter(path, schema) as writer:
+        batch: dict[str, list[Any]] = {c: [] for c in columns}
+        for row in rows:
+            for column, value in row.items():
+                batch[column].append(value)
+            count += 1
+            if count % PARQUET_BATCH == 0:
+                writer.write_table(pa.table(batch, schema=schema))
+                batch = {c: [] for c in columns}
+        if count % PARQUET_BATCH or count == 0:
+            writer.write_table(pa.table(batch, schema=schema))
+    return count
+
+
+def export_file(
+    path: str, fmt: str = "csv", out: str | None = None, *, tz: tzinfo, interval_s: float | None = None,
+    config: Config | None = None, stdout: IO[str] | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> int:
+    """Export ``path`` to ``out`` (stdout when None; not for parquet) in ``fmt``; returns the rows
+    written. Raises ExportError (one line) for input or output that cannot be used."""
+    if fmt not in FORMATS:
+        raise ExportError(f"unknown format {fmt!r}: one of {', '.join(FORMATS)}")
+    if fmt == "parquet":
+        if pyarrow_modules() is None:
+            raise ExportError("parquet needs pyarrow: pip install pyarrow")
+        if out is None:
+            raise ExportError("parquet is binary: give --out PATH")
+    scan = scan_file(path, tz=tz, interval_s=interval_s, config=config)
+    if warn is not None:
+        for note in scan.notes:
+            warn(f"{path}: {note}")
+        if scan.stats.truncated_tail:
+            warn(f"{path}: the last line is cut short (line {scan.stats.last_line}); the rest is used")
+    rows = iter_rows(path, scan, tz=tz, interval_s=interval_s)
+    try:
+        if fmt == "parquet":
+            assert out is not None
+            return write_parquet(rows, scan.columns, out)
+        if out is None:
+            target = stdout if stdout is not None else sys.stdout
+            return write_csv(rows, scan.columns, target) if fmt == "csv" else write_jsonl(rows, target)
+        with open(out, "w", encoding="utf-8", newline="") as stream:
+            return write_csv(rows, scan.columns, stream) if fmt == "csv" else write_jsonl(rows, stream)
+    except BrokenPipeError:
+        raise  # `export ... | head`: the reader left; the command line says nothing
+    except OSError as exc:
+        raise ExportError(f"cannot write {out or 'stdout'}: {exc.strerror or exc}") from None
+
+
+def to_text(path: str, fmt: str = "csv", *, tz: tzinfo, interval_s: float | None = None,
+            config: Config | None = None) -> str:
+    """The export as one string (csv or jsonl), for tests and small files."""
+    buffer = io.StringIO()
+    export_file(path, fmt, None, tz=tz, interval_s=interval_s, config=config, stdout=buffer)
+    return buffer.getvalue()

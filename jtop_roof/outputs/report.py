@@ -1,0 +1,518 @@
+"""``jroof-tui report FILE``: the whole run and every phase of a recording or a tegrastats log.
+
+The file is read by the one reader (``logfile.iter_records``) and fed through the same
+``Pipeline`` as the monitor and headless ``record``, so its numbers are theirs. Energy is the
+ledger's trapezoid over instantaneous readings and stream time (never tegrastats' running "avg");
+gaps are counted, never bridged. JSON keeps numbers unrounded; md and csv round for reading.
+
+Keys (stable; later issues add to them): top level ``source``, ``whole``, ``phases``; per span
+``name``, ``start``, ``end`` (ISO 8601 with the UTC offset in ``--tz``; null without stamps),
+``start_s``, ``end_s`` (seconds from the run's first sample), ``duration_s``, ``samples``,
+``gaps``, ``energy_j`` {``total``, ``rails``} and ``power_w`` {``mean``, ``peak``, ``rails``
+{NAME: {``mean``, ``peak``}}}. Nothing here imports Textual.
+"""
+
+from __future__ import annotations
+
+import csv
+import errno
+import io
+import math
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import datetime, tzinfo
+from typing import Any
+
+from jtop_roof.analysis.ledger import SpanStats
+from jtop_roof.analysis.pipeline import Pipeline
+from jtop_roof.analysis.verdict import place
+from jtop_roof.formats.logfile import ReadStats, iter_records, open_text, read_header
+from jtop_roof.formats.ncu import Kernel
+from jtop_roof.formats.trtexec import TrtexecError, TrtexecRun, kept_output, read_trtexec
+from jtop_roof.model.info import SourceInfo
+from jtop_roof.model.metrics import fmt_si_unit
+from jtop_roof.model.records import Event, Marker, Record, Sample, Work
+from jtop_roof.roofline.board import Board
+from jtop_roof.roofline.ceilings import ceilings, max_ceilings, max_clocks
+from jtop_roof.roofline.measured import Probe
+from jtop_roof.roofline.workload import Workload
+from jtop_roof.runtime.config import Config
+from jtop_roof.runtime.session import pipeline_options
+
+#: How much display history the report's pipeline keeps: it needs none, only the ledger.
+_HISTORY_S = 0.0
+
+
+def run_pipeline(records: Iterable[Record], interval_s: float, info: SourceInfo,
+                 options: Mapping[str, Any]) -> tuple[Pipeline, list[Event]]:
+    """Feed a whole stream through a pipeline, as the monitor does, to its end; with the events
+    its detectors made."""
+    pipeline = Pipeline(history_s=_HISTORY_S, interval_s=interval_s, info=info, **options)
+    found: list[Event] = []
+    for record in records:
+        found += pipeline.ingest(record)
+    found += pipeline.finish()
+    return pipeline, found
+
+
+def build_report(
+    open_lines: Callable[[], Iterator[str]], *, source: dict[str, Any], tz: tzinfo,
+    interval_s: float | None, stats: ReadStats | None = None, info: SourceInfo | None = None,
+    options: Mapping[str, Any] | None = None, trtexec: TrtexecRun | None = None,
+    workload: Workload | None = None, kernels: Sequence[Kernel] = (), probe: Probe | None = None,
+) -> dict[str, Any]:
+    """The report as a JSON-ready dict (``source`` is passed through as the top-level key).
+    ``open_lines`` gives the file's lines; it is read twice, streaming: once for the stream's
+    interval (as the replay's index finds it; a plain log's is known from its first records, so
+    only they are read), once through the pipeline. ``trtexec``: a trtexec
+    run of the same time span: its phases (``build``, ``warm-up``, ``timed``) become phases and its
+    iterations the ``timed`` phase's work, with trtexec's own throughput. ``workload``: FLOPs and
+    bytes per iteration where the work reports give none. Raises ``logfile.RecordingError`` for a
+    recording this program must not read."""
+    stats = stats if stats is not None else ReadStats()
+    for _ in iter_records(open_lines(), tz=tz, interval_s=interval_s, stats=stats):
+        if stats.interval_final:
+            break
+    records: Iterable[Record] = iter_records(open_lines(), tz=tz, interval_s=interval_s)
+    if trtexec is not None:
+        records = with_trtexec(records, trtexec)
+    pipeline, events = run_pipeline(records, stats.interval_s or interval_s or 1.0,
+                                    info or SourceInfo("replay"), options or {})
+    ledger, board = pipeline.ledger, pipeline.board
+    whole, phases = ledger.whole, ledger.phases()
+    idle_w = _idle_power_w(phases)
+    origin = whole.first_mono
+    return {
+        "source": source,
+        "device": None if board.device is None else board.device.id,
+        "power_mode": board.mode_name,
+        "device_note": board.problem or board.mode_note,
+        "events": [event_json(event, origin, tz) for event in events],
+        "whole": span_json(whole, origin, tz, board, events, idle_w, workload),
+        "phases": [_timed_by_trtexec(span_json(phase, origin, tz, board, events, idle_w, workload), trtexec)
+                   for phase in phases],
+        **({} if trtexec is None else {"trtexec": _trtexec_json(trtexec)}),
+        **({"ncu": [kernel_json(kernel, board) for kernel in kernels]} if kernels else {}),
+        **({} if probe is None else {"probe": probe_json(probe, board)}),
+    }
+
+
+def kernel_json(kernel: Kernel, board: Board) -> dict[str, Any]:
+    """A kernel Nsight Compute measured, on the roof at the SM clock ncu saw during it (with the
+    memory at its maximum: ncu's own DRAM figure is what the kernel moved)."""
+    achieved, intensity = kernel.achieved_flops_per_s, kernel.intensity
+    out: dict[str, Any] = {
+        "name": kernel.name, "duration_s": kernel.duration_s, "flops": kernel.flops,
+        "dram_bytes": kernel.dram_bytes, "achieved_flops_per_s": achieved,
+        "intensity_flop_per_byte": intensity, "sm_mhz": None if kernel.sm_hz is None else kernel.sm_hz / 1e6,
+        "flops_note": kernel.flops_note, "verdict": "unknown", "efficiency_current": None,
+    }
+    device = board.device
+    if device is None or kernel.sm_hz is None or achieved is None or intensity is None:
+        return out
+    top_emc = max_clocks(device, board.mode)[1]
+    roof = ceilings(device, kernel.sm_hz / 1e6, top_emc, board.mode)
+    precision = "bf16_tensor" if kernel.flops_parts.get("tensor") else "fp32"
+    if roof is None or precision not in roof.peak_flops_per_s:
+        return out
+    bound = "memory-bound" if intensity < roof.ridge_flop_per_byte[precision] else "compute-bound"
+    attainable = min(roof.peak_flops_per_s[precision], roof.bandwidth_bytes_per_s * intensity)
+    out.update({"verdict": bound, "precision": precision, "efficiency_current": achieved / attainable})
+    return out
+
+
+def probe_json(probe: Probe, board: Board) -> dict[str, Any]:
+    """The measured ceilings beside the datasheet's at the mode's maximum clocks (labelled)."""
+    top = None if board.device is None else max_ceilings(board.device, board.mode)
+    measured = {"bandwidth_bytes_per_s": {name: c.value for name, c in probe.bandwidth.items()},
+                "peak_flops_per_s": {name: c.value for name, c in probe.compute.items()},
+                "gpu_mhz": {name: None if c.gpu_mhz is None else c.gpu_mhz.mean
+                            for name, c in probe.compute.items()}}
+    datasheet = None if top is None else {
+        "gpu_mhz": top.gpu_mhz, "emc_mhz": top.emc_mhz, "bandwidth_bytes_per_s": top.bandwidth_bytes_per_s,
+        "peak_flops_per_s": dict(top.peak_flops_per_s)}
+    return {"label": probe.summary(), "backend": probe.backend, "device_kind": probe.device_kind,
+            "measured": measured, "datasheet": datasheet}
+
+
+def _timed_by_trtexec(span: dict[str, Any], run: TrtexecRun | None) -> dict[str, Any]:
+    """The ``timed`` phase's throughput is trtexec's own (its Throughput line, else N ÷ walltime)."""
+    workload = span.get("workload")
+    if run is not None and span["name"] == "timed" and workload is not None and run.throughput_per_s:
+        workload["throughput_per_s"] = run.throughput_per_s
+        workload["throughput_source"] = f"trtexec ({run.throughput_source})"
+    return span
+
+
+def trtexec_records(run: TrtexecRun, wall_to_mono: float) -> list[Marker | Work]:
+    """trtexec's phases as markers and its timed iterations as a work report, on a stream whose
+    t_mono = t_wall - ``wall_to_mono`` (a replay adds them to its whole file)."""
+    extras = [_trtexec_record(extra, wall_to_mono, run) for extra in _trtexec_extras(run)]
+    return [record for record in extras if isinstance(record, (Marker, Work))]
+
+
+def _trtexec_extras(run: TrtexecRun) -> list[tuple[float, str, str | None]]:
+    extras: list[tuple[float, str, str | None]] = []
+    for phase in run.phases:
+        if phase.start_wall is not None:
+            extras.append((phase.start_wall, "start", phase.name))
+    timed = run.timed
+    if timed is not None and timed.end_wall is not None:
+        extras.append((timed.end_wall, "work", None))
+        extras.append((timed.end_wall, "end", None))
+    extras.sort(key=lambda item: item[0])
+    return extras
+
+
+def report_file(
+    path: str, *, tz: tzinfo, interval_s: float | None, config: Config, stats: ReadStats | None = None,
+    trtexec: TrtexecRun | None = None, workload: Workload | None = None, kernels: Sequence[Kernel] = (),
+    probe: Probe | None = None,
+) -> dict[str, Any]:
+    """The report of a recording or a plain tegrastats log file (``jroof-tui report``, and each
+    item of ``compare``): its header describes the board, the config gives the device database,
+    ``--device``/``--power-mode`` and fresh detectors; without ``trtexec``, the trtexec output
+    ``run`` kept beside the file is read (``source.trtexec`` names it; ``source.trtexec_unread``
+    says why it could not be). Raises OSError (a missing or non-regular file included) and
+    ``logfile.RecordingError``."""
+    if not os.path.isfile(path):
+        raise OSError(errno.ENOENT if not os.path.exists(path) else errno.EINVAL,
+                      "No such file or directory" if not os.path.exists(path) else "not a regular file")
+    header = read_header(path)
+
+    def lines() -> Iterator[str]:
+        with open_text(path) as stream:
+            yield from stream
+
+    source: dict[str, Any] = {"file": path, "format": "tegrastats log" if header is None else "recording"}
+    if header is not None:
+        source.update({key: header.get(key) for key in ("model", "host") if header.get(key)})
+    kept = kept_output(path) if trtexec is None else None
+    if kept is not None:
+        try:
+            trtexec = read_trtexec(kept, tz)
+            source["trtexec"] = kept
+        except TrtexecError as exc:  # e.g. trtexec stopped before its summary: the run still counts
+            source["trtexec_unread"] = str(exc)
+    return build_report(lines, source=source, tz=tz, interval_s=interval_s, stats=stats,
+                        info=SourceInfo.from_mapping(header or {}, source="replay"),
+                        options=pipeline_options(config), trtexec=trtexec, workload=workload,
+                        kernels=kernels, probe=probe)
+
+
+def with_trtexec(records: Iterable[Record], run: TrtexecRun) -> Iterator[Record]:
+    """The stream with trtexec's phases as markers (origin ``trtexec``) and its timed iterations as
+    a work report at the timed window's end, each placed by wall time among the samples (its
+    stream time from the samples' own wall-to-stream offset)."""
+    extras = _trtexec_extras(run)
+    offset: float | None = None
+    for record in records:
+        if offset is None and isinstance(record, Sample) and record.t_wall is not None \
+                and record.t_mono is not None:
+            offset = record.t_wall - record.t_mono
+        while extras and offset is not None and record.t_wall is not None \
+                and _before(extras[0], record.t_wall):
+            yield _trtexec_record(extras.pop(0), offset, run)
+        yield record
+    for extra in extras:
+        if offset is not None:
+            yield _trtexec_record(extra, offset, run)
+
+
+def _before(extra: tuple[float, str, str | None], t_wall: float) -> bool:
+    """A phase starts before a sample at its start time; the timed window ends after one at its end
+    (the window is closed: [summary stamp - walltime, summary stamp])."""
+    wall, what, _ = extra
+    return wall <= t_wall if what == "start" else wall < t_wall
+
+
+def _trtexec_record(extra: tuple[float, str, str | None], offset: float, run: TrtexecRun) -> Record:
+    wall, what, name = extra
+    if what == "work":
+        return Work(float(run.iterations or 0), None, None, run.precision, wall, wall - offset, "trtexec")
+    kind = "phase_start" if what == "start" else "phase_end"
+    return Marker(kind, name, wall, wall - offset, "trtexec")
+
+
+def _trtexec_json(run: TrtexecRun) -> dict[str, Any]:
+    return {"iterations": run.iterations, "throughput_per_s": run.throughput_per_s,
+            "throughput_source": run.throughput_source, "host_walltime_s": run.host_walltime_s,
+            "precision": run.precision, "model": run.model or run.engine}
+
+
+
+def event_json(event: Event, origin: float | None, tz: tzinfo) -> dict[str, Any]:
+    """A detector's event: ``kind``, ``unit``, ``reason``, ``start``/``end`` (ISO, null without
+    stamps), ``start_s``/``end_s`` from the run's start, ``duration_s``."""
+    start, end = event.start_mono, event.t_mono
+    return {
+        "kind": event.kind,
+        "unit": event.unit,
+        "reason": event.detail,
+        "start": _iso(event.start_wall, tz),
+        "end": _iso(event.t_wall, tz),
+        "start_s": None if start is None or origin is None else start - origin,
+        "end_s": None if end is None or origin is None else end - origin,
+        "duration_s": None if start is None or end is None else end - start,
+    }
+
+
+def _throttled_s(span: SpanStats, events: list[Event]) -> float:
+    """Seconds of the span (first to last sample) inside a throttle event of any unit."""
+    if span.first_mono is None or span.last_mono is None:
+        return 0.0
+    total = 0.0
+    for event in events:
+        if event.kind != "throttle" or event.start_mono is None or event.t_mono is None:
+            continue
+        total += max(0.0, min(span.last_mono, event.t_mono) - max(span.first_mono, event.start_mono))
+    return total
+
+
+def span_json(
+    span: SpanStats, origin: float | None, tz: tzinfo, board: Board | None = None,
+    events: list[Event] | None = None, idle_w: float | None = None, workload: Workload | None = None,
+) -> dict[str, Any]:
+    def offset(t: float | None) -> float | None:
+        return None if t is None or origin is None else t - origin
+
+    rails: dict[str, dict[str, float | None]] = {
+        name: {"mean": _w(span.rail_mean_mw(name)), "peak": _w(span.rail_peak_mw.get(name))}
+        for name in sorted(set(span.rails_j) | set(span.rail_peak_mw))
+    }
+    return {
+        "name": span.name,
+        "start": _iso(span.first_wall, tz),
+        "end": _iso(span.last_wall, tz),
+        "start_s": offset(span.first_mono),
+        "end_s": offset(span.last_mono),
+        "duration_s": span.duration_s,
+        "samples": span.samples,
+        "gaps": span.gaps,
+        "open": span.is_open,
+        "energy_j": {"total": span.energy_j, "rails": dict(sorted(span.rails_j.items()))},
+        "power_w": {"mean": _w(span.mean_mw), "peak": _w(span.peak_mw), "rails": rails},
+        "ceilings": _ceilings(span, board),
+        "throttled_s": _throttled_s(span, events or []),
+        "workload": _workload(span, idle_w),
+        "roofline": (_roofline(span, board, events or [], workload)
+                     if board and span.iterations is not None else None),
+    }
+
+
+def _energy_per_iteration(span: SpanStats) -> tuple[float | None, str | None]:
+    """(joules, what they measure): the total input energy, else (a dGPU host) the GPU rail's."""
+    if span.energy_j is not None:
+        return span.energy_j, "total input"
+    gpu = span.rails_j.get("NVML_GPU")
+    return (gpu, "NVML_GPU rail (GPU board power only)") if gpu is not None else (None, None)
+
+
+def _idle_power_w(phases: list[SpanStats]) -> float | None:
+    """Mean power over the phases named ``idle*`` (their energy ÷ their time), or None."""
+    idle = [p for p in phases if p.name.lower().startswith("idle") and p.duration_s > 0]
+    joules = [_energy_per_iteration(p)[0] for p in idle]
+    if not idle or any(j is None for j in joules):
+        return None
+    return sum(j or 0.0 for j in joules) / sum(p.duration_s for p in idle)
+
+
+def _workload(span: SpanStats, idle_w: float | None) -> dict[str, Any] | None:
+    """Throughput and energy per iteration where the workload reported its iterations."""
+    if not span.iterations:
+        return None
+    joules, measured = _energy_per_iteration(span)
+    per_iter = None if joules is None else joules / span.iterations
+    above_idle = None
+    if joules is not None and idle_w is not None:
+        above_idle = (joules - idle_w * span.duration_s) / span.iterations
+    return {
+        "iterations": span.iterations,
+        "throughput_per_s": span.iterations / span.duration_s if span.duration_s > 0 else None,
+        "j_per_iter": per_iter,
+        "j_per_iter_above_idle": above_idle,
+        "energy_measures": measured,
+    }
+
+
+def _roofline(
+    span: SpanStats, board: Board, events: list[Event], workload: Workload | None
+) -> dict[str, Any]:
+    placement = place(span, board, events, workload)
+    return {
+        "verdict": placement.verdict,
+        "precision": placement.precision,
+        "achieved_flops_per_s": placement.achieved_flops_per_s,
+        "achieved_bytes_per_s": placement.achieved_bytes_per_s,
+        "intensity_flop_per_byte": placement.intensity_flop_per_byte,
+        "efficiency_current": placement.efficiency_current,
+        "efficiency_max": placement.efficiency_max,
+        "note": placement.note,
+    }
+
+
+def _ceilings(span: SpanStats, board: Board | None) -> dict[str, Any] | None:
+    """The roof at the span's mean clocks (null without a known device or without clocks)."""
+    if board is None or board.device is None:
+        return None
+    roof = ceilings(board.device, span.mean_gpu_mhz, span.mean_emc_mhz, board.mode)
+    if roof is None:
+        return None
+    return {
+        "gpu_mhz": roof.gpu_mhz,
+        "emc_mhz": roof.emc_mhz,
+        "sms": roof.sms,
+        "bandwidth_bytes_per_s": roof.bandwidth_bytes_per_s,
+        "peak_flops_per_s": dict(roof.peak_flops_per_s),
+        "ridge_flop_per_byte": dict(roof.ridge_flop_per_byte),
+    }
+
+
+def _w(mw: float | None) -> float | None:
+    return None if mw is None else mw / 1000.0
+
+
+def _iso(t_wall: float | None, tz: tzinfo) -> str | None:
+    if t_wall is None or not math.isfinite(t_wall):
+        return None
+    try:
+        return datetime.fromtimestamp(t_wall, tz).isoformat(timespec="milliseconds")
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+# ------------------------------------------------------------------------------------ renderers
+
+
+def _num(value: float | None, digits: int) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+def _spans(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return [report["whole"], *report["phases"]]
+
+
+def to_markdown(report: dict[str, Any]) -> str:
+    source = report["source"]
+    out = [f"# jroof report: {_md(str(source.get('file', '')))}", ""]
+    if source.get("model"):
+        out += [f"Board: {_md(str(source['model']))}", ""]
+    device = report["device"] or "unknown"
+    out += [f"Device: {_md(device)} · power mode: {_md(report['power_mode'] or 'unknown')}"
+            + (f" ({_md(report['device_note'])})" if report["device_note"] else ""), ""]
+    out += [
+        "| span | start | duration s | samples | gaps | throttled s | energy J | mean W | peak W |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for span in _spans(report):
+        start = span["start"] or (f"+{span['start_s']:.1f} s" if span["start_s"] is not None else "")
+        name = _md(span["name"]) + (" (open)" if span["open"] else "")
+        out.append(
+            f"| {name} | {start} | {span['duration_s']:.1f} | {span['samples']} | {span['gaps']} "
+            f"| {span['throttled_s']:.1f} "
+            f"| {_num(span['energy_j']['total'], 1) or '—'} | {_num(span['power_w']['mean'], 2) or '—'} "
+            f"| {_num(span['power_w']['peak'], 2) or '—'} |"
+        )
+    if report["whole"]["energy_j"]["total"] is None:
+        out += ["", "No rail measures the total input power here: energy per rail only (—: none)."]
+    rails = sorted({name for span in _spans(report) for name in span["energy_j"]["rails"]})
+    if rails:
+        out += ["", "Energy per rail (J; mean W / peak W):", "",
+                "| span | " + " | ".join(_md(r) for r in rails) + " |",
+                "|---|" + "---:|" * len(rails)]
+        for span in _spans(report):
+            cells = []
+            for rail in rails:
+                joules = span["energy_j"]["rails"].get(rail)
+                power = span["power_w"]["rails"].get(rail, {})
+                mean, peak = _num(power.get("mean"), 2), _num(power.get("peak"), 2)
+                cells.append("" if joules is None else f"{_num(joules, 1)} ({mean} / {peak})")
+            out.append(f"| {_md(span['name'])} | " + " | ".join(cells) + " |")
+    worked = [span for span in report["phases"] if span["workload"] is not None]
+    if worked:
+        out += ["", "Workload (from the work it reported):", "",
+                "| phase | iterations | per s | J per iteration | above idle | verdict | achieved | "
+                "intensity | of roof now | at max clocks |",
+                "|---|---:|---:|---:|---:|---|---:|---:|---:|---:|"]
+        for span in worked:
+            work, roof = span["workload"], span["roofline"] or {}
+            achieved = roof.get("achieved_flops_per_s")
+            intensity = roof.get("intensity_flop_per_byte")
+            out.append(
+                f"| {_md(span['name'])} | {work['iterations']:g} | {_num(work['throughput_per_s'], 1)} "
+                f"| {_num(work['j_per_iter'], 4)} | {_num(work['j_per_iter_above_idle'], 4)} "
+                f"| {roof.get('verdict', 'unknown')} "
+                f"| {'' if achieved is None else fmt_si_unit(achieved, 'FLOP/s')} "
+                f"| {_num(intensity, 1)} | {_pct(roof.get('efficiency_current'))} "
+                f"| {_pct(roof.get('efficiency_max'))} |")
+    if report.get("ncu"):
+        out += ["", "Kernels (Nsight Compute's own FLOPs, DRAM bytes and duration):", "",
+                "| kernel | precision | duration ms | achieved | intensity | SM MHz | verdict | of roof |",
+                "|---|---|---:|---:|---:|---:|---|---:|"]
+        for kernel in report["ncu"]:
+            achieved = kernel.get("achieved_flops_per_s")
+            out.append(
+                f"| {_md(kernel['name'])} | {kernel.get('precision') or ''} "
+                f"| {_num(kernel['duration_s'] * 1000, 3)} "
+                f"| {'' if achieved is None else fmt_si_unit(achieved, 'FLOP/s')} "
+                f"| {_num(kernel.get('intensity_flop_per_byte'), 1)} | {_num(kernel.get('sm_mhz'), 0)} "
+                f"| {kernel.get('verdict', 'unknown')} | {_pct(kernel.get('efficiency_current'))} |")
+        out += [f"- {_md(kernel['name'])}: {_md(kernel['flops_note'])}" for kernel in report["ncu"]
+                if kernel.get("flops_note")]
+    probe = report.get("probe")
+    if probe:
+        measured, sheet = probe["measured"], probe.get("datasheet") or {}
+        out += ["", f"Measured roof: {_md(probe['label'])}", ""]
+        for name, rate in measured.get("bandwidth_bytes_per_s", {}).items():
+            ref = sheet.get("bandwidth_bytes_per_s")
+            of = f" ({rate / ref:.0%} of the datasheet roof's {fmt_si_unit(ref, 'B/s')})" if ref else ""
+            out.append(f"- bandwidth {name}: {fmt_si_unit(rate, 'B/s')}{of}")
+        for name, rate in measured.get("peak_flops_per_s", {}).items():
+            unit = "OP/s" if name.startswith("int8") else "FLOP/s"
+            ref = (sheet.get("peak_flops_per_s") or {}).get(name)
+            mhz = (measured.get("gpu_mhz") or {}).get(name)
+            at = f" at {mhz:.0f} MHz" if mhz else ""
+            at_max = f" at {sheet['gpu_mhz']:.0f} MHz" if sheet.get("gpu_mhz") else ""
+            of = (f" ({rate / ref:.0%} of the datasheet roof's {fmt_si_unit(ref, unit)}{at_max})"
+                  if ref else "")
+            out.append(f"- {name}: {fmt_si_unit(rate, unit)}{at}{of}")
+    if report["events"]:
+        out += ["", "Clock events (throttle: held below the mode's cap while busy; mode_cap: below the "
+                "device's maximum with the mode unknown):", ""]
+        for event in report["events"]:
+            where = event["start"] or (f"+{event['start_s']:.1f} s" if event["start_s"] is not None else "")
+            out.append(f"- {where}, {event['duration_s'] or 0:.1f} s: {event['kind']} {event['unit']}: "
+                       f"{_md(event['reason'])}")
+    out += ["", "Energy: trapezoid over instantaneous readings; gaps are counted, never bridged."]
+    return "\n".join(out) + "\n"
+
+
+def _pct(fraction: float | None) -> str:
+    return "" if fraction is None else f"{fraction:.0%}"
+
+
+def _md(text: str) -> str:
+    """Names from logs and users, shown literally in a table cell."""
+    return "".join(c if c.isprintable() else "\ufffd" for c in text).replace("|", "\\|")
+
+
+def to_csv(report: dict[str, Any]) -> str:
+    rails = sorted({name for span in _spans(report) for name in span["energy_j"]["rails"]})
+    fields = ["name", "start", "end", "start_s", "end_s", "duration_s", "samples", "gaps", "open",
+              "throttled_s", "energy_j", "power_mean_w", "power_peak_w"]
+    for rail in rails:
+        fields += [f"energy_j_{rail}", f"power_mean_w_{rail}", f"power_peak_w_{rail}"]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(fields)
+    for span in _spans(report):
+        row: list[Any] = [span["name"], span["start"] or "", span["end"] or "", _num(span["start_s"], 3),
+                          _num(span["end_s"], 3), _num(span["duration_s"], 3), span["samples"], span["gaps"],
+                          int(span["open"]), _num(span["throttled_s"], 3), _num(span["energy_j"]["total"], 3),
+                          _num(span["power_w"]["mean"], 3), _num(span["power_w"]["peak"], 3)]
+        for rail in rails:
+            power = span["power_w"]["rails"].get(rail, {})
+            row += [_num(span["energy_j"]["rails"].get(rail), 3), _num(power.get("mean"), 3),
+                    _num(power.get("peak"), 3)]
+        writer.writerow(row)
+    return buffer.getvalue()

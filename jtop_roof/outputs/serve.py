@@ -1,0 +1,520 @@
+"""``jroof-tui serve``: the live metrics as a Prometheus ``/metrics`` endpoint, headless.
+
+A source runs in a thread and feeds a ``Pipeline`` (the same analysis as the monitor, ``record`` and
+``report``: phases, energy, the throttle detectors); after each sample the latest values are kept as
+one snapshot, and a small ``http.server`` in another thread renders it on ``GET /metrics`` through
+the official ``prometheus_client`` library (its metric families and text exposition). Nothing else
+is served: any other path is 404, any other method 405; a request line is at most 8 KiB, a body
+is refused, at most 16 requests run at once and each has 10 s.
+
+It listens on loopback only (``127.0.0.1:9101``) unless the user names another address, and then it
+says on stderr that anyone who can reach it can read the metrics. SIGINT and SIGTERM stop it; after
+a replay ends it keeps serving the last values until then.
+
+Metrics (Prometheus conventions: base units, ratios 0-1, ``_total`` counters; a value the board does
+not report is absent, never 0; every series also carries ``board="NAME"`` when ``--board`` is given):
+
+- ``jroof_info{device,model,power_mode,source,version}`` 1 (unknown values are empty strings)
+- ``jroof_samples_total``; ``jroof_sample_timestamp_seconds`` (unix time of the latest sample)
+- ``jroof_cpu_load_ratio{core}``, ``jroof_cpu_clock_hertz{core}`` (online cores)
+- ``jroof_gpu_load_ratio``, ``jroof_gpu_clock_hertz``; ``jroof_emc_load_ratio``, ``jroof_emc_clock_hertz``
+- ``jroof_engine_load_ratio{engine}``, ``jroof_engine_clock_hertz{engine}`` (engines not ``off``)
+- ``jroof_memory_used_bytes{kind}``, ``jroof_memory_total_bytes{kind}`` (``ram``, ``swap``; tegrastats'
+  MB are MiB)
+- ``jroof_rail_power_watts{rail}`` (rails as tegrastats names them, e.g. ``VDD_IN``),
+  ``jroof_input_power_watts`` (the total input, ``model.total_power``)
+- ``jroof_energy_joules_total{rail}``, ``jroof_input_energy_joules_total``: energy since ``serve``
+  started (a replay starts at 0 and grows with playback), the ledger's trapezoid, gaps not bridged
+- ``jroof_temperature_celsius{zone}`` (zones in lower case, e.g. ``tj``; sensors that are off: absent)
+- ``jroof_throttle_active{unit,reason}`` 0 or 1 for ``unit`` in gpu/emc/cpu (those the board
+  reports) and every ``reason`` of ``detectors.REASON_CODES``: the evidence (``thermal``, ``power``,
+  ``over_current``, NVML's ``hw_slowdown``, ``board_limit``, ``reliability``, ``other``), else
+  ``below_cap`` (held below the known mode's cap while busy) or ``mode_unknown`` (below the device's
+  maximum with the mode unknown: information, not a throttle)
+- ``jroof_throttle_seconds_total{unit}`` (throttle events), ``jroof_mode_cap_seconds_total{unit}``
+  (the mode-unknown ones)
+- ``jroof_phase_info{name}`` 1 while a phase is open
+
+Gauges hold the latest sample's instantaneous values, never an average. Nothing here imports Textual.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import signal
+import socket
+import socketserver
+import sys
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import FrameType
+from typing import Any
+from urllib.parse import urlsplit
+
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector, CollectorRegistry
+
+from jtop_roof import __version__
+from jtop_roof.analysis.detectors import REASON_CODES
+from jtop_roof.analysis.pipeline import Pipeline
+from jtop_roof.model.records import Event, Record, Sample
+from jtop_roof.runtime.config import Config
+from jtop_roof.runtime.headless import give_back_signals, take_signals
+from jtop_roof.sources.base import Source
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 9101
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+MAX_REQUEST_LINE = 8192
+MAX_CONCURRENT = 16
+REQUEST_TIMEOUT_S = 10.0
+UNITS = ("gpu", "emc", "cpu")
+MIB = 1024 * 1024
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class ServeError(ValueError):
+    """A listen address that cannot be used (one line; exit 2)."""
+
+
+# ------------------------------------------------------------------------------------ addresses
+
+
+def parse_listen(text: str | None) -> tuple[str, int]:
+    """``HOST:PORT``, ``[V6]:PORT`` or ``PORT`` (on loopback); None: ``127.0.0.1:9101``."""
+    if text is None:
+        return DEFAULT_HOST, DEFAULT_PORT
+    text = text.strip()
+    if text.isdigit():
+        return DEFAULT_HOST, _port(text, text)
+    if text.startswith("["):
+        host, sep, rest = text[1:].partition("]")
+        if not sep or not rest.startswith(":"):
+            raise ServeError(f"listen address {text!r}: write an IPv6 address as [ADDR]:PORT")
+        port = rest[1:]
+    else:
+        host, sep, port = text.rpartition(":")
+        if not sep:
+            raise ServeError(f"listen address {text!r}: give HOST:PORT, [ADDR]:PORT or PORT")
+        if ":" in host:
+            raise ServeError(f"listen address {text!r}: write an IPv6 address as [ADDR]:PORT")
+    if not host:
+        raise ServeError(f"listen address {text!r} has no host: 0.0.0.0:PORT listens on every "
+                         "interface, PORT alone on loopback")
+    return host, _port(port, text)
+
+
+def _port(port: str, text: str) -> int:
+    if not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ServeError(f"listen address {text!r}: the port must be a number from 0 to 65535")
+    return int(port)
+
+
+def is_loopback(host: str) -> bool:
+    """True when every address ``host`` names is a loopback address."""
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        pass
+    try:
+        found = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):
+        return False
+    addresses = {info[4][0] for info in found}
+    return bool(addresses) and all(ipaddress.ip_address(str(a).split("%")[0]).is_loopback for a in addresses)
+
+
+# ------------------------------------------------------------------------------------ metrics
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What ``/metrics`` shows: the latest sample and the pipeline's state after it."""
+
+    sample: Sample | None = None
+    samples: int = 0
+    info: Mapping[str, str] = field(default_factory=dict)
+    energy_j: float | None = None
+    rails_j: Mapping[str, float] = field(default_factory=dict)
+    active: frozenset[tuple[str, str]] = frozenset()  # (unit, reason code) of the open events
+    throttle_s: Mapping[tuple[str, str], float] = field(default_factory=dict)  # (unit, kind) -> seconds
+    phase: str | None = None
+
+
+class Metrics:
+    """Feeds a pipeline (in the source's thread) and renders its latest state (in any thread)."""
+
+    def __init__(self, pipeline: Pipeline, *, source_kind: str, board: str | None = None) -> None:
+        self.pipeline = pipeline
+        self.board = board
+        self._source_kind = source_kind
+        self._lock = threading.Lock()
+        self._closed_s: dict[tuple[str, str], float] = {}
+        self._samples = 0
+        self._snapshot = Snapshot(info=self._info())
+
+    @property
+    def snapshot(self) -> Snapshot:
+        with self._lock:
+            return self._snapshot
+
+    def update(self, record: Record) -> None:
+        """One record of the stream, in order (the source's thread)."""
+        closed = self.pipeline.ingest(record)
+        self._count(closed)
+        if isinstance(record, Sample) and record.is_sample:
+            self._samples += 1
+            self._publish(record)
+
+    def finish(self) -> None:
+        """The stream ended: the detectors close what is open."""
+        self._count(self.pipeline.finish())
+        self._publish(self.snapshot.sample)
+
+    def _count(self, events: Iterable[Event]) -> None:
+        for event in events:
+            if event.unit is None or event.start_mono is None or event.t_mono is None:
+                continue
+            key = (event.unit, event.kind)
+            self._closed_s[key] = self._closed_s.get(key, 0.0) + max(0.0, event.t_mono - event.start_mono)
+
+    def _info(self) -> dict[str, str]:
+        board = self.pipeline.board
+        info = self.pipeline.info
+        return {"device": "" if board.device is None else board.device.id, "model": info.model or "",
+                "power_mode": board.mode_name or "", "source": self._source_kind, "version": __version__}
+
+    def _publish(self, sample: Sample | None) -> None:
+        pipeline = self.pipeline
+        whole = pipeline.ledger.whole
+        seconds = dict(self._closed_s)
+        active: set[tuple[str, str]] = set()
+        for event in pipeline.active_events():
+            if event.unit is None:
+                continue
+            key = (event.unit, event.kind)
+            active.update((event.unit, reason) for reason in event.reasons)
+            if event.start_mono is not None and event.t_mono is not None:
+                seconds[key] = seconds.get(key, 0.0) + max(0.0, event.t_mono - event.start_mono)
+        snapshot = Snapshot(sample, self._samples, self._info(), whole.energy_j, dict(whole.rails_j),
+                            frozenset(active), seconds, pipeline.ledger.current_phase)
+        with self._lock:
+            self._snapshot = snapshot
+
+    def render(self) -> str:
+        return render(self.snapshot, self.board)
+
+
+class _Families:
+    """Metric families for one scrape, built with the official client library's types."""
+
+    def __init__(self, board: str | None) -> None:
+        self.families: list[Metric] = []
+        self._board = board
+
+    def add(self, name: str, kind: str, help_text: str,
+            series: Iterable[tuple[Mapping[str, str], float | None]]) -> None:
+        """One family; a value that is None or not finite is left out, and a family left empty too."""
+        rows = [(labels, value) for labels, value in series if value is not None and math.isfinite(value)]
+        if not rows:
+            return
+        board = {} if self._board is None else {"board": self._board}
+        label_names = list(board) + list(rows[0][0])
+        family: CounterMetricFamily | GaugeMetricFamily = (
+            CounterMetricFamily(name, help_text, labels=label_names) if kind == "counter"
+            else GaugeMetricFamily(name, help_text, labels=label_names))
+        for labels, value in rows:
+            family.add_metric([*board.values(), *(str(labels[key]) for key in label_names[len(board):])],
+                              value)
+        self.families.append(family)
+
+
+class _SnapshotCollector(Collector):
+    def __init__(self, families: list[Metric]) -> None:
+        self._families = families
+
+    def collect(self) -> Iterable[Metric]:
+        return self._families
+
+
+def _ratio(pct: float | None) -> float | None:
+    return None if pct is None else pct / 100.0
+
+
+def _hertz(mhz: float | None) -> float | None:
+    return None if mhz is None else mhz * 1e6
+
+
+def render(snap: Snapshot, board: str | None = None) -> str:
+    """The exposition text of a snapshot (see the module docstring for the names)."""
+    out = _Families(board)
+    s = snap.sample
+    out.add("jroof_info", "gauge", "Device, model, power mode, source and jroof version (always 1).",
+            [(dict(snap.info), 1.0)])
+    out.add("jroof_samples_total", "counter", "Samples taken since serve started.", [({}, snap.samples)])
+    if s is not None:
+        out.add("jroof_sample_timestamp_seconds", "gauge", "Unix time of the latest sample.",
+                [({}, s.t_wall)])
+        cores = [(str(n), c) for n, c in enumerate(s.cpus or []) if c is not None]
+        out.add("jroof_cpu_load_ratio", "gauge", "CPU core load, 0 to 1.",
+                [({"core": n}, _ratio(c.load_pct)) for n, c in cores])
+        out.add("jroof_cpu_clock_hertz", "gauge", "CPU core clock.",
+                [({"core": n}, _hertz(c.mhz)) for n, c in cores])
+        if s.gpu is not None:
+            out.add("jroof_gpu_load_ratio", "gauge", "GPU load, 0 to 1.", [({}, _ratio(s.gpu.load_pct))])
+            out.add("jroof_gpu_clock_hertz", "gauge", "GPU clock (the highest GPC's).",
+                    [({}, _hertz(s.gpu.mhz))])
+        if s.emc is not None:
+            out.add("jroof_emc_load_ratio", "gauge", "Memory controller load, 0 to 1.",
+                    [({}, _ratio(s.emc.load_pct))])
+            out.add("jroof_emc_clock_hertz", "gauge", "Memory controller clock.", [({}, _hertz(s.emc.mhz))])
+        engines = [(name, e) for name, e in s.engines.items() if not e.off]
+        out.add("jroof_engine_load_ratio", "gauge", "Hardware engine load, 0 to 1.",
+                [({"engine": name}, _ratio(e.load_pct)) for name, e in engines])
+        out.add("jroof_engine_clock_hertz", "gauge", "Hardware engine clock.",
+                [({"engine": name}, _hertz(e.mhz)) for name, e in engines])
+        memory = [(kind, m) for kind, m in (("ram", s.ram), ("swap", s.swap)) if m is not None]
+        out.add("jroof_memory_used_bytes", "gauge", "Memory in use.",
+                [({"kind": kind}, m.used_mb * MIB) for kind, m in memory])
+        out.add("jroof_memory_total_bytes", "gauge", "Memory size.",
+                [({"kind": kind}, m.total_mb * MIB) for kind, m in memory])
+        out.add("jroof_rail_power_watts", "gauge", "Instantaneous power per rail.",
+                [({"rail": name}, rail.now_mw / 1000.0) for name, rail in s.rails.items()])
+        total = s.power_total
+        out.add("jroof_input_power_watts", "gauge", "Instantaneous total input power.",
+                [({}, None if total is None else total.mw / 1000.0)])
+        out.add("jroof_temperature_celsius", "gauge", "Temperature per thermal zone.",
+                [({"zone": zone}, value) for zone, value in s.temps_c.items()])
+    out.add("jroof_energy_joules_total", "counter", "Energy per rail since serve started (trapezoid).",
+            [({"rail": name}, joules) for name, joules in sorted(snap.rails_j.items())])
+    out.add("jroof_input_energy_joules_total", "counter", "Total input energy since serve started.",
+            [({}, snap.energy_j)])
+    units: list[str] = []
+    if s is not None:
+        units = [u for u, present in (("gpu", s.gpu is not None), ("emc", s.emc is not None),
+                                      ("cpu", bool(s.cpus))) if present]
+    units += sorted({u for u, _ in snap.throttle_s} - set(units))
+    out.add("jroof_throttle_active", "gauge", "1 while a clock is held below its cap while busy, per reason.",
+            [({"unit": u, "reason": r}, 1.0 if (u, r) in snap.active else 0.0)
+             for u in units for r in REASON_CODES])
+    out.add("jroof_throttle_seconds_total", "counter",
+            "Seconds throttled: held below the mode's cap while busy.",
+            [({"unit": u}, snap.throttle_s.get((u, "throttle"), 0.0)) for u in units])
+    out.add("jroof_mode_cap_seconds_total", "counter",
+            "Seconds below the device's maximum while busy with the power mode unknown.",
+            [({"unit": u}, snap.throttle_s.get((u, "mode_cap"), 0.0)) for u in units])
+    if snap.phase is not None:
+        out.add("jroof_phase_info", "gauge", "The open phase (1).", [({"name": snap.phase}, 1.0)])
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_SnapshotCollector(out.families))
+    return generate_latest(registry).decode("utf-8")
+
+
+# ------------------------------------------------------------------------------------ HTTP
+
+
+class MetricsServer(ThreadingHTTPServer):
+    """``GET /metrics`` only; bounded requests and concurrency; a thread of its own."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, metrics: Metrics, host: str, port: int) -> None:
+        self.metrics = metrics
+        self._slots = threading.BoundedSemaphore(MAX_CONCURRENT)
+        self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self._thread: threading.Thread | None = None
+        super().__init__((host, port), _Handler)
+
+    def server_bind(self) -> None:
+        # HTTPServer.server_bind asks DNS for the host's full name: not needed, and slow offline.
+        socketserver.TCPServer.server_bind(self)
+        host, port = self.server_address[:2]
+        self.server_name, self.server_port = str(host), int(port)
+
+    @property
+    def address(self) -> tuple[str, int]:
+        host, port = self.server_address[:2]
+        return str(host), int(port)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            self.shutdown_request(request)  # busy: the scraper retries on its next interval
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.2},
+                                        name="jroof-serve-http", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self.shutdown()
+            self._thread.join(5.0)
+        self.server_close()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: MetricsServer
+    server_version = "jroof-tui"
+    sys_version = ""
+    timeout = REQUEST_TIMEOUT_S
+
+    raw_requestline: bytes
+
+    def parse_request(self) -> bool:
+        if len(self.raw_requestline) > MAX_REQUEST_LINE:
+            self.requestline, self.request_version, self.command = "", "HTTP/1.0", ""
+            self.send_error(414)
+            return False
+        return super().parse_request()
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        if urlsplit(self.path).path != "/metrics":
+            self._reply(404, b"not found: jroof-tui serves /metrics only\n")
+            return
+        if self.headers.get("Content-Length", "0").strip() not in ("", "0"):
+            self._reply(413, b"a GET has no body\n")
+            return
+        self._reply(200, self.server.metrics.render().encode("utf-8"), CONTENT_TYPE)
+
+    def _refuse(self) -> None:
+        self._reply(405, b"method not allowed: GET /metrics only\n", allow="GET")
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_HEAD = do_TRACE = do_CONNECT = _refuse  # noqa: N815
+
+    def _reply(self, status: int, body: bytes, content_type: str = "text/plain; charset=utf-8",
+               allow: str | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        if allow is not None:
+            self.send_header("Allow", allow)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+        self.close_connection = True
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's name)
+        pass  # a scrape every 15 s is not news
+
+
+# ------------------------------------------------------------------------------------ running
+
+
+def start_exporter(pipeline: Pipeline, source_kind: str, listen: str, *, board: str | None = None,
+                   say: Callable[[str], None] | None = None) -> tuple[Metrics, MetricsServer]:
+    """``--prometheus=ADDR`` for the monitor and ``record``: serve ``pipeline``'s state while its
+    owner feeds it through ``Metrics.update``. Raises ServeError or OSError (one line each)."""
+    host, port = parse_listen(listen)
+    if not is_loopback(host):
+        (say or _say)(f"jroof-tui: serving metrics on {_show(host, port)}, beyond this machine: anyone who "
+                      "can reach it can read them (no authentication, no TLS)")
+    metrics = Metrics(pipeline, source_kind=source_kind, board=board)
+    server = MetricsServer(metrics, host, port)
+    server.start()
+    return metrics, server
+
+
+def make_metrics(source: Source, config: Config, *, board: str | None = None) -> Metrics:
+    """A pipeline for ``source`` (forward only: energy from now, never a replayed file's whole)."""
+    from jtop_roof.runtime.session import pipeline_options
+
+    info = source.describe()
+    interval_s = (info.interval_ms or config.interval_ms) / 1000.0
+    pipeline = Pipeline(history_s=0.0, interval_s=interval_s, info=info, **pipeline_options(config))
+    return Metrics(pipeline, source_kind=source.kind, board=board)
+
+
+def run_serve(
+    source: Source, config: Config, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
+    board: str | None = None, install_signal_handlers: bool = True,
+    stop: threading.Event | None = None, on_ready: Callable[[MetricsServer], None] | None = None,
+    say: Callable[[str], None] | None = None,
+) -> int:
+    """Serve until SIGINT/SIGTERM (or ``stop``). Returns 0, 1 when the source fails (a live source
+    that cannot run: the metrics would only go stale), 2 when the address cannot be bound."""
+    say = say or _say
+    stop = stop if stop is not None else threading.Event()
+    if not is_loopback(host):
+        say(f"jroof-tui: serving metrics on {_show(host, port)}, beyond this machine: anyone who can reach "
+            "it can read them (no authentication, no TLS)")
+    metrics = make_metrics(source, config, board=board)
+    try:
+        server = MetricsServer(metrics, host, port)
+    except OSError as exc:
+        source.stop()
+        say(f"jroof-tui: error: cannot listen on {_show(host, port)}: {exc.strerror or exc}")
+        return 2
+    failed: list[str] = []
+
+    def feed() -> None:
+        last: Record | None = None
+        records = source.records()
+        try:
+            for record in records:
+                if stop.is_set():
+                    break
+                last = record
+                metrics.update(record)
+        except Exception as exc:  # a failing source ends serving with one line
+            failed.append(f"source failed: {type(exc).__name__}: {exc}")
+        finally:
+            close = getattr(records, "close", None)
+            if close is not None:
+                close()
+            metrics.finish()
+        if isinstance(last, Event) and last.kind == "source_error" and not stop.is_set():
+            failed.append(last.detail)
+        if failed:
+            stop.set()
+
+    def on_signal(_signum: int, _frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = take_signals(STOP_SIGNALS, on_signal) if install_signal_handlers else {}
+    feeder = threading.Thread(target=feed, name="jroof-serve-source", daemon=True)
+    try:
+        server.start()
+        feeder.start()
+        say(f"jroof-tui: metrics on http://{_show(*server.address)}/metrics")
+        if on_ready is not None:
+            on_ready(server)
+        while not stop.wait(0.5):
+            pass
+    finally:
+        stop.set()
+        source.stop()
+        feeder.join(5.0)
+        server.close()
+        give_back_signals(previous)
+    for line in failed:
+        say(f"jroof-tui: {line}")
+    return 1 if failed else 0
+
+
+def _show(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _say(message: str) -> None:
+    try:
+        print(message, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass

@@ -1,0 +1,457 @@
+"""Configuration: defaults < config file < JROOF_* environment < command line.
+
+The file is found via ``--config``, then ``JROOF_CONFIG``, then ``$XDG_CONFIG_HOME/jroof/config.yaml``
+(``~/.config/jroof/config.yaml``). It is read with PyYAML's safe loader only. Every key is documented in
+``config.example.yaml``. Errors raise ``ConfigError`` whose message names the key, gives the bounds
+and shows the value cut short; the CLI prints it on one line and exits with code 2.
+
+The file is hostile input like any other: only a regular file of at most ``MAX_FILE_BYTES`` is read
+(a FIFO, ``/dev/zero`` or a directory is refused without blocking), and a YAML document whose
+aliases would expand past ``MAX_YAML_NODES`` nodes (a "billion laughs") is refused before it is
+built. Themes read their files the same way.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import reprlib
+import shlex
+import stat
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported where a file is read: `parse` and `--help` start without it
+    import yaml
+
+SOURCES = ("auto", "tegrastats", "host", "demo")
+REPORT_FORMATS = ("md", "json", "csv")  # jroof-tui report --format
+#: Replay speeds (the speed keys step between them) and the shortest sampling interval.
+MIN_SPEED, MAX_SPEED = 0.25, 64.0
+MIN_INTERVAL_MS = 10
+#: Bounds of the other numbers (each one's error states them): an hour, a week, far past any use and
+#: short of what overflows a timer or makes a loop spin.
+MAX_INTERVAL_MS = 3_600_000
+MIN_REDRAW_HZ, MAX_REDRAW_HZ = 0.1, 10.0
+MIN_WINDOW_S, MAX_HISTORY_S = 5.0, 7 * 86400
+MIN_HISTORY_S = 60
+#: Tegrastats restarts: at least half a second apart (0 would restart a failing command in a loop).
+MIN_BACKOFF_S, MAX_BACKOFF_S, MAX_BACKOFF_STEPS = 0.5, 3600.0, 32
+MAX_TEMP_C, MAX_LOAD_PCT = 250.0, 100.0
+#: Config and theme files are small; anything larger is not one.
+MAX_FILE_BYTES = 1 << 20
+#: Nodes a YAML document may hold once its aliases are expanded.
+MAX_YAML_NODES = 100_000
+_SHOWN_CHARS = 60
+
+
+class ConfigError(ValueError):
+    """A bad config value; the message names the key and says what is expected."""
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Colour levels where the board gives no trip point (sysfs or recording header)."""
+
+    temp_warn_c: float = 70.0
+    temp_crit_c: float = 85.0
+    load_warn_pct: float = 80.0
+    load_crit_pct: float = 95.0
+
+
+@dataclass(frozen=True)
+class DetectorSettings:
+    """When a clock counts as held down (``detectors.ThrottleDetector``); these are the defaults."""
+
+    busy_pct: float = 50.0
+    below_cap_ratio: float = 0.95
+    min_duration_s: float = 2.0
+    min_samples: int = 2
+    close_after_s: float = 1.0
+    thermal_margin_c: float = 5.0
+    power_budget_ratio: float = 0.95
+
+
+#: (minimum, maximum) of each detector setting.
+DETECTOR_BOUNDS: dict[str, tuple[float, float]] = {
+    "busy_pct": (1.0, 100.0),
+    "below_cap_ratio": (0.1, 1.0),
+    "min_duration_s": (0.0, 3600.0),
+    "min_samples": (1, 100_000),
+    "close_after_s": (0.0, 3600.0),
+    "thermal_margin_c": (0.0, 100.0),
+    "power_budget_ratio": (0.1, 2.0),
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    source: str = "auto"
+    interval_ms: int = 1000
+    tegrastats_command: tuple[str, ...] = ("tegrastats",)
+    tz: str | None = None
+    speed: float = 1.0
+    follow: bool = False
+    record: str | None = None
+    record_dir: str = "."
+    theme: str = "jroof-dark"
+    redraw_hz: float = 2.0
+    window_s: float = 120.0
+    history_s: int = 86400
+    restart_backoff_s: tuple[float, ...] = (1.0, 2.0, 5.0, 10.0, 30.0)
+    keymap: dict[str, str] = field(default_factory=dict)
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    #: The device-database id when the source cannot tell (a plain log): ``--device``.
+    device: str | None = None
+    #: The nvpmodel mode name (``7W``, ``MAXN_SUPER``) when the source cannot tell: ``--power-mode``.
+    power_mode: str | None = None
+    #: User device entries: id -> fields, added to or merged over the packaged database.
+    devices: dict[str, Any] = field(default_factory=dict)
+    detectors: DetectorSettings = field(default_factory=DetectorSettings)
+    #: Boards watched over ssh (``--ssh HOST``): tegrastats runs there, the monitor here.
+    ssh_hosts: tuple[str, ...] = ()
+    #: Serve Prometheus metrics while monitoring or recording (``--prometheus=ADDR``).
+    prometheus: str | None = None
+    #: A ``jroof-tui probe`` result to draw beside the datasheet roofs (``--probe FILE``).
+    probe: str | None = None
+    #: The workload spec (``--workload FILE``): FLOPs and bytes per iteration for the point.
+    workload: str | None = None
+    #: trtexec's output of the replayed run (``--trtexec FILE``): its phases and iterations.
+    trtexec: str | None = None
+    #: Seconds added to trtexec's stamps (``--trtexec-offset``), for clocks that disagree.
+    trtexec_offset: float = 0.0
+
+
+# Environment variables that override file values (strings, converted like file values).
+ENV_KEYS = {
+    "JROOF_SOURCE": "source",
+    "JROOF_INTERVAL_MS": "interval_ms",
+    "JROOF_TEGRASTATS_COMMAND": "tegrastats_command",
+    "JROOF_TZ": "tz",
+    "JROOF_THEME": "theme",
+    "JROOF_RECORD_DIR": "record_dir",
+}
+
+
+def default_config_path(environ: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "jroof" / "config.yaml"
+
+
+def config_dir() -> Path:
+    """The directory holding the config file and user ``themes/``."""
+    return default_config_path().parent
+
+
+def shown(value: Any) -> str:
+    """``repr`` of a bad value for a one-line message: bounded work and length, whatever its size or
+    nesting (a YAML alias bomb expands to 10^9 items if printed in full)."""
+    text = _REPR.repr(value)
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "..."
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 3, _SHOWN_CHARS, _SHOWN_CHARS
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 4
+
+
+def _plain_number(x: float) -> str:
+    """3600000, not 3.6e+06: a bound as the user would type it."""
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def _expect_number(
+    key: str, value: Any, *, minimum: float, maximum: float, integer: bool = False
+) -> float | int:
+    """A number within [minimum, maximum] (a numeric string from the environment too)."""
+    what = "a whole number" if integer else "a number"
+    bounds = f"{what} from {_plain_number(minimum)} to {_plain_number(maximum)}"
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise ConfigError(f"config key '{key}': expected {bounds}, got {shown(value)}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"config key '{key}': expected {bounds}, got {type(value).__name__}")
+    # Compared before any conversion: float() of a 400-digit int overflows, and NaN fails both.
+    if not minimum <= value <= maximum or (integer and value != int(value)):
+        raise ConfigError(f"config key '{key}': expected {bounds}, got {shown(value)}")
+    return int(value) if integer else float(value)
+
+
+def _expect_str(key: str, value: Any, *, allow_none: bool = False) -> str | None:
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, str):
+        raise ConfigError(f"config key '{key}': expected a string, got {type(value).__name__}")
+    return value
+
+
+def _expect_bool(key: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+        return value.lower() in ("1", "true", "yes", "on")
+    raise ConfigError(f"config key '{key}': expected true or false, got {shown(value)}")
+
+
+def _convert(key: str, value: Any) -> Any:
+    """Check and convert one top-level value; raises ConfigError naming the key."""
+    if key == "source":
+        value = _expect_str(key, value)
+        if value not in SOURCES:
+            raise ConfigError(
+                f"config key 'source': expected one of {', '.join(SOURCES)}, got {shown(value)}"
+            )
+        return value
+    if key == "interval_ms":
+        return _expect_number(key, value, minimum=MIN_INTERVAL_MS, maximum=MAX_INTERVAL_MS, integer=True)
+    if key == "tegrastats_command":
+        if isinstance(value, str):
+            try:
+                parts = shlex.split(value)
+            except ValueError as exc:  # an unbalanced quote
+                raise ConfigError(f"config key 'tegrastats_command': {exc}") from None
+        elif isinstance(value, list) and all(isinstance(p, str) for p in value):
+            parts = value
+        else:
+            raise ConfigError("config key 'tegrastats_command': expected a string or a list of strings")
+        if not parts:
+            raise ConfigError("config key 'tegrastats_command': must not be empty")
+        return tuple(parts)
+    if key in ("tz", "record", "device", "power_mode", "probe", "workload", "trtexec", "prometheus"):
+        return _expect_str(key, value, allow_none=True)
+    if key == "devices":
+        if not isinstance(value, dict):
+            raise ConfigError("config key 'devices': expected a mapping of device id to its fields")
+        from jtop_roof.roofline.devices import DeviceError, load_devices
+
+        try:
+            load_devices(value)  # checked now, so that a bad entry is a one-line error at start
+        except DeviceError as exc:
+            raise ConfigError(f"config key 'devices': {exc}") from None
+        return dict(value)
+    if key in ("theme", "record_dir"):
+        return _expect_str(key, value)
+    if key == "trtexec_offset":
+        return _expect_number(key, value, minimum=-86400.0, maximum=86400.0)
+    if key == "speed":
+        return _expect_number(key, value, minimum=MIN_SPEED, maximum=MAX_SPEED)
+    if key == "follow":
+        return _expect_bool(key, value)
+    if key == "redraw_hz":
+        return _expect_number(key, value, minimum=MIN_REDRAW_HZ, maximum=MAX_REDRAW_HZ)
+    if key == "window_s":
+        return _expect_number(key, value, minimum=MIN_WINDOW_S, maximum=MAX_HISTORY_S)
+    if key == "history_s":
+        return _expect_number(key, value, minimum=MIN_HISTORY_S, maximum=MAX_HISTORY_S, integer=True)
+    if key == "restart_backoff_s":
+        if not isinstance(value, list) or not 0 < len(value) <= MAX_BACKOFF_STEPS:
+            raise ConfigError(
+                f"config key 'restart_backoff_s': expected a list of 1 to {MAX_BACKOFF_STEPS} seconds"
+            )
+        return tuple(
+            _expect_number(f"{key}[{i}]", v, minimum=MIN_BACKOFF_S, maximum=MAX_BACKOFF_S)
+            for i, v in enumerate(value)
+        )
+    if key == "keymap":
+        if not isinstance(value, dict):
+            raise ConfigError("config key 'keymap': expected a mapping of binding id to keys")
+        for binding_id, keys in value.items():
+            if not isinstance(binding_id, str) or not isinstance(keys, str):
+                raise ConfigError(f"config key 'keymap.{shown(binding_id)[1:-1]}': expected a string of keys")
+        return dict(value)
+    if key == "thresholds":
+        if not isinstance(value, dict):
+            raise ConfigError("config key 'thresholds': expected a mapping")
+        known = {f.name for f in fields(Thresholds)}
+        for sub in value:
+            if sub not in known:
+                raise ConfigError(f"config key 'thresholds.{shown(sub)[1:-1]}': unknown key")
+        return Thresholds(**{
+            sub: _expect_number(f"thresholds.{sub}", v, minimum=0,
+                                maximum=MAX_TEMP_C if sub.startswith("temp") else MAX_LOAD_PCT)
+            for sub, v in value.items()
+        })
+    if key == "ssh_hosts":
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(h, str) for h in value):
+            raise ConfigError("config key 'ssh_hosts': expected a host or a list of hosts")
+        for host in value:
+            if not host or host.startswith("-") or any(c.isspace() for c in host):
+                raise ConfigError(f"config key 'ssh_hosts': not an ssh host: {shown(host)}")
+        return tuple(dict.fromkeys(value))
+    if key == "detectors":
+        if not isinstance(value, dict):
+            raise ConfigError("config key 'detectors': expected a mapping")
+        for sub in value:
+            if sub not in DETECTOR_BOUNDS:
+                raise ConfigError(f"config key 'detectors.{shown(sub)[1:-1]}': unknown key")
+        settings: dict[str, Any] = {
+            sub: _expect_number(f"detectors.{sub}", v, minimum=DETECTOR_BOUNDS[sub][0],
+                                maximum=DETECTOR_BOUNDS[sub][1], integer=sub == "min_samples")
+            for sub, v in value.items()
+        }
+        return DetectorSettings(**settings)
+    raise ConfigError(f"config key '{shown(key)[1:-1]}': unknown key")
+
+
+def _apply(config: Config, values: dict[str, Any], origin: Callable[[str], str] | None = None) -> Config:
+    """Check and set values; ``origin(key)`` names where a value came from (an env variable, a
+    flag) so that an error points at what the user typed."""
+    known = {f.name for f in fields(Config)}
+    changes: dict[str, Any] = {}
+    for key, value in values.items():
+        try:
+            if key not in known:
+                raise ConfigError(f"config key '{shown(key)[1:-1]}': unknown key")
+            changes[key] = _convert(key, value)
+        except ConfigError as exc:
+            if origin is None:
+                raise
+            raise ConfigError(f"{exc} (from {origin(key)})") from None
+    return replace(config, **changes)
+
+
+class YamlError(ValueError):
+    """A YAML document that cannot be used; the text reads ``" at line N: problem"`` or
+    ``": problem"``, to follow the file's name in a one-line message."""
+
+
+def yaml_error_text(exc: yaml.YAMLError) -> str:
+    """``" at line N: problem"``: where a YAML file is broken, for a one-line message."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}" if mark is not None else ""
+    return f"{where}: {getattr(exc, 'problem', None) or 'invalid YAML'}"
+
+
+def _check_expanded_size(root: yaml.Node) -> None:
+    """Refuse a node graph that is recursive or that would build more than MAX_YAML_NODES objects.
+    Aliases share nodes, so sizes are summed over a memo by node: linear in the nodes composed."""
+    import yaml
+
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if isinstance(node, yaml.MappingNode):
+            children: list[yaml.Node] = [n for pair in node.value for n in pair]
+        elif isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        else:
+            sizes[key] = 1
+            continue
+        where = f" at line {node.start_mark.line + 1}"
+        if children_done:
+            open_nodes.discard(key)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in children)
+            if sizes[key] > MAX_YAML_NODES:
+                raise YamlError(f"{where}: more than {MAX_YAML_NODES:,} values once aliases are expanded")
+        elif key in open_nodes:
+            raise YamlError(f"{where}: an alias refers to a collection that contains it")
+        elif key not in sizes:
+            open_nodes.add(key)
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if id(child) not in sizes)
+
+
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load`` that refuses alias bombs and recursive aliases before building anything,
+    and turns every failure (broken syntax, an int of 5,000 digits, a 13th month, nesting deeper
+    than the interpreter's stack) into YamlError."""
+    import yaml
+
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_expanded_size(node)
+        return loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        raise YamlError(yaml_error_text(exc)) from None
+    except RecursionError:
+        raise YamlError(": nested too deeply") from None
+    except (ValueError, OverflowError, TypeError) as exc:
+        if isinstance(exc, YamlError):
+            raise
+        raise YamlError(f": a value cannot be read: {shown(str(exc))[1:-1]}") from None
+    finally:
+        loader.dispose()
+
+
+def read_small_file(path: Path, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """The UTF-8 text of a regular file of at most ``max_bytes``. Opened without blocking, so a FIFO
+    without a writer, ``/dev/zero`` or a directory is refused at once instead of hanging or growing.
+    Raises OSError (``strerror`` says why) or UnicodeDecodeError."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    fd = os.open(path, flags)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+            raise OSError(errno.EINVAL, kind)
+        too_big = OSError(errno.EFBIG, f"larger than {max_bytes:,} bytes")
+        if info.st_size > max_bytes:
+            raise too_big
+        chunks: list[bytes] = []
+        size = 0
+        while True:  # st_size can lie (procfs) or the file can grow: read no more than the cap
+            chunk = os.read(fd, max_bytes + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > max_bytes:
+                raise too_big
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8")
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """Read a YAML mapping; errors name the file and say what is wrong, on one line."""
+    try:
+        text = read_small_file(path)
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"config file {path}: not UTF-8 text") from None
+    try:
+        data = load_yaml(text)
+    except YamlError as exc:
+        raise ConfigError(f"config file {path}{exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path}: expected a mapping of keys at the top level")
+    return data
+
+
+def load_config(
+    path: str | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> Config:
+    """Build the effective config. ``overrides`` are command-line values (None = not given)."""
+    env = os.environ if environ is None else environ
+    config = Config()
+    if path is not None:
+        config = _apply(config, read_config_file(Path(path)))
+    elif env.get("JROOF_CONFIG"):
+        config = _apply(config, read_config_file(Path(env["JROOF_CONFIG"])))
+    else:
+        default = default_config_path(env)
+        if default.is_file():
+            config = _apply(config, read_config_file(default))
+    env_vars = {key: var for var, key in ENV_KEYS.items() if env.get(var)}
+    config = _apply(config, {key: env[var] for key, var in env_vars.items()}, env_vars.__getitem__)
+    cli_values = {k: v for k, v in (overrides or {}).items() if v is not None}
+    return _apply(config, cli_values, lambda key: "--" + key.removesuffix("_ms").replace("_", "-"))

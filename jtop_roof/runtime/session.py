@@ -1,0 +1,238 @@
+"""What a monitoring session is made of: the source chosen from the config, and the recording header.
+
+Shared by the TUI and the headless ``record`` command so both pick sources and write headers the
+same way. Nothing here imports Textual.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from jtop_roof.analysis.ledger import EnergyLedger
+from jtop_roof.analysis.pipeline import Pipeline, RecordingSink, build_ledger
+from jtop_roof.formats.recorder import Recorder
+from jtop_roof.model.info import SourceInfo
+from jtop_roof.model.records import Marker, Work
+from jtop_roof.runtime.config import Config
+from jtop_roof.sources.base import ReplayControls, Source
+
+HOST_HINT = (
+    "no tegrastats on PATH: showing this host (psutil/NVML); "
+    "`jroof-tui --source demo` shows a real Jetson recording"
+)
+
+
+class SessionError(ValueError):
+    """A user-facing problem with the requested source (one line, exit code 2)."""
+
+
+def tegrastats_available(command: tuple[str, ...]) -> bool:
+    """True when the command (and tegrastats itself, if behind sudo or env) is on PATH."""
+    program = next((part for part in command if Path(part).name == "tegrastats"), command[0])
+    return shutil.which(command[0]) is not None and shutil.which(program) is not None
+
+
+def resolve_source_kind(config: Config, replay: str | None) -> tuple[str, str | None]:
+    """Return (kind, hint). ``auto`` picks tegrastats when it is on PATH, else host with a hint."""
+    if config.ssh_hosts:
+        if replay is not None or config.source not in ("auto", "tegrastats"):
+            given = "--replay" if replay is not None else "--source " + config.source
+            raise SessionError(f"--ssh watches live boards: it cannot go with {given}")
+        return "ssh", None
+    if replay is not None:
+        return "replay", None
+    if config.source != "auto":
+        return config.source, None
+    if tegrastats_available(config.tegrastats_command):
+        return "tegrastats", None
+    return "host", HOST_HINT
+
+
+def make_source(config: Config, kind: str, replay: str | None, *, interactive: bool = False) -> Source:
+    """Build the source; raises SessionError for a file that cannot be read or a bad zone.
+
+    ``interactive``: a replay for the TUI waits at its end for a seek instead of ending."""
+    from jtop_roof.model.timeline import parse_tz
+
+    try:
+        tz = parse_tz(config.tz)
+    except ValueError as exc:
+        raise SessionError(str(exc)) from None
+    if kind == "replay":
+        assert replay is not None
+        from jtop_roof.formats.logfile import RecordingError
+        from jtop_roof.sources.replay import ReplaySource
+
+        try:
+            return ReplaySource(
+                replay,
+                speed=config.speed,
+                interval_ms=config.interval_ms,
+                tz=tz,
+                follow=config.follow,
+                hold_at_end=interactive,
+            )
+        except OSError as exc:
+            raise SessionError(f"cannot replay {replay}: {exc.strerror or exc}") from None
+        except RecordingError as exc:
+            raise SessionError(f"cannot replay {exc}") from None
+    if kind == "demo":
+        from jtop_roof.sources.demo import DemoSource
+
+        return DemoSource(speed=config.speed)
+    if kind == "ssh":
+        from jtop_roof.sources.ssh import SshSource, ssh_available
+
+        if not ssh_available():
+            raise SessionError("--ssh needs the OpenSSH client: no ssh on PATH")
+        if len(config.ssh_hosts) > 1:
+            raise SessionError("several --ssh boards: the monitor watches them together; `record` and "
+                               "`serve` take one board each (run one per board)")
+        try:
+            return SshSource(config.ssh_hosts[0], list(config.tegrastats_command), config.interval_ms,
+                             backoff=config.restart_backoff_s)
+        except ValueError as exc:
+            raise SessionError(str(exc)) from None
+    if kind == "tegrastats":
+        if not tegrastats_available(config.tegrastats_command):
+            raise SessionError(
+                f"cannot run {' '.join(config.tegrastats_command)!r}: not found on PATH "
+                "(use --source host or --source demo on a machine without tegrastats)"
+            )
+        from jtop_roof.sources.tegrastats import TegrastatsSource
+
+        return TegrastatsSource(
+            list(config.tegrastats_command), config.interval_ms, backoff=config.restart_backoff_s
+        )
+    from jtop_roof.sources.host import HostSource
+
+    return HostSource(config.interval_ms)
+
+
+def pipeline_options(config: Config) -> dict[str, Any]:
+    """What every consumer's ``Pipeline`` takes from the config: the device database (with the
+    config's ``devices:``), the user's ``--device`` and ``--power-mode``, and fresh detectors."""
+    from jtop_roof.analysis.detectors import ThrottleDetector
+    from jtop_roof.roofline.devices import load_devices
+
+    return {"devices": load_devices(config.devices), "device_id": config.device,
+            "power_mode": config.power_mode, "detectors": [ThrottleDetector(config.detectors)]}
+
+
+def make_sources(config: Config, kind: str, replay: str | None, *, interactive: bool = False) -> list[Source]:
+    """The monitor's sources: one per board with several ``--ssh``, else ``make_source``'s one."""
+    if kind == "ssh" and len(config.ssh_hosts) > 1:
+        from jtop_roof.sources.ssh import SshSource
+
+        try:
+            return [SshSource(host, list(config.tegrastats_command), config.interval_ms,
+                              backoff=config.restart_backoff_s) for host in config.ssh_hosts]
+        except ValueError as exc:
+            raise SessionError(str(exc)) from None
+    return [make_source(config, kind, replay, interactive=interactive)]
+
+
+def record_paths(path: str, sources: Sequence[Source]) -> list[str]:
+    """Where each board records: ``path`` for one; ``run1.orin.jsonl``... for several (ssh)."""
+    if len(sources) == 1:
+        return [path]
+    from jtop_roof.sources.ssh import SshSource, board_record_path
+
+    return [board_record_path(path, s.host) if isinstance(s, SshSource) else f"{path}.{i}"
+            for i, s in enumerate(sources)]
+
+
+def make_pipeline(
+    source: Source, info: SourceInfo, config: Config, *, recorder: Recorder | None = None,
+    history_s: float = 60.0,
+) -> Pipeline:
+    """The pipeline a source's stream goes through (TUI and headless alike). A replay of a whole
+    file gets its ledger from the file, once (and again when a marker is made), so seeks never
+    change a joule; a replay's recording takes each record of the file once."""
+    interval_s = (info.interval_ms or 1000.0) / 1000.0
+    pipeline = Pipeline(history_s=history_s, interval_s=interval_s, info=info,
+                        sink=RecordingSink(recorder, forward_only=isinstance(source, ReplayControls)),
+                        **pipeline_options(config))
+    build = file_ledger_builder(source)
+    if build is not None:
+        pipeline.load_ledger(build)
+    return pipeline
+
+
+def file_ledger_builder(source: Source) -> Callable[[Sequence[Marker | Work]], EnergyLedger] | None:
+    """For a replay of a whole file: how to build its ledger (with given session markers)."""
+    from jtop_roof.sources.replay import ReplaySource
+
+    if not (isinstance(source, ReplaySource) and source.whole_file):
+        return None
+    index, interval_s = source.index, source.interval_s
+    return lambda markers: build_ledger(index.scan(), interval_s, markers)
+
+
+def build_header(source: Source, config: Config) -> dict[str, Any]:
+    """The recording header: schema, identity, clocks and everything replay needs to judge data."""
+    from jtop_roof.model.timeline import local_tz_name
+
+    # The Recorder adds type, schema, app, version and the start clocks.
+    header: dict[str, Any] = {
+        "tz": config.tz or local_tz_name(),
+        "interval_ms": config.interval_ms,
+        "host": socket.gethostname(),
+        "command": list(sys.argv),
+    }
+    if source.kind == "tegrastats":
+        header["tegrastats_command"] = list(config.tegrastats_command)
+    # What the user said of the board wins over what the source found, and is kept for replay.
+    if config.device is not None:
+        header["device"] = config.device
+    if config.power_mode is not None:
+        header["power_mode"] = config.power_mode
+    info = source.describe()
+    for key, value in info.header.items():
+        header.setdefault(key, value)
+    if info.interval_ms is not None:
+        header["interval_ms"] = info.interval_ms  # the stream's own (a replayed 100 ms log, say)
+    return header
+
+
+def open_recording(path: str, source: Source, config: Config) -> Recorder:
+    """Open an append-only recording with this session's header."""
+    return Recorder(path, build_header(source, config))
+
+
+def auto_record_path(config: Config) -> str:
+    """Where the record key writes when no --record FILE was given."""
+    name = time.strftime("jroof-%Y%m%d-%H%M%S.jsonl")
+    return str(Path(config.record_dir).expanduser() / name)
+
+
+#: The probe samples clocks faster than the monitor draws them.
+PROBE_INTERVAL_MS = 100
+
+
+def probe_source_factory(
+    config: Config | None = None, interval_ms: int = PROBE_INTERVAL_MS
+) -> Callable[[], Source]:
+    """This machine's source as the monitor would pick it: tegrastats when on PATH (with the
+    config's command), else the host source (NVML, psutil), at ``interval_ms``. The probe
+    measures this machine: a config's ``source: demo`` (a replay, a remote board) counts as auto;
+    ``source: tegrastats`` without tegrastats on PATH is a ProbeError."""
+    from jtop_roof.roofline.measured import ProbeError
+    from jtop_roof.sources.host import HostSource
+
+    kind = "auto" if config is None or config.source not in ("tegrastats", "host") else config.source
+    command = ("tegrastats",) if config is None else tuple(config.tegrastats_command)
+    if kind in ("auto", "tegrastats"):
+        if tegrastats_available(command):
+            from jtop_roof.sources.tegrastats import TegrastatsSource
+
+            return lambda: TegrastatsSource(list(command), interval_ms)
+        if kind == "tegrastats":
+            raise ProbeError(f"cannot run {' '.join(command)!r}: not found on PATH")
+    return lambda: HostSource(interval_ms)

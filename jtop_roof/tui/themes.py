@@ -1,0 +1,236 @@
+"""Colour themes: built-ins shipped as YAML inside the package, user themes from the config dir.
+
+A theme file is a mapping of Textual ``Theme`` fields (``name``, ``dark``, ``primary``,
+``background``, ...) plus ``variables``: our own colours (roofs, throttle band, phase markers, plot
+lines, level colours) and any Textual variable. Files are read like the config (small regular files,
+no alias bombs); a file that cannot be used is reported as ``(path, reason)``, the reason naming the
+field and its value on one line, and never stops the monitor. Every value is checked before Textual
+sees it: a bad one would otherwise fail when the stylesheet is built, at start or on the theme key.
+Reading and listing themes does not import Textual; only ``to_textual_theme`` does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from jtop_roof.runtime.config import YamlError, config_dir, load_yaml, read_small_file, shown
+
+if TYPE_CHECKING:
+    from textual.theme import Theme
+
+#: Built-in themes in the order the theme key cycles through them; the first is the default.
+BUILTIN_THEME_NAMES = ("jroof-dark", "jroof-light", "jroof-high-contrast", "jroof-mono")
+_COLOUR_FIELDS = ("primary", "secondary", "warning", "error", "success", "accent", "foreground",
+                  "background", "surface", "panel", "boost")
+#: Fractions; a NaN or huge spread breaks Textual's colour maths.
+_NUMBER_FIELDS = ("luminosity_spread", "text_alpha")
+_FIELDS = ("name", "dark", "variables", *_COLOUR_FIELDS, *_NUMBER_FIELDS)
+#: Our variables that hold a plain colour (plots need RGB, so no alpha or names of variables here).
+PLOT_COLOURS = ("plot-1", "plot-2", "plot-3", "plot-4", "plot-5", "plot-6")
+_PLAIN_COLOURS = (*PLOT_COLOURS, "phase-marker", "throttle-band", "roof-compute", "roof-memory", "roof-max")
+#: Characters that would end a CSS declaration or block: a variable holds one value.
+_CSS_BREAKING = frozenset(";{}$\n\r")
+#: Theme files read from one folder at most (the rest are reported, not read).
+MAX_THEME_FILES = 100
+
+
+class ThemeError(ValueError):
+    """A theme file that cannot be used; the message names the file and the problem."""
+
+
+@dataclass(frozen=True)
+class ThemeSpec:
+    """A theme as read from YAML, before Textual sees it."""
+
+    name: str
+    fields: dict[str, Any]
+    path: str
+
+
+def parse_theme(data: Any, path: str, default_name: str) -> ThemeSpec:
+    """Check the shape and numbers of one theme mapping (colours and styles are checked by
+    ``to_textual_theme``, which has Textual's parser)."""
+    if not isinstance(data, dict):
+        raise ThemeError(f"{path}: expected a mapping of theme fields")
+    unknown = sorted(shown(key) for key in data if key not in _FIELDS)
+    if unknown:
+        raise ThemeError(f"{path}: unknown key {unknown[0]} (known: {', '.join(_FIELDS)})")
+    name = data.get("name", default_name)
+    if not isinstance(name, str) or not name.strip() or not name.isprintable() or len(name) > 60:
+        raise ThemeError(f"{path}: 'name' must be a non-empty string of at most 60 printable characters")
+    if "primary" not in data:
+        raise ThemeError(f"{path}: 'primary' colour is required")
+    for key in _COLOUR_FIELDS:
+        if key in data and not isinstance(data[key], str):
+            raise ThemeError(
+                f"{path}: '{key}' must be a colour string such as '#1e90ff', got {shown(data[key])}"
+            )
+    for key in _NUMBER_FIELDS:
+        value = data.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            raise ThemeError(f"{path}: '{key}' must be a number from 0 to 1, got {shown(value)}")
+    if "dark" in data and not isinstance(data["dark"], bool):
+        raise ThemeError(f"{path}: 'dark' must be true or false, got {shown(data['dark'])}")
+    variables = data.get("variables", {})
+    if not isinstance(variables, dict):
+        raise ThemeError(f"{path}: 'variables' must map names to values, got {shown(variables)}")
+    for key, value in variables.items():
+        if not isinstance(key, str) or isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise ThemeError(f"{path}: 'variables' must map names to values: {shown(key)}: {shown(value)}")
+    fields = dict(data)
+    fields["name"] = name.strip()
+    fields["variables"] = {k: str(v) for k, v in variables.items()}
+    return ThemeSpec(fields["name"], fields, path)
+
+
+def load_theme_file(path: Path) -> ThemeSpec:
+    try:
+        text = read_small_file(path)
+    except OSError as exc:
+        raise ThemeError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ThemeError(f"{path}: cannot read: not UTF-8 text") from None
+    try:
+        data = load_yaml(text)
+    except YamlError as exc:
+        raise ThemeError(f"{path}{exc}") from None
+    return parse_theme(data, str(path), path.stem)
+
+
+def builtin_theme_specs() -> dict[str, ThemeSpec]:
+    folder = resources.files("jtop_roof.tui") / "themes"
+    specs = {}
+    for name in BUILTIN_THEME_NAMES:
+        resource = folder / f"{name}.yaml"
+        data = yaml.safe_load(resource.read_text(encoding="utf-8"))
+        specs[name] = parse_theme(data, f"jtop_roof/themes/{name}.yaml", name)
+    return specs
+
+
+def user_theme_dir() -> Path:
+    return config_dir() / "themes"
+
+
+def load_theme_dir(folder: Path) -> tuple[dict[str, ThemeSpec], list[tuple[str, str]]]:
+    """(themes by name, [(file, reason)] for files that could not be used); a missing folder is
+    simply empty."""
+    loaded: dict[str, ThemeSpec] = {}
+    failed: list[tuple[str, str]] = []
+    try:
+        paths = sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+    except OSError:
+        return loaded, failed
+    if len(paths) > MAX_THEME_FILES:
+        failed.append((str(folder), f"{folder}: {len(paths) - MAX_THEME_FILES} theme files past the first "
+                                    f"{MAX_THEME_FILES} were not read"))
+        del paths[MAX_THEME_FILES:]
+    for path in paths:
+        try:
+            spec = load_theme_file(path)
+        except ThemeError as exc:
+            failed.append((str(path), str(exc)))
+            continue
+        loaded[spec.name] = spec
+    return loaded, failed
+
+
+def theme_specs(user_dir: Path | None = None) -> tuple[dict[str, ThemeSpec], list[tuple[str, str]]]:
+    """Built-ins, then user themes (a user theme of the same name replaces the built-in)."""
+    specs = builtin_theme_specs()
+    user, failed = load_theme_dir(user_theme_dir() if user_dir is None else user_dir)
+    specs.update(user)
+    return specs, failed
+
+
+def available_theme_names(user_dir: Path | None = None) -> list[str]:
+    """Names ``--theme`` accepts: ours and the user's first, then Textual's own themes."""
+    from textual.theme import BUILTIN_THEMES
+
+    specs, _ = theme_specs(user_dir)
+    return list(specs) + [name for name in BUILTIN_THEMES if name not in specs]
+
+
+def theme_name_error(name: str, user_dir: Path | None = None) -> str | None:
+    """Why ``--theme NAME`` cannot start the monitor, or None. A user theme file of that name that
+    cannot be used is not an error here: the monitor starts with the default theme and says why."""
+    folder = user_theme_dir() if user_dir is None else user_dir
+    names = available_theme_names(folder)
+    if name in names:
+        return None
+    _, failed = load_theme_dir(folder)
+    if any(Path(path).stem == name for path, _ in failed):
+        return None
+    return f"unknown theme {shown(name)}; available: {', '.join(names)}"
+
+
+def to_textual_theme(spec: ThemeSpec) -> Theme:
+    """Build the Textual theme; ThemeError (file, field, value) when a colour or style does not
+    parse, so that a bad file is refused here instead of failing the stylesheet later."""
+    from textual.color import Color, ColorParseError
+    from textual.css.parse import parse_declarations
+    from textual.theme import Theme
+
+    for key in _COLOUR_FIELDS:
+        if key in spec.fields:
+            try:
+                Color.parse(spec.fields[key])
+            except ColorParseError:
+                raise ThemeError(f"{spec.path}: '{key}' is not a colour: {shown(spec.fields[key])}") from None
+    for key, value in spec.fields["variables"].items():
+        if _CSS_BREAKING.intersection(value):  # would end the declaration the value is put in
+            what = "a plain colour" if key in _PLAIN_COLOURS else "one colour or style"
+            raise ThemeError(f"{spec.path}: variable {shown(key)} is not {what}: {shown(value)}")
+        if key in _PLAIN_COLOURS:  # plots need RGB: no "auto", alpha or "initial"
+            try:
+                Color.parse(value)
+            except ColorParseError:
+                problem = f"variable '{key}' is not a plain colour: {shown(value)}"
+                raise ThemeError(f"{spec.path}: {problem}") from None
+            continue
+        # Textual's own variables are colours ("auto 87%", "#fff 50%", "initial") or text styles.
+        prop, what = ("text-style", "a text style") if key.endswith("-style") else ("color", "a colour")
+        try:
+            parse_declarations(f"{prop}: {value};", (spec.path, ""))
+        except Exception:  # DeclarationError, tokenizer errors: the value is not one
+            raise ThemeError(f"{spec.path}: variable {shown(key)} is not {what}: {shown(value)}") from None
+    theme = Theme(**spec.fields)
+    try:
+        theme.to_color_system().generate()
+    except Exception as exc:  # Textual's colour maths on values that each parsed
+        raise ThemeError(f"{spec.path}: its colours cannot be combined: {shown(str(exc))[1:-1]}") from None
+    return theme
+
+
+def theme_variable_defaults(base: dict[str, str]) -> dict[str, str]:
+    """Our variables for a theme that does not set them, derived from its generated colours, so a
+    Textual theme or a partial user theme still gets readable levels and plot lines."""
+    return {
+        "level-ok": base["foreground"],
+        "level-warn": base["warning"],
+        "level-crit": base["error"],
+        "level-off": base["foreground-muted"],
+        "level-fixed": base["foreground-muted"],
+        "level-warn-style": "none",
+        "level-crit-style": "bold",
+        "bar-empty": base["panel"],
+        "pane-border": base["panel-lighten-1"],
+        "rec": base["error"],
+        "live": base["success"],
+        "paused": base["warning"],
+        "phase-marker": base["accent"],
+        "throttle-band": base["error"],
+        "roof-compute": base["accent"],
+        "roof-memory": base["primary"],
+        "roof-max": base["foreground-muted"],
+        "plot-1": base["primary"],
+        "plot-2": base["accent"],
+        "plot-3": base["success"],
+        "plot-4": base["secondary"],
+        "plot-5": base["warning"],
+        "plot-6": base["error"],
+    }
