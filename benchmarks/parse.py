@@ -7,7 +7,7 @@ Run from the repo root: ``.venv/bin/python benchmarks/parse.py``. Reads the real
    what ``parse`` prints per log (``iter_parse_lines``), and the share of lines its text route
    reads straight to JSON;
 2. the time to load a synthetic 24-hour 1 Hz log (86,400 lines: the real AGX Orin log's lines
-   re-stamped one per second) through parse_line + Timeline.assign;
+   re-stamped one per second) through parse_line + Timeline.place;
 3. the time of a stamp-only index pass over the same log (stamp_of + Timeline.wall_of), which is
    what a replay seek needs;
 4. the issue's yardstick, side by side on that log written to a file: ``python -m jtop_roof parse
@@ -141,7 +141,8 @@ def main() -> int:
     def load_day() -> None:
         timeline = Timeline(tz, 1.0)
         for line in day:
-            timeline.assign(parse_line(line))
+            sample = parse_line(line)
+            sample.t_wall, sample.t_mono = timeline.place(sample.stamp)
 
     def index_day() -> None:
         timeline = Timeline(tz, 1.0)
@@ -149,7 +150,7 @@ def main() -> int:
 
     seconds = best_of(2, load_day)
     print(f"\n24 h synthetic log (86,400 AGX Orin lines, zone {local_tz_name()}):")
-    print(f"  parse_line + Timeline.assign: {seconds:.2f} s ({86_400 / seconds:,.0f} lines/s)")
+    print(f"  parse_line + Timeline.place: {seconds:.2f} s ({86_400 / seconds:,.0f} lines/s)")
     seconds = best_of(3, index_day)
     print(f"  stamp-only index (stamp_of + Timeline.wall_of): {seconds:.3f} s "
           f"({86_400 / seconds:,.0f} lines/s)")

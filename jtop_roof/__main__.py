@@ -1,5 +1,5 @@
 """``python -m jtop_roof`` is the same as ``jroof-tui``."""
 
-from jtop_roof.commands.cli import main
+from jtop_roof.commands.main import main
 
 raise SystemExit(main())

@@ -1,5 +1,5 @@
-"""Shared by the live sources' tests: a source's records() run in a worker thread, as the TUI and
-the recorder run it."""
+"""Work run in a worker thread under a deadline that only guards against hanging: a source's
+records(), as the TUI and the recorder run them, and calls that must not block (a FIFO, a device)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,34 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from jtop_roof.sources.base import Source
 
 WAIT_S = 20  # generous bound for a busy 2-core machine; never a timing assertion
+
+T = TypeVar("T")
+
+
+def finishes(call: Callable[[], T]) -> T:
+    """``call()``'s result, or the exception it raised; fails the test instead of hanging when the
+    call is still running after WAIT_S (blocked opening a FIFO, reading /dev/zero for ever)."""
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, call()))
+        except BaseException as exc:  # handed to the test's thread, which raises it
+            outcome.append((False, exc))
+
+    worker = threading.Thread(target=run, daemon=True)  # a hung call must not keep pytest alive
+    worker.start()
+    worker.join(WAIT_S)
+    assert outcome, f"still running after {WAIT_S} s: it blocks"
+    returned, value = outcome[0]
+    if not returned:
+        raise value
+    return value
 
 
 class Collector:

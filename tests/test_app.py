@@ -27,21 +27,13 @@ from jtop_roof.formats.recorder import Recorder
 from jtop_roof.model.codec import record_from_json
 from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.records import Clocked, CpuCore, Event, Gpu, Memory, Rail, Sample
-from jtop_roof.runtime.config import Thresholds
+from jtop_roof.model.settings import Thresholds
 from jtop_roof.runtime.session import HOST_HINT
 from jtop_roof.sources.replay import ReplaySource
 from jtop_roof.tui.app import JroofApp
+from jtop_roof.tui.panes import CpuPane, EventsPane, GpuPane, MemoryPane, PowerPane, TempPane
 from jtop_roof.tui.view import View
-from jtop_roof.tui.widgets import (
-    CpuPane,
-    EventsPane,
-    GpuPane,
-    HelpScreen,
-    MemoryPane,
-    PhaseNameScreen,
-    PowerPane,
-    TempPane,
-)
+from jtop_roof.tui.widgets import HelpScreen, PhaseNameScreen
 
 
 def live_samples(count: int = 5, **extra) -> list[Sample]:
@@ -332,11 +324,11 @@ async def test_plots_are_drawn_again_whoever_changes_the_theme(tmp_path):
     app = replay_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await park_replay(pilot, app)
-        drawn = dict(app._plot_drawn)
+        drawn = dict(app._painter.plot_drawn)
         app.theme = "jroof-light"  # not through the key: a command, a test, a config reload
         await pilot.pause()
         await pilot.pause()
-        assert all(app._plot_drawn[pane] != drawn[pane] for pane in ("cpu", "gpu", "power"))
+        assert all(app._painter.plot_drawn[pane] != drawn[pane] for pane in ("cpu", "gpu", "power"))
 
 
 async def test_zoom_key_cycles_windows(tmp_path):
@@ -705,7 +697,7 @@ def test_events_pane_shows_whole_notes_or_none():
 
 
 def test_temperatures_are_classified_once_per_view(monkeypatch):
-    import jtop_roof.tui.widgets.panes as panes
+    import jtop_roof.tui.panes.temps as panes
 
     calls = []
     real = panes.classify_temp
@@ -781,6 +773,16 @@ async def test_markers_from_scripts_are_recorded_with_their_origin(tmp_path):
 
 
 def test_window_labels():
-    from jtop_roof.tui.widgets.panes import window_label
+    from jtop_roof.tui.panes.base import window_label
 
     assert [window_label(w) for w in (30, 120, 600, 3600, None)] == ["30 s", "2 min", "10 min", "1 h", "all"]
+
+
+def test_key_steps_hold_at_their_ends_and_cycles_come_round():
+    from jtop_roof.tui.keys import SPEEDS, ZOOMS, next_focus, next_in_cycle, next_speed, next_zoom
+
+    assert next_speed(SPEEDS[-1], +1) == SPEEDS[-1] and next_speed(SPEEDS[0], -1) == SPEEDS[0]
+    assert next_speed(3.0, +1) == 4.0 and next_speed(3.0, -1) == 2.0  # off the steps: the next one
+    assert next_zoom(None) == ZOOMS[0] and next_zoom(ZOOMS[-2]) is None and next_zoom(45.0) == 120.0
+    assert next_in_cycle(("a", "b"), "b") == "a" and next_in_cycle(("a", "b"), "x") == "a"
+    assert next_focus(("a", "b"), None) == "a" and next_focus(("a", "b"), "b") is None

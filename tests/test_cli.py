@@ -1,6 +1,7 @@
 """The command line as a user meets it: one-line errors with exit code 2, and `parse` output."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -59,7 +60,7 @@ def test_parse_of_binary_input_never_fails():
 
 
 def test_every_command_has_an_example_in_its_help():
-    from jtop_roof.commands.cli import build_parser
+    from jtop_roof.commands.main import build_parser
 
     parser = build_parser()
     (sub,) = [a for a in parser._actions if a.dest == "command"]  # noqa: SLF001 (argparse keeps them here)
@@ -68,6 +69,61 @@ def test_every_command_has_an_example_in_its_help():
     for name, command in [("jroof-tui", parser), *sub.choices.items()]:
         assert (command.epilog or "").startswith("example"), name
         assert "jroof-tui" in command.epilog, name
+
+
+def test_each_command_is_one_module_in_the_table():
+    """A command is a module exposing COMMAND and one line in the table; the names are unique."""
+    import importlib
+
+    from jtop_roof.commands.main import COMMANDS
+
+    names = [command.name for command in COMMANDS]
+    assert len(set(names)) == len(names)
+    for name in names:
+        assert importlib.import_module(f"jtop_roof.commands.{name}").COMMAND.name == name
+
+
+@pytest.mark.parametrize("args", [("parse", "-"), ("mark", "warmup")])
+def test_parse_and_mark_start_light(tmp_path, args):
+    """Called per line of a pipe or between the steps of a benchmark: they run without the session,
+    the report, YAML or numpy."""
+    code = ("import sys\n"
+            "from jtop_roof.commands.main import main\n"
+            f"status = main({list(args)!r})\n"
+            "heavy = {'jtop_roof.runtime.session', 'jtop_roof.outputs.report', 'yaml', 'numpy', 'textual'}\n"
+            "print(status, sorted(heavy.intersection(m.split('.')[0] for m in sys.modules) | "
+            "heavy.intersection(sys.modules)))\n")
+    result = subprocess.run([sys.executable, "-c", code], input="", capture_output=True, text=True,
+                            timeout=60, env={**os.environ, "XDG_RUNTIME_DIR": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    status = 0 if args[0] == "parse" else 1  # no monitor took the marker
+    assert result.stdout == f"{status} []\n", result.stdout + result.stderr
+
+
+def test_every_one_line_error_is_a_user_error():
+    """main catches UserError once: each layer's one-line error must be one."""
+    from jtop_roof.formats.logfile import RecordingError
+    from jtop_roof.formats.ncu import NcuError
+    from jtop_roof.formats.trtexec import TrtexecError
+    from jtop_roof.formats.userfiles import YamlError
+    from jtop_roof.model.errors import UserError
+    from jtop_roof.outputs.compare import CompareError
+    from jtop_roof.outputs.export import ExportError
+    from jtop_roof.outputs.plot import PlotError
+    from jtop_roof.outputs.serve import ServeError
+    from jtop_roof.roofline.devices import DeviceError
+    from jtop_roof.roofline.measured import ProbeError
+    from jtop_roof.roofline.workload import WorkloadError
+    from jtop_roof.runtime.config import ConfigError
+    from jtop_roof.runtime.control import ControlError
+    from jtop_roof.runtime.session import SessionError
+    from jtop_roof.tui.themes import ThemeError
+
+    for error in (RecordingError, NcuError, TrtexecError, YamlError, CompareError, ExportError, PlotError,
+                  ServeError, DeviceError, ProbeError, WorkloadError, ConfigError, ControlError,
+                  SessionError, ThemeError):
+        assert issubclass(error, UserError), error
+    assert issubclass(ControlError, OSError)  # the listener still takes it as one
 
 
 def test_parse_into_a_reader_that_leaves_early_is_quiet(tmp_path):

@@ -3,12 +3,12 @@
 import os
 import subprocess
 import sys
-import time
 import tracemalloc
 from pathlib import Path
 
 import pytest
 import yaml
+from source_support import finishes
 
 from jtop_roof.runtime.config import Config, ConfigError, load_config
 
@@ -179,18 +179,16 @@ def billion_laughs(last: str) -> str:
 
 
 @pytest.mark.parametrize("last", ["follow: *i", "keymap: {quit: *i}", "theme: *i"])
-def test_yaml_alias_bomb_fails_fast_in_little_memory(tmp_path, last):
+def test_yaml_alias_bomb_is_refused_without_expanding_it(tmp_path, last):
     path = write(tmp_path, billion_laughs(last))
     tracemalloc.start()
-    started = time.monotonic()
     try:
         with pytest.raises(ConfigError) as info:
-            load_config(path, environ={})
+            finishes(lambda: load_config(path, environ={}))
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert time.monotonic() - started < 5
-    assert peak < 20 * 2**20
+    assert peak < 20 * 2**20  # 9**9 strings expanded would take gigabytes
     assert "values once aliases are expanded" in str(info.value) and len(str(info.value)) < 200
 
 
@@ -224,10 +222,8 @@ def test_special_files_are_refused_at_once(tmp_path):
     os.mkfifo(fifo)  # nobody writes: opening it for reading would block
     cases = {"/dev/zero": "not a regular file", str(fifo): "not a regular file", str(tmp_path): "a directory"}
     for path, reason in cases.items():
-        started = time.monotonic()
         with pytest.raises(ConfigError, match=f"cannot read config file {path}: {reason}$"):
-            load_config(path, environ={})
-        assert time.monotonic() - started < 2
+            finishes(lambda path=path: load_config(path, environ={}))
 
 
 def test_huge_file_is_refused_without_reading_it(tmp_path):

@@ -10,15 +10,15 @@ import pytest
 from tui_support import make_config
 
 from jtop_roof.analysis.detectors import ThrottleDetector
-from jtop_roof.analysis.pipeline import Pipeline
 from jtop_roof.formats.logfile import iter_records
 from jtop_roof.formats.recorder import Recorder
 from jtop_roof.model.codec import sample_to_json
 from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.records import Clocked, CpuCore, Event, Gpu, Rail, Sample
-from jtop_roof.runtime.config import Config, DetectorSettings
+from jtop_roof.model.settings import DetectorSettings
+from jtop_roof.runtime.config import Config
 from jtop_roof.runtime.headless import run_headless
-from jtop_roof.runtime.session import pipeline_options
+from jtop_roof.runtime.runtime import build_pipeline
 from jtop_roof.sources.replay import ReplaySource
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,7 +35,7 @@ def events_of(lines, config: Config | None = None, header: dict | None = None) -
         header = json.loads(lines[0])  # a recording: its header describes the board
     info = SourceInfo.from_mapping(header or {}, source="replay")
     config = config or Config()
-    pipeline = Pipeline(history_s=60, interval_s=1.0, info=info, **pipeline_options(config))
+    pipeline = build_pipeline(config, info, interval_s=1.0, history_s=60)
     found: list[Event] = []
     for record in iter_records(lines, tz="UTC"):
         found += pipeline.ingest(record)
@@ -135,9 +135,9 @@ def test_thresholds_come_from_the_config():
 def test_an_open_event_is_closed_at_the_end_and_reported_while_active():
     detector = ThrottleDetector()
     lines = gpu_samples([(700, 99.0)] * 10)
-    pipeline = Pipeline(history_s=60, interval_s=0.5, detectors=[detector],
-                        info=SourceInfo.from_mapping(json.loads(lines[0])),
-                        **{k: v for k, v in pipeline_options(Config()).items() if k != "detectors"})
+    pipeline = build_pipeline(Config(), SourceInfo.from_mapping(json.loads(lines[0])), interval_s=0.5,
+                              history_s=60)
+    pipeline.detectors = [detector]
     records = list(iter_records(lines, tz="UTC"))
     for record in records:
         assert pipeline.ingest(record) == []

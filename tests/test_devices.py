@@ -13,7 +13,6 @@ from jtop_roof.roofline.devices import (
     NUMERIC_FIELDS,
     PRECISIONS,
     DeviceError,
-    find_device,
     find_mode,
     load_devices,
     match_devices,
@@ -31,6 +30,11 @@ ISSUE_DEVICES = {
 @pytest.fixture(scope="module")
 def db() -> Any:
     return load_devices()
+
+
+def matched_ids(db: Any, model: str, ram_total_mb: float | None = None) -> list[str]:
+    """The ids a model string matches; the board takes a device only when there is exactly one."""
+    return [device.id for device in match_devices(db, model, ram_total_mb)]
 
 
 def test_every_listed_device_is_packaged(db: Any) -> None:
@@ -72,19 +76,19 @@ def test_mode_ids_and_names_are_unique(db: Any) -> None:
 
 def test_h200_recording_header(db: Any) -> None:
     header = json.loads((DATA / "h200_host_recording.jsonl").read_text().splitlines()[0])
-    assert find_device(db, header["model"]).id == "h200"
+    assert matched_ids(db, header["model"]) == ["h200"]
 
 
 def test_device_tree_model_of_the_orin_nano_super_dev_kit(db: Any) -> None:
     model = (DATA / "sysfs/proc/device-tree/model").read_text()
     assert model.endswith("\x00")
-    assert find_device(db, model).id == "orin-nano-8gb-super"
+    assert matched_ids(db, model) == ["orin-nano-8gb-super"]
 
 
 def test_demo_and_replay_headers(db: Any) -> None:
-    assert find_device(db, "Jetson Orin Nano 8GB Super (demo recording)").id == "orin-nano-8gb-super"
+    assert matched_ids(db, "Jetson Orin Nano 8GB Super (demo recording)") == ["orin-nano-8gb-super"]
     header = json.loads((DATA / "tui/orinnano_super_replay.jsonl").read_text().splitlines()[0])
-    assert find_device(db, header["model"]).id == "orin-nano-8gb-super"
+    assert matched_ids(db, header["model"]) == ["orin-nano-8gb-super"]
 
 
 @pytest.mark.parametrize(
@@ -107,16 +111,14 @@ def test_demo_and_replay_headers(db: Any) -> None:
     ],
 )
 def test_model_strings(db: Any, model: str, ram_mb: float | None, expected: str) -> None:
-    assert find_device(db, model, ram_mb).id == expected
+    assert matched_ids(db, model, ram_mb) == [expected]
 
 
-def test_ambiguous_and_unknown_models_find_nothing(db: Any) -> None:
-    both = match_devices(db, "NVIDIA Jetson AGX Orin")
-    assert {d.id for d in both} == {"agx-orin-32gb", "agx-orin-64gb"}
-    assert find_device(db, "NVIDIA Jetson AGX Orin") is None
+def test_ambiguous_models_match_several_and_near_names_none(db: Any) -> None:
+    assert sorted(matched_ids(db, "NVIDIA Jetson AGX Orin")) == ["agx-orin-32gb", "agx-orin-64gb"]
     # Near names of other products must not borrow a roof.
     for model in ("NVIDIA GeForce RTX 3090 Ti", "NVIDIA H200 NVL", "NVIDIA L40S", "", "Intel(R) Xeon(R)"):
-        assert find_device(db, model) is None, model
+        assert matched_ids(db, model) == [], model
 
 
 # --- power modes ---------------------------------------------------------------------------------------
@@ -161,7 +163,7 @@ def test_user_adds_a_device() -> None:
     }
     db = load_devices({"my-board": entry})
     assert db["my-board"].origin == "config"
-    assert find_device(db, "ACME My Board rev 2").id == "my-board"
+    assert matched_ids(db, "ACME My Board rev 2") == ["my-board"]
 
 
 @pytest.mark.parametrize(

@@ -11,62 +11,16 @@ from datetime import timezone
 from pathlib import Path
 
 import pytest
+from factories import BENCH, COUNT, HELD, SECOND_SESSION, STEP, recording_header, write_synthetic
 
 from jtop_roof.model.codec import json_line, record_to_json
-from jtop_roof.model.records import Clocked, CpuCore, Engine, Gpu, Marker, Memory, Rail, Sample
+from jtop_roof.model.records import Rail, Sample
 from jtop_roof.outputs import export as ex
 from jtop_roof.runtime.config import Config
 
 UTC = timezone.utc
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 SEVEN_W = SHARED / "tegrastats" / "logs" / "orinnano8gb-super_jp6.2.1_benchlab_resnet50_int8_7w_run3.log"
-STEP = 0.5
-#: Sample index -> GPU clock: a 7W Orin Nano Super (cap 408 MHz) busy from 10 to 29, held at 300
-#: MHz from 14 to 21 (a throttle), in phase "bench" from 10 to 29; a second session from 35.
-BENCH = range(10, 30)
-HELD = range(14, 22)
-SECOND_SESSION = 35
-COUNT = 40
-
-
-def header(t_wall: float, t_mono: float) -> dict:
-    return {"type": "header", "app": "jroof-tui", "schema": 1, "version": "test", "source": "tegrastats",
-            "interval_ms": STEP * 1000, "start_wall": t_wall, "start_mono": t_mono,
-            "device": "orin-nano-8gb-super", "power_mode": "7W"}
-
-
-def synthetic_sample(i: int) -> Sample:
-    busy = i in BENCH
-    mhz = 300 if i in HELD else (408 if busy else 306)
-    wall = 1_000_000.0 + i * STEP + (20.0 if i >= SECOND_SESSION else 0.0)
-    mono = 100.0 + i * STEP if i < SECOND_SESSION else 5.0 + i * STEP  # a reboot: mono restarts
-    return Sample(
-        t_wall=wall, t_mono=mono, raw=f"line {i}",
-        ram=Memory(2000.0 + i, 7620.0),
-        cpus=[CpuCore(10.0 + i, 960), None if i % 2 else CpuCore(1.0, 729)],
-        gpu=Gpu(99.0 if busy else 0.0, (mhz,)),
-        emc=Clocked(20.0, 2133),
-        engines={"NVENC0": Engine(off=True) if i < 20 else Engine(None, 115), "APE": Engine(None, 200)},
-        temps_c={"tj": 50.0 + i / 10, "cv0": None},
-        rails={"VDD_IN": Rail(5000.0 + 10 * i), "VDD_CPU_GPU_CV": Rail(1000.0 + i)},
-    )
-
-
-def write_synthetic(path: Path) -> list[Sample]:
-    samples = [synthetic_sample(i) for i in range(COUNT)]
-    lines = [json_line(header(samples[0].t_wall, samples[0].t_mono))]
-    for i, sample in enumerate(samples):
-        if i == BENCH.start:
-            lines.append(json_line(record_to_json(Marker("phase_start", "bench, \"1\"", sample.t_wall,
-                                                         sample.t_mono - 0.1, "script"))))
-        if i == BENCH.stop:
-            end = Marker("phase_end", None, sample.t_wall, sample.t_mono - 0.1, "script")
-            lines.append(json_line(record_to_json(end)))
-        if i == SECOND_SESSION:
-            lines.append(json_line(header(sample.t_wall, sample.t_mono)))
-        lines.append(json_line(record_to_json(sample)))
-    path.write_text("".join(lines))
-    return samples
 
 
 @pytest.fixture
@@ -79,6 +33,13 @@ def options(**kw) -> Config:
     return dataclasses.replace(Config(), **kw)
 
 
+def export_text(path: str, fmt: str, config: Config | None = None) -> str:
+    """What ``export`` prints to stdout (csv or jsonl)."""
+    stdout = io.StringIO()
+    ex.export_file(path, fmt, None, tz=UTC, config=config, stdout=stdout)
+    return stdout.getvalue()
+
+
 def read_csv(text: str) -> tuple[list[str], list[dict[str, str]]]:
     reader = csv.DictReader(io.StringIO(text))
     rows = list(reader)
@@ -87,7 +48,7 @@ def read_csv(text: str) -> tuple[list[str], list[dict[str, str]]]:
 
 def test_csv_columns_phases_and_throttle(synthetic):
     path, samples = synthetic
-    text = ex.to_text(str(path), "csv", tz=UTC, config=options())
+    text = export_text(str(path), "csv", options())
     columns, rows = read_csv(text)
     assert columns == [
         "t_wall", "t_s", "phase", "throttle", "gap_s", "ram_used_mb", "ram_total_mb",
@@ -116,8 +77,8 @@ def test_csv_columns_phases_and_throttle(synthetic):
 
 def test_jsonl_has_every_key_in_every_row_and_matches_csv(synthetic):
     path, _ = synthetic
-    columns, rows = read_csv(ex.to_text(str(path), "csv", tz=UTC, config=options()))
-    text = ex.to_text(str(path), "jsonl", tz=UTC, config=options())
+    columns, rows = read_csv(export_text(str(path), "csv", options()))
+    text = export_text(str(path), "jsonl", options())
     objects = [json.loads(line) for line in text.splitlines()]
     assert len(objects) == COUNT
     for obj, row in zip(objects, rows, strict=True):
@@ -146,7 +107,7 @@ def test_parquet_round_trip(synthetic, tmp_path):
     out = tmp_path / "out.parquet"
     assert ex.export_file(str(path), "parquet", str(out), tz=UTC, config=options()) == COUNT
     table = pq.read_table(out)
-    _, rows = read_csv(ex.to_text(str(path), "csv", tz=UTC, config=options()))
+    _, rows = read_csv(export_text(str(path), "csv", options()))
     assert table.column_names == list(rows[0])
     assert table.column("throttle").to_pylist() == [r["throttle"] or None for r in rows]
     assert table.column("rail_VDD_IN_mw").to_pylist() == [float(r["rail_VDD_IN_mw"]) for r in rows]
@@ -178,8 +139,8 @@ def test_hostile_names_are_safe_columns(tmp_path):
     path = tmp_path / "h.jsonl"
     sample = Sample(t_wall=1000.0, t_mono=1.0, rails={"a,b\n\"c": Rail(1.0), "a_b__c": Rail(2.0)},
                     temps_c={"x y": 3.0})
-    path.write_text(json_line(header(1000.0, 1.0)) + json_line(record_to_json(sample)))
-    columns, rows = read_csv(ex.to_text(str(path), "csv", tz=UTC))
+    path.write_text(json_line(recording_header(1000.0, 1.0)) + json_line(record_to_json(sample)))
+    columns, rows = read_csv(export_text(str(path), "csv"))
     assert "rail_a_b__c_mw" in columns and "rail_a_b__c_2_mw" in columns and "temp_x_y_c" in columns
     assert float(rows[0]["rail_a_b__c_mw"]) == 1.0 and float(rows[0]["rail_a_b__c_2_mw"]) == 2.0
 
@@ -190,7 +151,7 @@ def test_real_log_mode_cap_rows_match_the_reports_events():
 
     opts = options(device="orin-nano-8gb-super")  # mode unknown: the 7W caps read as mode_cap events
     report = file_report(str(SEVEN_W), tz=UTC, interval_s=None, config=opts)
-    _, rows = read_csv(ex.to_text(str(SEVEN_W), "csv", tz=UTC, config=opts))
+    _, rows = read_csv(export_text(str(SEVEN_W), "csv", opts))
     assert len(rows) == report["whole"]["samples"]
     events = [e for e in report["events"] if e["unit"] == "gpu"]
     assert events

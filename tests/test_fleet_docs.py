@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_export import synthetic_sample
+from factories import synthetic_sample
 
 from jtop_roof.model.records import Engine, Memory
 from jtop_roof.outputs import serve as sv

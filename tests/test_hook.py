@@ -15,10 +15,11 @@ from jtop_roof import hook
 from jtop_roof.analysis.ledger import COMMAND_ORIGIN, EnergyLedger
 from jtop_roof.analysis.pipeline import Pipeline
 from jtop_roof.analysis.verdict import place
+from jtop_roof.commands.recording import headless_runtime
 from jtop_roof.formats.recorder import Recorder
 from jtop_roof.formats.trtexec import read_trtexec
 from jtop_roof.model.info import SourceInfo
-from jtop_roof.model.records import Clocked, Event, Gpu, Rail, Sample
+from jtop_roof.model.records import Clocked, Gpu, Rail, Sample
 from jtop_roof.model.timeline import parse_tz
 from jtop_roof.outputs.report import build_report
 from jtop_roof.roofline.board import resolve_board
@@ -26,7 +27,6 @@ from jtop_roof.roofline.devices import load_devices
 from jtop_roof.runtime.config import Config
 from jtop_roof.runtime.control import MarkerListener, WorkReport
 from jtop_roof.runtime.headless import run_headless
-from jtop_roof.runtime.session import pipeline_options
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -118,7 +118,7 @@ def test_work_reported_to_a_headless_record_lands_in_the_recording_and_the_repor
             yield from f
 
     report = build_report(lines, source={"file": str(path)}, tz=parse_tz("UTC"), interval_s=None,
-                          info=SourceInfo.from_mapping(written[0]), options=pipeline_options(Config()))
+                          info=SourceInfo.from_mapping(written[0]), config=Config())
     (phase,) = report["phases"]
     assert phase["name"] == "gemm-bf16" and report["device"] == "h200"
     workload = phase["workload"]
@@ -160,8 +160,7 @@ def test_a_big_gemm_is_compute_bound_and_a_throttle_of_the_gpu_makes_it_clock_bo
     n = 8192
     span = span_with(100 * 2 * n**3, 100 * 3 * n * n * 2, gpu_mhz=1485.0)
     assert place(span, H200).verdict == "compute-bound"
-    throttle = Event("throttle", "NVML: SW power cap", None, 8.0, unit="gpu", start_mono=2.0)
-    placed = place(span, H200, [throttle])
+    placed = place(span, H200, {"gpu"})  # the GPU throttled during it (ClockEvents says which)
     assert placed.verdict == "clock-bound"
     # against the roof at 1485 MHz vs at 1980 MHz: the max-clock efficiency is 1485/1980 of it
     assert placed.efficiency_max == pytest.approx(placed.efficiency_current * 1485 / 1980, rel=1e-6)
@@ -391,9 +390,10 @@ def test_record_serves_metrics_when_asked(runtime_dir, tmp_path):
     path = tmp_path / "m.jsonl"
     recorder = Recorder(path, dict(source.describe().header))
     result: list[int] = []
-    config = Config(prometheus=str(port))
+    runtime, exporter = headless_runtime(source, recorder, Config(prometheus=str(port)))
+    assert exporter is not None
     thread = threading.Thread(target=lambda: result.append(run_headless(
-        source, recorder, None, install_signal_handlers=False, config=config)))
+        source, recorder, None, install_signal_handlers=False, runtime=runtime)))
     thread.start()
     try:
         while source.emitted < 10:
@@ -402,6 +402,7 @@ def test_record_serves_metrics_when_asked(runtime_dir, tmp_path):
     finally:
         source.stop()
         thread.join(10)
+        exporter.close()
     assert result == [0]
     assert "jroof_gpu_clock_hertz 1.98e+09" in body or "jroof_gpu_clock_hertz 1980000000" in body
     assert 'jroof_rail_power_watts{rail="NVML_GPU"} 600' in body
@@ -444,7 +445,7 @@ async def test_trtexecs_output_kept_beside_a_log_is_read_by_replay_and_report(tm
 
 
 async def test_the_monitor_under_run_shows_the_command_phase_until_the_command_marks(tmp_path):
-    from test_export import synthetic_sample
+    from factories import synthetic_sample
     from tui_support import ScriptedSource, make_config, wait_until
 
     from jtop_roof.tui.app import JroofApp
@@ -468,7 +469,7 @@ async def test_the_monitor_under_run_shows_the_command_phase_until_the_command_m
 
 
 def test_the_command_phase_name_is_the_command_short_and_printable():
-    from jtop_roof.commands.cli import command_phase_name as name
+    from jtop_roof.commands.run import command_phase_name as name
 
     assert name(["/usr/bin/python3", "/work/b/bench.py", "-n", "3"]) == "python3 bench.py -n 3"
     assert name(["trtexec", "--loadEngine=/x/r.engine", "--int8"]) == "trtexec --loadEngine=r.engine --int8"

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from factories import EXCERPT_POOL, recombined
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_grammar import EXCERPT_POOL, recombined
 
 from jtop_roof.formats import jsonout
 from jtop_roof.formats.jsonout import line_json, parse_line_json, sample_line

@@ -1,6 +1,11 @@
-"""Project-wide guards: Python 3.10 compatibility (ruff with target py310) and the data layer
-never importing Textual (a small board running `jroof-tui record` must not pay for the UI)."""
+"""The house's rules, read from the package itself: layers are its folders, ordered by
+``jtop_roof.LAYERS``; every import (lazy ones inside functions too) goes to the same layer or a lower
+one; no import cycle; Textual only under ``tui/``; no module over 600 lines; a small package top.
+Also Python 3.10 compatibility (ruff with target py310)."""
 
+from __future__ import annotations
+
+import ast
 import shutil
 import subprocess
 import sys
@@ -8,46 +13,141 @@ from pathlib import Path
 
 import pytest
 
+import jtop_roof
+
 REPO = Path(__file__).resolve().parents[1]
-DATA_LAYER = [
-    "jtop_roof.model.records",
-    "jtop_roof.formats.parser",
-    "jtop_roof.model.timeline",
-    "jtop_roof.formats.logfile",
-    "jtop_roof.runtime.config",
-    "jtop_roof.runtime.session",
-    "jtop_roof.formats.recorder",
-    "jtop_roof.analysis.history",
-    "jtop_roof.analysis.ledger",
-    "jtop_roof.analysis.pipeline",
-    "jtop_roof.model.info",
-    "jtop_roof.model.thermal",
-    "jtop_roof.model.registry",
-    "jtop_roof.runtime.headless",
-    "jtop_roof.outputs.report",
-    "jtop_roof.tui.terminal",
-    "jtop_roof.roofline.devices",
-    "jtop_roof.roofline.ceilings",
-    "jtop_roof.commands.roof",
-    "jtop_roof.sources.fileindex",
-    "jtop_roof.probe.probe",
-    "jtop_roof.analysis.detectors",
-    "jtop_roof.analysis.verdict",
-    "jtop_roof.hook",
-    "jtop_roof.roofline.board",
-    "jtop_roof.formats.trtexec",
-    "jtop_roof.roofline.workload",
-    "jtop_roof.formats.ncu",
-    "jtop_roof.sources.ssh",
-    "jtop_roof.model.metrics",
-    "jtop_roof.tui.themes",
-    "jtop_roof.runtime.control",
-    "jtop_roof.sources.tegrastats",
-    "jtop_roof.sources.host",
-    "jtop_roof.sources.replay",
-    "jtop_roof.sources.demo",
-    "jtop_roof.commands.cli",
-]
+PACKAGE = REPO / "jtop_roof"
+UI_PACKAGES = ("textual", "textual_plotext", "plotext")
+MAX_MODULE_LINES = 600
+MAX_TOP_ENTRIES = 14
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
+    """Every module of the package that ``path`` imports, anywhere in the file."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*anchor, *([base] if base else [])])
+            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
+                       for alias in node.names]
+        for target in targets:
+            while target not in known and "." in target:
+                target = target.rpartition(".")[0]
+            if target in known and target != name:
+                found.add(target)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    found = modules()
+    return {name: imports_of(name, path, set(found)) for name, path in found.items()}
+
+
+def layer_of(module: str) -> int:
+    """The layer's rank; the package's ``__init__`` (its version, its layers) sits below all, its
+    other top-level modules (``hook``, ``__main__``) above all."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return -1
+    if len(parts) > 2 or (len(parts) == 2 and (PACKAGE / parts[1]).is_dir()):
+        return jtop_roof.LAYERS.index(parts[1])
+    return len(jtop_roof.LAYERS)
+
+
+def test_the_layers_are_the_folders():
+    folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    assert folders == set(jtop_roof.LAYERS)
+    top = [p.name for p in PACKAGE.iterdir() if p.name != "__pycache__"]
+    assert len(top) <= MAX_TOP_ENTRIES, sorted(top)
+
+
+def test_no_import_reaches_a_higher_layer():
+    upward = sorted(f"{name} -> {target}" for name, targets in import_graph().items()
+                    for target in targets if layer_of(target) > layer_of(name))
+    assert upward == []
+
+
+def test_no_import_cycle():
+    graph = import_graph()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's strongly connected components
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    assert cycles == []
+
+
+def test_only_the_tui_imports_textual():
+    offenders = []
+    for name, path in modules().items():
+        if name.startswith("jtop_roof.tui"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            offenders += [f"{name}: {n}" for n in names if n.split(".")[0] in UI_PACKAGES]
+    assert offenders == []
+
+
+def test_importing_everything_but_the_tui_loads_no_textual():
+    below = [name for name in modules() if not name.startswith(("jtop_roof.tui", "jtop_roof.commands"))
+             and name != "jtop_roof.__main__"]
+    code = (
+        "import importlib, sys\n"
+        f"for name in {below!r}:\n"
+        "    importlib.import_module(name)\n"
+        f"print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in {UI_PACKAGES!r})))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == ""
+
+
+def test_no_module_is_over_600_lines():
+    long = {name: n for name, path in modules().items()
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert long == {}
 
 
 def test_ruff_py310_target_passes():
@@ -59,17 +159,3 @@ def test_ruff_py310_target_passes():
         cwd=REPO, capture_output=True, text=True,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-
-
-def test_data_layer_does_not_import_textual():
-    code = (
-        "import importlib, sys\n"
-        f"for name in {DATA_LAYER!r}:\n"
-        "    importlib.import_module(name)\n"
-        "ui = ('textual', 'textual_plotext', 'plotext')\n"
-        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ui)\n"
-        "print(','.join(bad))\n"
-    )
-    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == ""

@@ -16,8 +16,8 @@ from jtop_roof.model.metrics import (
     sparkline,
     tick_step,
 )
+from jtop_roof.model.settings import Thresholds
 from jtop_roof.model.thermal import classify_temp, trip_points
-from jtop_roof.runtime.config import Thresholds
 
 LEVELS = Thresholds(temp_warn_c=70, temp_crit_c=85, load_warn_pct=80, load_crit_pct=95)
 

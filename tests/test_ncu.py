@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from jtop_roof.formats.ncu import Kernel, NcuError, parse_ncu_csv, read_ncu_csv
+from jtop_roof.formats.ncu import Kernel, NcuError, read_ncu_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data" / "ncu"
@@ -34,6 +34,13 @@ def long_rows(cc: str, rows: list[tuple[str, str, str, str]]) -> str:
         out.append(f'"{kid}","1","a.out","h","k{kid}","1","7","(1, 1, 1)","(1, 1, 1)","0","{cc}",'
                    f'"Command line profiler metrics","{metric}","{unit}","{value}"')
     return "\n".join(out) + "\n"
+
+
+def read_export(tmp_path: Path, text: str) -> tuple[Kernel, ...]:
+    """Kernels of ``text`` saved as an export file and read as ``report --ncu`` reads it."""
+    path = tmp_path / "export.csv"
+    path.write_text(text, encoding="utf-8")
+    return read_ncu_csv(path)
 
 
 def cells(path: Path) -> dict[tuple[str, str], tuple[str, float]]:
@@ -67,7 +74,7 @@ def check_fma_and_fill(kernels: tuple[Kernel, ...], source: Path) -> None:
     assert fma.cc == "9.0" and fma.id == "0"
     # A fill: no FLOPs, all bytes; intensity 0, a memory-bound point.
     assert fill.flops == 0 and fill.dram_bytes == 241_678_080 and fill.intensity == 0
-    assert fill.dram_bytes_per_s == pytest.approx(241_678_080 / 317_024e-9)
+    assert fill.duration_s == pytest.approx(c[("1", "gpu__time_duration.sum")][1] * 1e-9)
 
 
 def check_gemm(kernel: Kernel) -> None:
@@ -130,7 +137,7 @@ def test_real_gemm_exports_long_and_raw():
 
 
 # -- units, layouts and counting rules ---------------------------------------------------------------
-def test_units_are_converted_from_what_the_file_says():
+def test_units_are_converted_from_what_the_file_says(tmp_path):
     text = long_rows("8.0", [
         ("0", "gpu__time_duration.sum", "usecond", "41.28"),
         ("0", "dram__bytes_read.sum", "Mbyte", "2.5"),
@@ -147,7 +154,7 @@ def test_units_are_converted_from_what_the_file_says():
         ("2", "dram__bytes.sum", "KiB", "1"),
         ("2", "sm__cycles_elapsed.avg.per_second", "Ghz", "1.2"),
     ])
-    k0, k1, k2 = parse_ncu_csv(text)
+    k0, k1, k2 = read_export(tmp_path, text)
     assert k0.duration_s == pytest.approx(41.28e-6)
     assert k0.dram_bytes == pytest.approx(2.5e6 + 640e3)  # read + write
     assert k0.sm_hz == pytest.approx(1.41e9)
@@ -160,29 +167,29 @@ def test_units_are_converted_from_what_the_file_says():
     assert k2.achieved_flops_per_s is None and k2.intensity is None
 
 
-def test_decimal_comma_locale_is_recognised_for_the_whole_file():
+def test_decimal_comma_locale_is_recognised_for_the_whole_file(tmp_path):
     text = long_rows("9.0", [
         ("0", "gpu__time_duration.sum", "ns", "75.776"),  # ambiguous alone: 75776 ns in this file
         ("0", "sm__cycles_elapsed.avg.per_second", "hz", "1.976.713.263,33"),
         ("0", "dram__bytes.sum", "byte", "4.096"),
         ("0", "sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "inst", "2.214.592.512"),
     ])
-    (k,) = parse_ncu_csv(text)
+    (k,) = read_export(tmp_path, text)
     assert k.duration_s == pytest.approx(75_776e-9)
     assert k.sm_hz == pytest.approx(1_976_713_263.33)
     assert k.dram_bytes == 4096 and k.flops == 2 * 2_214_592_512
 
 
-def test_mixed_locales_are_refused():
+def test_mixed_locales_are_refused(tmp_path):
     text = long_rows("9.0", [
         ("0", "gpu__time_duration.sum", "ns", "1,234.5"),
         ("0", "dram__bytes.sum", "byte", "1.234,5"),
     ])
     with pytest.raises(NcuError, match="two locales"):
-        parse_ncu_csv(text)
+        read_export(tmp_path, text)
 
 
-def test_rule_columns_and_older_layout_with_kernel_time():
+def test_rule_columns_and_older_layout_with_kernel_time(tmp_path):
     # The header of ncu ~2020.1 (roofline.md 2d) plus the five rule columns; the Kernel Time cell is
     # made up here (its real form is not in ../shared) and is not read.
     older = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Kernel Time","Context","Stream",'
@@ -196,13 +203,13 @@ def test_rule_columns_and_older_layout_with_kernel_time():
              '"sm__cycles_elapsed.avg.per_second","cycle/second","1,000,000,000","","","","",""\n'
              '"3","9","gene","summit","kernel_a","t0","1","7","Sec","","","","SOLBottleneck",'
              '"OPT","a rule","local","10"\n')
-    (k,) = parse_ncu_csv(older)
+    (k,) = read_export(tmp_path, older)
     assert k.id == "3" and k.device is None and k.cc is None
     assert k.duration_s == pytest.approx(1e-3)  # cycles / cycles per second
     assert k.dram_bytes == 1.5e6
 
 
-def test_tensor_metrics_are_not_counted_twice():
+def test_tensor_metrics_are_not_counted_twice(tmp_path):
     text = long_rows("9.0", [
         ("0", "gpu__time_duration.sum", "ns", "1000"),
         ("0", "sm__ops_path_tensor_src_bf16.sum", "", "100"),  # covers the two below
@@ -212,7 +219,7 @@ def test_tensor_metrics_are_not_counted_twice():
         ("0", "sm__ops_path_tensor_src_fp64.sum.peak_sustained", "", "33,792"),
         ("0", "sm__inst_executed_pipe_tensor.sum", "inst", "5"),
     ])
-    (k,) = parse_ncu_csv(text)
+    (k,) = read_export(tmp_path, text)
     assert k.flops_parts["tensor"] == 108
 
 
@@ -220,24 +227,24 @@ def test_tensor_metrics_are_not_counted_twice():
     ("7.0", 512 * 4 + 2 * 3, "Volta"),  # the NERSC recipe's 512 FLOPs per HMMA on V100
     ("8.7", None, "no sm__ops_path_tensor_"),  # Orin: executed tensor instructions, no way to count
 ])
-def test_tensor_pipe_instructions(cc, flops, note):
+def test_tensor_pipe_instructions(tmp_path, cc, flops, note):
     text = long_rows(cc, [
         ("0", "gpu__time_duration.sum", "ns", "1000"),
         ("0", "sm__inst_executed_pipe_tensor.sum", "inst", "4"),
         ("0", "sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "inst", "3"),
     ])
-    (k,) = parse_ncu_csv(text)
+    (k,) = read_export(tmp_path, text)
     assert k.flops == flops
     assert k.flops_note is not None and note in k.flops_note
 
 
-def test_no_tensor_metric_is_said_and_orin_has_no_dram_bytes():
+def test_no_tensor_metric_is_said_and_orin_has_no_dram_bytes(tmp_path):
     text = long_rows("8.7", [
         ("0", "gpu__time_duration.sum", "ns", "1000"),
         ("0", "sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "inst", "3"),
         ("0", "lts__t_bytes.sum", "byte", "4096"),
     ])
-    (k,) = parse_ncu_csv(text)
+    (k,) = read_export(tmp_path, text)
     assert k.flops == 6
     assert k.flops_note is not None and "tensor-core work, if any, is not counted" in k.flops_note
     assert k.dram_bytes is None and k.intensity is None
@@ -256,9 +263,9 @@ def test_no_tensor_metric_is_said_and_orin_has_no_dram_bytes():
     (long_rows("9.0", [("0", "dram__bytes.sum", "byte", "inf")]), "is not a number"),
     ('"ID","Kernel Name"\n"0","' + "x" * 200_000 + '"\n', "not a readable CSV"),
 ])
-def test_bad_exports_are_one_line(text, why):
+def test_bad_exports_are_one_line(tmp_path, text, why):
     with pytest.raises(NcuError, match=why) as info:
-        parse_ncu_csv(text)
+        read_export(tmp_path, text)
     assert "\n" not in str(info.value)
 
 
@@ -277,12 +284,12 @@ def test_unreadable_files_are_one_line(tmp_path):
         read_ncu_csv(binary)
 
 
-def test_section_export_with_display_names_gives_the_duration_only():
+def test_section_export_with_display_names_gives_the_duration_only(tmp_path):
     text = long_rows("8.9", [
         ("0", "Duration", "usecond", "10.00"),
         ("0", "DRAM Throughput", "%", "42"),
         ("0", "Memory Throughput", "Gbyte/second", "300"),
     ])
-    (k,) = parse_ncu_csv(text)
+    (k,) = read_export(tmp_path, text)
     assert k.duration_s == pytest.approx(10e-6)
     assert k.flops is None and k.dram_bytes is None and k.flops_note == "no FLOP metric exported"

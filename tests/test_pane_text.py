@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from tui_support import park_replay, replay_app
 
-from jtop_roof.tui.widgets import MemoryPane, PowerPane, TempPane
+from jtop_roof.tui.panes import MemoryPane, PowerPane, TempPane
 
 
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)])

@@ -10,16 +10,19 @@ import sys
 from pathlib import Path
 
 import pytest
-from tui_support import FIXTURE, make_config, park_replay, wait_until
+from tui_support import FIXTURE, make_config, park_replay, paused_replay, wait_until
 
 from jtop_roof.analysis.pipeline import Pipeline, RecordingSink, StreamContext
 from jtop_roof.formats.logfile import ReadStats, iter_records
 from jtop_roof.formats.recorder import Recorder
-from jtop_roof.model.codec import record_to_json
-from jtop_roof.model.records import Event, Marker, Rail, Sample
+from jtop_roof.model.codec import json_line, record_to_json
+from jtop_roof.model.records import Clocked, Event, Gpu, Marker, Rail, Sample
 from jtop_roof.model.timeline import parse_tz
-from jtop_roof.outputs.report import build_report
+from jtop_roof.outputs.compare import load_item
+from jtop_roof.outputs.report import build_report, report_file
+from jtop_roof.runtime.config import Config
 from jtop_roof.runtime.headless import run_headless
+from jtop_roof.runtime.runtime import Runtime
 from jtop_roof.runtime.session import SessionError, make_source
 from jtop_roof.sources.replay import ReplaySource
 from jtop_roof.tui.app import JroofApp
@@ -78,15 +81,17 @@ def test_a_plain_logs_interval_is_learnt_from_its_first_lines_only(tmp_path):
 async def test_tui_headless_and_report_give_the_same_phase_energies(tmp_path):
     # report: the reader through a pipeline
     report = report_of(FIXTURE)
-    # headless record of a replay at full speed, its pipeline fed record by record
-    headless = Pipeline(history_s=60, interval_s=0.444)
+    # headless record of a replay at full speed, its ledger made record by record as they play
     source = ReplaySource(FIXTURE, speed=64, tz="UTC")
+    runtime = Runtime(source, Config(), whole_file=False)
+    runtime.apply(runtime.describe())
+    headless = runtime.pipeline
     status = run_headless(source, Recorder(tmp_path / "copy.jsonl", {"source": "replay"}), None,
-                          install_signal_handlers=False, pipeline=headless)
+                          install_signal_handlers=False, runtime=runtime)
     assert status == 0
-    # the TUI: its pipeline's ledger, read from the whole file
-    app = JroofApp(ReplaySource(FIXTURE, tz="UTC", hold_at_end=True), make_config(),
-                   user_themes=tmp_path)
+    # the TUI: its pipeline's ledger, read from the whole file (a paused replay, parked: a playing
+    # one could move on while the test reads it)
+    app = JroofApp(paused_replay(), make_config(), user_themes=tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await park_replay(pilot, app)
         tui = app.pipeline.ledger
@@ -279,3 +284,45 @@ async def test_a_recording_that_fails_mid_tui_is_reported_and_the_data_before_ke
         assert app.sink.path is None and "● REC" not in app.query_one("#header").plain
     lines = path.read_text().splitlines()
     assert len(lines) == 1 + 20 and all(json.loads(line) for line in lines)  # header + 20 records
+
+
+# ------------------------------------------------------------ throttled time: one query, a union
+
+
+def held_together(path: Path) -> None:
+    """A 7W Orin Nano Super recording: busy from 5 to 24 s, the GPU (cap 408 MHz) and the EMC (cap
+    2133 MHz) both held down from 10 to 20 s, inside a phase ``bench``."""
+    lines = [json_line({"type": "header", "app": "jroof-tui", "schema": 1, "version": "test",
+                        "source": "tegrastats", "interval_ms": 1000, "start_wall": 1_000_000.0,
+                        "start_mono": 100.0, "device": "orin-nano-8gb-super", "power_mode": "7W"})]
+    for i in range(30):
+        busy, held = 5 <= i < 25, 10 <= i <= 20
+        wall, mono = 1_000_000.0 + i, 100.0 + i
+        if i == 5:
+            start = Marker("phase_start", "bench", wall, mono - 0.1, "script")
+            lines.append(json_line(record_to_json(start)))
+        sample = Sample(t_wall=wall, t_mono=mono, raw=f"line {i}",
+                        gpu=Gpu(99.0 if busy else 0.0, (300 if held else 408,)),
+                        emc=Clocked(90.0 if busy else 5.0, 1600 if held else 2133),
+                        rails={"VDD_IN": Rail(5000.0)})
+        lines.append(json_line(record_to_json(sample)))
+    path.write_text("".join(lines))
+
+
+async def test_a_gpu_and_an_emc_throttle_over_the_same_10_s_are_10_s_everywhere(tmp_path):
+    path = tmp_path / "held.jsonl"
+    held_together(path)
+    report = report_file(str(path), tz=UTC, interval_s=None, config=Config())
+    assert sorted(e["unit"] for e in report["events"] if e["kind"] == "throttle") == ["emc", "gpu"]
+    assert report["whole"]["throttled_s"] == pytest.approx(10.0)  # not 20: the union over units
+    (bench,) = report["phases"]
+    assert bench["throttled_s"] == pytest.approx(10.0)
+    assert load_item(str(path), tz=UTC)["throttled_s"] == pytest.approx(10.0)  # compare's row
+    app = JroofApp(ReplaySource(str(path), speed=64, tz="UTC", hold_at_end=True), make_config(),
+                   user_themes=tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.history.last_t_mono == 129.0, "the end of the file")
+        app.redraw_now()
+        await pilot.pause()
+        events = app.query_one("#events").readout.plain
+        assert "throttled 10 s of the run, 10 s of bench" in events

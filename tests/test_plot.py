@@ -6,7 +6,7 @@ import sys
 from datetime import timezone
 
 import pytest
-from test_export import BENCH, write_synthetic
+from factories import BENCH, write_synthetic
 
 from jtop_roof.model.codec import json_line, record_to_json
 from jtop_roof.model.records import Work

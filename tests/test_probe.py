@@ -18,15 +18,10 @@ import pytest
 
 from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.records import Clocked, CpuCore, Gpu, Rail, Sample
-from jtop_roof.probe import probe as probe_mod
-from jtop_roof.probe.probe import (
-    ProbeSizes,
-    default_probe_path,
-    pick_backend,
-    run_probe,
-    save_probe,
-    summary_lines,
-)
+from jtop_roof.probe import ProbeSizes, default_probe_path, run_probe, save_probe, summary_lines
+from jtop_roof.probe import run as probe_run
+from jtop_roof.probe.backends import Kernel, pick_backend
+from jtop_roof.probe.sampler import SourceSampler
 from jtop_roof.roofline.measured import Probe, ProbeError, load_probe, parse_probe
 from jtop_roof.sources.base import Source
 
@@ -90,7 +85,7 @@ def result() -> dict[str, Any]:
 
 
 def test_import_is_light():
-    code = ("import sys, jtop_roof.probe.probe\n"
+    code = ("import sys, jtop_roof.probe\n"
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
             "('textual', 'textual_plotext', 'plotext', 'torch', 'cupy'))\n"
             "print(','.join(bad))\n")
@@ -219,15 +214,15 @@ def test_backends():
 
 def test_best_run_clock_is_used_for_per_mhz():
     # Runs at different clocks (a power-capped GEMM): per MHz takes the clock of the best run.
-    sampler = probe_mod._Sampler(FakeSource())
+    sampler = SourceSampler(FakeSource())
 
     def at(t: float, mhz: int) -> tuple[float, Sample]:
         return t, Sample(gpu=Gpu(99.0, (mhz,)))
 
     sampler._samples.extend([at(0.5, 1900), at(1.5, 1500), at(2.5, 1200)])
-    kernel = probe_mod._Kernel(lambda: None, work=1e12, size=8192)
+    kernel = Kernel(lambda: None, work=1e12, size=8192)
     runs = [(0.0, 1.0), (1.0, 1.8), (2.0, 3.0)]  # the second run is the fastest
-    entry = probe_mod._entry("compute", kernel, 1, runs, sampler, "gpu_mhz")
+    entry = probe_run._entry("compute", kernel, 1, runs, sampler, "gpu_mhz")
     assert entry["flops_per_s"] == pytest.approx(1e12 / 0.8)
     assert entry["clocks"]["gpu_mhz"] == {"mean": pytest.approx(1533.33, abs=0.01), "min": 1200.0,
                                           "max": 1900.0}
@@ -334,15 +329,15 @@ def test_round_trip(result, tmp_path):
     assert probe.backend == "numpy" and probe.device_kind == "cpu" and probe.quick is True
     copy, triad = result["bandwidth"]["copy"], result["bandwidth"]["triad"]
     assert probe.bandwidth_bytes_per_s == max(copy["bytes_per_s"], triad["bytes_per_s"])
-    assert probe.peak_flops("fp32") == result["compute"]["fp32"]["flops_per_s"]
-    assert probe.peak_flops("bf16_tensor") is None
+    assert probe.compute["fp32"].value == result["compute"]["fp32"]["flops_per_s"]
+    assert "bf16_tensor" not in probe.compute
     best = probe.best_bandwidth
     assert best is not None and best.clock == "emc" and best.emc_mhz is not None and best.emc_mhz.mean == 3199
     # the roof follows the clocks: at half the EMC clock, half the bandwidth
-    assert probe.bandwidth_at(1599.5) == pytest.approx(probe.bandwidth_bytes_per_s / 2)
-    assert probe.flops_at("fp32", 1000) is None  # numpy's figure is per CPU MHz, not per GPU MHz
+    assert best.at(1599.5, "emc") == pytest.approx(probe.bandwidth_bytes_per_s / 2)
+    assert probe.compute["fp32"].at(1000, "gpu") is None  # numpy's figure is per CPU MHz, not per GPU MHz
     assert probe.compute["fp32"].clock == "cpu" and probe.compute["fp32"].at(864) == pytest.approx(
-        probe.peak_flops("fp32") / 2)
+        probe.compute["fp32"].value / 2)
     assert probe.summary().startswith("measured (numpy on ")
     with pytest.raises(AttributeError):
         probe.device = "x"  # type: ignore[misc]
@@ -371,8 +366,8 @@ def _minimal() -> dict[str, Any]:
 
 def test_parse_minimal_h200_like():
     probe = parse_probe(_minimal())
-    assert probe.bandwidth_at(3201) == pytest.approx(4.26e12)
-    assert probe.flops_at("bf16_tensor", 1980) == pytest.approx(6.6e14 / 1490 * 1980)
+    assert probe.bandwidth["copy"].at(3201, "emc") == pytest.approx(4.26e12)
+    assert probe.compute["bf16_tensor"].at(1980, "gpu") == pytest.approx(6.6e14 / 1490 * 1980)
     assert probe.compute["bf16_tensor"].gpu_mhz.max == 1905
 
 

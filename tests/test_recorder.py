@@ -267,18 +267,16 @@ def test_close_is_idempotent_and_later_writes_are_dropped(tmp_path: Path) -> Non
     assert path.read_bytes() == before
 
 
-def test_write_marker_stamps_with_the_recorder_clocks(tmp_path: Path) -> None:
+def test_before_any_sample_now_is_the_recorder_clocks_and_markers_round_trip(tmp_path: Path) -> None:
     path = tmp_path / "rec.jsonl"
     wall, mono = FakeClock(5000.0), FakeClock(50.0)
     with Recorder(path, HEADER, wall=wall, mono=mono) as rec:
         wall.now, mono.now = 5003.0, 53.0
-        start = rec.write_marker("phase_start", "prefill", origin="script")
-        end = rec.write_marker("phase_end", t_wall=1.0, t_mono=2.0)
+        assert rec.stream_now() == (5003.0, 53.0)
+        start = Marker("phase_start", "prefill", *rec.stream_now(), "script")  # as a monitor marks
+        end = Marker("phase_end", None, 1.0, 2.0, "key")
+        assert rec.write(start) and rec.write(end)
         note = rec.write_event("note", "hello")
-        with pytest.raises(ValueError, match="phase_start"):
-            rec.write_marker("phase_middle", "x")
-    assert start == Marker("phase_start", "prefill", 5003.0, 53.0, "script")
-    assert end == Marker("phase_end", None, 1.0, 2.0, "key")
     assert note == Event("note", "hello", 5003.0, 53.0)
     assert [record_from_json(o) for o in objects_of(path)[1:]] == [start, end, note]
 
@@ -293,7 +291,7 @@ def test_concurrent_writers_never_interleave_lines(tmp_path: Path) -> None:
 
         def markers(name: str) -> None:
             for n in range(per_thread):
-                rec.write_marker("phase_start", f"{name}{n}" * 20, origin="script")
+                rec.write(Marker("phase_start", f"{name}{n}" * 20, *rec.stream_now(), "script"))
 
         threads = [threading.Thread(target=samples), threading.Thread(target=markers, args=("a",)),
                    threading.Thread(target=markers, args=("b",))]
@@ -374,7 +372,7 @@ def test_stalled_stream_is_still_synced_within_the_interval(
     monkeypatch.setattr(recorder_module.os, "fsync", fsync)
     clock = FakeClock(0.0)
     with Recorder(tmp_path / "rec.jsonl", HEADER, fsync_every_s=0.01, mono=clock) as rec:
-        rec.write_marker("phase_start", "stall")  # not due yet on the frozen clock: not synced
+        rec.write_event("note", "stall")  # not due yet on the frozen clock: not synced
         fsync.called.clear()
         synced_before = len(fsync.fds)
         clock.now = 1.0  # time passes and no further write comes
@@ -565,9 +563,9 @@ def test_markers_follow_the_stream_timeline_of_a_replay(tmp_path: Path) -> None:
     with Recorder(path, HEADER, wall=wall, mono=mono) as rec:
         rec.write(sample(0))  # the replayed stream is at t_mono 0, t_wall 1000
         mono.now += 0.25
-        marker = rec.write_marker("phase_start", "during replay")
+        now = rec.stream_now()  # what a marker made now is stamped with
         event = rec.write_event("note", "noted")
-    assert (marker.t_wall, marker.t_mono) == (1000.25, 0.25)
+    assert now == (1000.25, 0.25)
     assert (event.t_wall, event.t_mono) == (1000.25, 0.25)
 
 

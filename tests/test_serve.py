@@ -14,7 +14,7 @@ from datetime import timezone
 from pathlib import Path
 
 import pytest
-from test_export import HELD, STEP, synthetic_sample
+from factories import HELD, STEP, synthetic_sample
 from tui_support import ScriptedSource
 
 from jtop_roof.model.records import Marker, Sample
@@ -286,7 +286,7 @@ sys.exit(run_serve(src, Config(), port=0, on_ready=lambda s: print(s.address[1],
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_replay_keeps_serving_after_its_end_until_a_signal(tmp_path, signum):
-    from test_export import write_synthetic
+    from factories import write_synthetic
 
     from jtop_roof.outputs.compare import file_report
 
@@ -314,7 +314,7 @@ def test_a_replay_keeps_serving_after_its_end_until_a_signal(tmp_path, signum):
 
 
 def test_serve_takes_prometheus_with_or_without_an_address():
-    from jtop_roof.commands.cli import build_parser
+    from jtop_roof.commands.main import build_parser
 
     parser = build_parser()
     assert parser.parse_args(["serve", "--prometheus"]).listen is None  # loopback, the default port

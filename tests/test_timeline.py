@@ -10,7 +10,6 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from jtop_roof.model.records import Sample
 from jtop_roof.model.timeline import Timeline, local_tz_name, parse_tz
 
 UTC = timezone.utc
@@ -21,12 +20,7 @@ def utc_epoch(*fields: int) -> float:
 
 
 def run(timeline: Timeline, stamps: list[str | None]) -> list[tuple[float | None, float]]:
-    out = []
-    for stamp in stamps:
-        sample = Sample(stamp=stamp)
-        timeline.assign(sample)
-        out.append((sample.t_wall, sample.t_mono))
-    return out
+    return [timeline.place(stamp) for stamp in stamps]
 
 
 # --- parse_tz / local_tz_name -----------------------------------------------------------------------
@@ -129,14 +123,6 @@ def test_without_stamps_t_mono_is_index_times_interval():
     assert run(tl, [None, None, None]) == [(None, 0.0), (None, 0.25), (None, 0.5)]
 
 
-def test_non_samples_are_left_alone_and_do_not_count():
-    tl = Timeline(UTC, 1.0)
-    header = Sample(is_sample=False, raw="Tue Jan 26 18:22:31 UTC 2021")
-    tl.assign(header)
-    assert header.t_wall is None and header.t_mono is None
-    assert run(tl, [None, None]) == [(None, 0.0), (None, 1.0)]
-
-
 def test_gaps_are_kept():
     tl = Timeline(UTC, 1.0)
     got = run(tl, ["10-04-2024 17:51:16", "10-04-2024 17:51:17", "10-04-2024 17:51:24"])
@@ -234,17 +220,13 @@ def test_a_day_of_distinct_stamps_is_converted_exactly():
 def test_a_partial_first_second_takes_the_last_slots_of_it():
     """The log started at .7 of its first second: its 3 lines of that stamp go at .7, .8, .9."""
     timeline = Timeline(timezone.utc, 0.1, first_group_lines=3)
-    walls = []
-    for stamp in ("01-01-2026 00:00:00",) * 3 + ("01-01-2026 00:00:01",) * 2:
-        sample = Sample(stamp=stamp)
-        timeline.assign(sample)
-        walls.append(sample.t_wall)
+    stamps = ("01-01-2026 00:00:00",) * 3 + ("01-01-2026 00:00:01",) * 2
+    walls = [wall for wall, _ in run(timeline, list(stamps))]
     start = datetime(2026, 1, 1, tzinfo=timezone.utc).timestamp()
     assert walls == pytest.approx([start + 0.7, start + 0.8, start + 0.9, start + 1.0, start + 1.1])
 
 
 def test_a_one_hertz_log_keeps_its_first_line_at_its_stamp():
     timeline = Timeline(timezone.utc, 1.0, first_group_lines=1)
-    sample = Sample(stamp="01-01-2026 00:00:00")
-    timeline.assign(sample)
-    assert sample.t_wall == datetime(2026, 1, 1, tzinfo=timezone.utc).timestamp() and sample.t_mono == 0.0
+    start = datetime(2026, 1, 1, tzinfo=timezone.utc).timestamp()
+    assert timeline.place("01-01-2026 00:00:00") == (start, 0.0)

@@ -26,7 +26,6 @@ from jtop_roof.formats.trtexec import (
     parse_trtexec,
     parse_trtexec_runs,
     read_trtexec,
-    read_trtexec_runs,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -205,7 +204,7 @@ def test_unreadable_files_are_one_line(tmp_path):
     binary = tmp_path / "binary.log"
     binary.write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(TrtexecError, match="not UTF-8"):
-        read_trtexec_runs(binary)
+        read_trtexec(binary)
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     with pytest.raises(TrtexecError, match="not a regular file"):
@@ -224,7 +223,7 @@ def test_module_imports_no_ui():
 @pytest.mark.parametrize("path", ALL_LOGS, ids=lambda p: p.name)
 def test_every_shared_log(path):
     text = path.read_text()
-    runs = [r for r in read_trtexec_runs(path, UTC) if r.iterations is not None]
+    runs = [r for r in parse_trtexec_runs(text, UTC) if r.iterations is not None]
     # Independent reads of what each run printed.
     traces = re.findall(r"^\[([\d/:-]+)\] \[I\] Timing trace has (\d+) queries over ([\d.]+) s", text, re.M)
     walltimes = re.findall(r"^\[([\d/:-]+)\] \[I\] (?:Total Host Walltime|walltime): ([\d.]+) s", text, re.M)

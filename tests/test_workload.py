@@ -50,7 +50,6 @@ def test_macs_are_doubled_and_a_bytes_range_gives_an_intensity_interval(tmp_path
         bytes_per_iter_low=2.6e7, bytes_per_iter_high=1.2e8,
         notes="weights + I/O (low)\nevery tensor unfused (high)",
     )
-    assert w.is_interval
     assert w.intensity_low == pytest.approx(8.2e9 / 1.2e8)
     assert w.intensity_high == pytest.approx(8.2e9 / 2.6e7)
 
@@ -60,7 +59,7 @@ def test_flops_and_a_single_bytes_figure(tmp_path):
     spec = "name: gemm\nprecision: BF16\nflops_per_iter: 8.2e9\nbytes_per_iter: 4e+6\n"
     w = load_workload(write(tmp_path, spec))
     assert w.flops_per_iter == 8.2e9 and w.counted_as == "flops" and w.precision == "bf16_tensor"
-    assert w.bytes_per_iter_low == w.bytes_per_iter_high == 4e6 and not w.is_interval
+    assert w.bytes_per_iter_low == w.bytes_per_iter_high == 4e6
     assert w.intensity_low == w.intensity_high == pytest.approx(2050.0)
 
 

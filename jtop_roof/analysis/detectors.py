@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 
 from jtop_roof.analysis.pipeline import StreamContext
 from jtop_roof.model.records import Event, Record, Sample
+from jtop_roof.model.settings import DetectorSettings
 from jtop_roof.model.thermal import is_placeholder
-from jtop_roof.runtime.config import DetectorSettings
 
 #: The kinds of event detectors make; a recording's own are dropped on replay (recomputed instead).
 DETECTOR_KINDS = ("throttle", "mode_cap")

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from jtop_roof.model.codec import MAX_NAMED
 from jtop_roof.model.records import auto_phase_name
+from jtop_roof.model.timeline import max_step_for
 
 #: Event kinds that break the stream: no energy is integrated across them.
 BREAK_EVENTS = ("gap", "source_restart", "source_error", "seek")
@@ -31,11 +32,6 @@ RESUME_ORIGIN = "resume"
 #: while the command marks nothing. A phase the command (or the user) starts replaces it: the open
 #: command phase is dropped, its samples stay in the whole run, and it is not counted in ``phase N``.
 COMMAND_ORIGIN = "run"
-
-
-def max_step_for(interval_s: float) -> float:
-    """The longest step between samples that is still integrated: max(5 s, 10 intervals)."""
-    return max(5.0, 10.0 * interval_s)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,12 +2,16 @@
 
 Records (samples, markers, events) enter in stream order through ``Pipeline.ingest`` and the
 pipeline owns what follows from them: the display history, the phases and their energy (the
-ledger), the detector events, and, through ``RecordingSink``, the recording. Each consumer feeds
-the same way, so a number can never differ between them for the same samples.
+ledger), the detector events (``ClockEvents``), and the derived numbers, each one query: the
+throttled time of a span, a phase's roof placement, the "now" of a marker. Consumers listen
+through ``Pipeline.subscribe`` (the recording, the Prometheus metrics) and ask the queries; none
+recomputes a number, so they can never differ for the same samples. ``runtime`` builds every
+pipeline and runs the one pump loop that feeds it.
 
-Threads: a source runs in a worker thread that writes each record to the sink at once (so what
-was measured is on disk even if the screen stalls); the analysis (``ingest``) runs in whichever
-thread owns the pipeline: the TUI's event loop, or the headless loop itself.
+Threads: a source runs in a worker thread that writes each stream record to the sink at once
+(write-ahead: what was measured is on disk even if the screen stalls); the analysis (``ingest``)
+and the subscribers run in whichever thread owns the pipeline: the TUI's event loop, or the
+headless loop itself.
 
 Replay: the ledger is built once from the whole file (``load_ledger``), so seeks move only the
 display history and never wipe or double a joule. A marker made while replaying rebuilds the
@@ -21,17 +25,21 @@ Nothing here imports Textual.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from jtop_roof.analysis.clock_events import ClockEvents
 from jtop_roof.analysis.history import History
-from jtop_roof.analysis.ledger import BREAK_EVENTS, RESUME_ORIGIN, EnergyLedger
+from jtop_roof.analysis.ledger import BREAK_EVENTS, RESUME_ORIGIN, EnergyLedger, SpanStats
+from jtop_roof.analysis.verdict import Placement, place
 from jtop_roof.formats.recorder import Recorder
 from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.records import MARKER_KINDS, Event, Marker, Record, Sample, Work
 from jtop_roof.roofline.board import Board, resolve_board
 from jtop_roof.roofline.devices import Device
+from jtop_roof.roofline.workload import Workload
 
 #: Non-sample records a replay's sink remembers having written (markers and events of a replay
 #: come again after a seek back; each is written once). Bounded: the oldest are forgotten.
@@ -65,8 +73,25 @@ class Detector(Protocol):
         ...
 
 
+class Subscriber(Protocol):
+    """Listens to what a pipeline analysed: the recording, the Prometheus metrics."""
+
+    def on_record(self, record: Record, *, made_here: bool) -> None:
+        """A record just analysed, in stream order: from the stream, or ``made_here`` (a detector's
+        event, a marker or work of this session). May raise OSError (a file that cannot be
+        written): the pipeline hands it to whoever made the record."""
+        ...
+
+    def on_finish(self) -> None:
+        """The stream ended; the detectors' last events came before this."""
+        ...
+
+
 class RecordingSink:
     """The recording the worker and the UI both write to; swapped and closed under a lock.
+
+    Stream records are written by the pump before they are analysed (write-ahead); as the
+    pipeline's subscriber it writes what the pipeline made (markers, work, detector events).
 
     With ``forward_only`` (replays), a record read from the file is written only the first time the
     stream passes it: samples only when their stream time moves forward, markers and events once
@@ -120,6 +145,13 @@ class RecordingSink:
                 return
             self._recorder.write(record)
 
+    def on_record(self, record: Record, *, made_here: bool) -> None:
+        if made_here:
+            self.write(record, from_stream=False)
+
+    def on_finish(self) -> None:
+        """Closing is the owner's: a replay's recording outlives the stream's end."""
+
     def _first_pass(self, record: Record) -> bool:
         if isinstance(record, Sample):
             if record.t_mono is None:
@@ -156,9 +188,14 @@ class Pipeline:
         devices: Mapping[str, Device] | None = None,
         device_id: str | None = None,
         power_mode: str | None = None,
+        replayed: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         """``devices``: the device database (with the config's entries); ``device_id`` and
-        ``power_mode``: what the user said (``--device``, ``--power-mode``) over what the source says."""
+        ``power_mode``: what the user said (``--device``, ``--power-mode``) over what the source says.
+        ``replayed``: the stream is a file played back (a marker made now sits at the newest
+        sample); else it is live (a marker moves on from it by ``clock``'s time)."""
         self._history_s = history_s
         self.interval_s = interval_s
         self.history = History.for_duration(history_s, interval_s)
@@ -166,6 +203,12 @@ class Pipeline:
         self.info = info if info is not None else SourceInfo("unknown")
         self.sink = sink if sink is not None else RecordingSink()
         self.detectors = list(detectors)
+        self.clock_events = ClockEvents()
+        self._subscribers: list[Subscriber] = [self.sink]
+        self._replayed = replayed
+        self._clock = clock
+        self._wall_clock = wall_clock
+        self._anchor: tuple[float | None, float, float] | None = None  # newest sample's times, our clock
         #: Bumped when the ledger changes (a pane shows phases and energy from it).
         self.ledger_version = 0
         self._ledger_from_file: Callable[[Sequence[Marker | Work]], EnergyLedger] | None = None
@@ -179,6 +222,10 @@ class Pipeline:
         self._info_version = 0
 
     # ------------------------------------------------------------------------------ setup
+
+    def subscribe(self, subscriber: Subscriber) -> None:
+        """``subscriber`` hears every record analysed from now on, and the stream's end."""
+        self._subscribers.append(subscriber)
 
     def describe(self, info: SourceInfo) -> None:
         """The source described itself: keep it, and size history for the stream's own interval
@@ -232,24 +279,28 @@ class Pipeline:
 
     def ingest(self, record: Record) -> list[Event]:
         """One record from the stream, in order; returns the events detectors made of it (they
-        are ingested and written to the recording too). A detector's event read back from a
-        recording is dropped: the detectors make it again from the samples."""
+        are ingested, and heard by the subscribers, the recording among them, before the record).
+        A detector's event read back from a recording is dropped: the detectors make it again
+        from the samples."""
         if self.detectors and _made_by_detector(record):
             return []
         self._analyse(record)
-        if not self.detectors:
-            return []
-        context = self.context
-        found = [event for detector in self.detectors for event in detector.observe(record, context)]
-        self._keep(found)
+        found: list[Event] = []
+        if self.detectors:
+            context = self.context
+            found = [event for detector in self.detectors for event in detector.observe(record, context)]
+            self._keep(found)  # they end at an earlier sample: heard first
+        self._publish(record, made_here=False)
         return found
 
     def finish(self) -> list[Event]:
         """The stream ended (stop, end of file): the detectors close what is open, and those
-        events are kept and recorded like the others."""
+        events are kept and recorded like the others; then the subscribers hear the end."""
         context = self.context
         found = [event for detector in self.detectors for event in detector.finish(context)]
         self._keep(found)
+        for subscriber in self._subscribers:
+            subscriber.on_finish()
         return found
 
     def active_events(self) -> list[Event]:
@@ -258,12 +309,21 @@ class Pipeline:
         return [event for detector in self.detectors for event in detector.active(context)]
 
     def _keep(self, events: list[Event]) -> None:
+        self.clock_events.add(events)
         for event in events:
-            try:
-                self.write(event, from_stream=False)
-            except OSError:
-                pass  # the next stream record meets the same error and stops the recording
             self._analyse(event)
+            # An error here: the next stream record meets the same one and stops the recording.
+            self._publish(event, made_here=True)
+
+    def _publish(self, record: Record, *, made_here: bool) -> OSError | None:
+        """Tell every subscriber; the first write error is returned, the others still hear it."""
+        error: OSError | None = None
+        for subscriber in self._subscribers:
+            try:
+                subscriber.on_record(record, made_here=made_here)
+            except OSError as exc:
+                error = error or exc
+        return error
 
     def write(self, record: Record, *, from_stream: bool = True) -> None:
         """To the recording, if any. Raises OSError (the caller decides how to stop)."""
@@ -284,12 +344,8 @@ class Pipeline:
         if kind == "phase_start" and not name:
             name = self.ledger.next_auto_name
         marker = Marker(kind, name if kind == "phase_start" else None, t_wall, t_mono, origin)
-        error: OSError | None = None
-        try:
-            self.write(marker, from_stream=False)
-        except OSError as exc:
-            error = exc
         self._analyse(marker, session=True)
+        error = self._publish(marker, made_here=True)
         if marker.t_mono is not None:
             self._session_markers.append(marker)
             if self._ledger_from_file is not None:
@@ -302,12 +358,8 @@ class Pipeline:
         """Work a script reported (the reporting hook), stamped now: added to the running phase
         and the run, and written as a ``work`` record. Returns it and the write error, if any."""
         report = Work(iterations, flops, bytes_, precision, t_wall, t_mono)
-        error: OSError | None = None
-        try:
-            self.write(report, from_stream=False)
-        except OSError as exc:
-            error = exc
         self._analyse(report, session=True)
+        error = self._publish(report, made_here=True)
         if report.t_mono is not None:
             self._session_markers.append(report)
             if self._ledger_from_file is not None:
@@ -339,6 +391,31 @@ class Pipeline:
         """The phase open at the newest record shown ('' for an unnamed one), else None."""
         return self.history.current_phase
 
+    # ---------------------------------------------------------------------- derived numbers
+
+    def now(self) -> tuple[float | None, float | None]:
+        """(t_wall, t_mono) of a marker made now: the newest sample's, moved on by the time since
+        it was analysed when live (a replay's stays at its sample); our clock before any sample
+        of a live stream, nothing of a replay's."""
+        anchor = self._anchor
+        if anchor is None:
+            return (None, None) if self._replayed else (self._wall_clock(), self._clock())
+        t_wall, t_mono, seen_at = anchor
+        if self._replayed:
+            return t_wall, t_mono
+        return self._wall_clock(), t_mono + max(0.0, self._clock() - seen_at)
+
+    def throttled_s(self, span: SpanStats, unit: str | None = None) -> float:
+        """Seconds of the span (first to last sample) inside a throttle of ``unit``, else of any
+        unit: the union over units, closed and open events alike."""
+        return self.clock_events.seconds(span.first_mono, span.last_mono, self.active_events(), unit=unit)
+
+    def placement(self, span: SpanStats, workload: Workload | None) -> Placement:
+        """The span on the roof: achieved rates, intensity, efficiency and the verdict (clock-bound
+        where the bounding unit throttled during it)."""
+        throttled = self.clock_events.units_touching(span.first_mono, span.last_mono, self.active_events())
+        return place(span, self.board, throttled, workload)
+
     # ---------------------------------------------------------------------------- internals
 
     def _analyse(self, record: Record, *, session: bool = False) -> None:
@@ -349,6 +426,7 @@ class Pipeline:
             self.history.append(record)
             t_mono = self.history.last_t_mono
             assert t_mono is not None
+            self._anchor = (record.t_wall, t_mono, self._clock())
             if live_ledger:
                 total = record.power_total
                 self.ledger.add_sample(
@@ -376,6 +454,7 @@ class Pipeline:
                 # The replay refills history from the file; this session's markers come back as
                 # the stream passes them. The ledger is not touched (it never counts twice).
                 self.history.clear()
+                self._anchor = None
                 self._redisplay = sorted((m for m in self._session_markers if isinstance(m, Marker)),
                                          key=lambda m: m.t_mono or 0.0)
             elif live_ledger and record.kind in BREAK_EVENTS:

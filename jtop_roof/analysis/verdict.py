@@ -13,11 +13,10 @@ Nothing here imports Textual.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from jtop_roof.analysis.ledger import SpanStats
-from jtop_roof.model.records import Event
 from jtop_roof.roofline.board import Board
 from jtop_roof.roofline.ceilings import Ceilings, ceilings, max_ceilings
 from jtop_roof.roofline.workload import Workload
@@ -48,9 +47,10 @@ def precision_key(name: str | None) -> str | None:
     return None if name is None else PRECISION_KEYS.get(name.strip().lower())
 
 
-def place(span: SpanStats, board: Board, events: Sequence[Event] = (),
+def place(span: SpanStats, board: Board, throttled_units: Collection[str] = frozenset(),
           workload: Workload | None = None) -> Placement:
-    """Where ``span`` sits on the roof of ``board`` (see the module docstring). ``workload``: the
+    """Where ``span`` sits on the roof of ``board`` (see the module docstring). ``throttled_units``:
+    the units that throttled during the span (``Pipeline.placement`` asks ``ClockEvents``). ``workload``: the
     spec's FLOPs and bytes per iteration, for iterations reported without them (trtexec); where
     its bytes are a range, the placement uses their geometric middle."""
     duration = span.duration_s
@@ -89,7 +89,7 @@ def place(span: SpanStats, board: Board, events: Sequence[Event] = (),
         # FLOPs without bytes: the intensity is unknown; only the compute roof can judge it.
         memory_bound = False
     verdict = "memory-bound" if memory_bound else "compute-bound"
-    if _throttled(span, events, "emc" if memory_bound else "gpu"):
+    if ("emc" if memory_bound else "gpu") in throttled_units:
         verdict = "clock-bound"
     return Placement(verdict, precision, achieved, moved, intensity,
                      _efficiency(now, precision, achieved, moved, intensity, memory_bound),
@@ -112,10 +112,3 @@ def _efficiency(roof: Ceilings, precision: str, achieved: float | None, moved: f
     peak = roof.peak_flops_per_s[precision]
     attainable = peak if intensity is None else min(peak, roof.bandwidth_bytes_per_s * intensity)
     return achieved / attainable
-
-
-def _throttled(span: SpanStats, events: Sequence[Event], unit: str) -> bool:
-    if span.first_mono is None or span.last_mono is None:
-        return False
-    return any(e.kind == "throttle" and e.unit == unit and e.start_mono is not None and e.t_mono is not None
-               and e.start_mono <= span.last_mono and e.t_mono >= span.first_mono for e in events)

@@ -1,1 +1,2 @@
-"""The command line: one module per command and the table that names them."""
+"""The command line: one module per command, each exposing ``COMMAND`` (``base.Command``); ``main``
+lists them in one table, builds the parser from it and runs the one asked for."""

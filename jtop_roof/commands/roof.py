@@ -1,26 +1,26 @@
-"""The ``devices`` and ``roof`` commands as plain functions: text in, text out, no argument parsing.
+"""``jroof-tui roof``: a device's roofline ceilings at given clocks; and the text of ``roof`` and
+``devices`` as plain functions: text in, text out, no argument parsing.
 
-Both take the loaded database (packaged entries plus the config's ``devices:``) so that the CLI owns
-config loading and printing; an unknown device or mode raises ``DeviceError`` with one line that says
-how to add it.
+Both take the loaded database (packaged entries plus the config's ``devices:``) so that the command
+owns config loading and printing; an unknown device or mode raises ``DeviceError`` with one line that
+says how to add it. The roofline modules are imported when a command runs: every command imports
+this module, and the device database's YAML must not slow ``parse`` or ``mark``.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
+from jtop_roof.commands.base import Command, warn
 from jtop_roof.model.metrics import fmt_si_unit
-from jtop_roof.roofline.ceilings import (
-    ceilings,
-    max_ceilings,
-    max_clocks,
-    missing_reason,
-    roof_fraction,
-    to_json,
-)
-from jtop_roof.roofline.devices import PRECISIONS, Device, DeviceError, PowerMode, find_mode
+from jtop_roof.runtime.config import Config
+
+if TYPE_CHECKING:
+    from jtop_roof.roofline.devices import Device, PowerMode
 
 _ADD_DEVICE = (
     "add it in your config under a `devices:` key (id -> name, sms, flop_per_clk_per_sm, max_gpu_mhz, "
@@ -62,6 +62,8 @@ def _clock(
     flag: str, given: float | None, top: float | None, scope: str, device: Device, warnings: list[str]
 ) -> float:
     """The clock to use: as given (warned above the maximum), else the maximum."""
+    from jtop_roof.roofline.devices import DeviceError
+
     if given is None:
         if top is None:
             what = flag[2:5].upper()
@@ -75,6 +77,8 @@ def _clock(
 
 
 def _mode(device: Device, power_mode: str | None) -> PowerMode | None:
+    from jtop_roof.roofline.devices import DeviceError, find_mode
+
     if power_mode is None:
         return None
     mode = find_mode(device, power_mode)
@@ -97,6 +101,16 @@ def cmd_roof(
     as_json: bool,
 ) -> tuple[str, list[str]]:
     """(stdout text, stderr warnings) for ``roof``: the ceilings at the given clocks, else the maxima."""
+    from jtop_roof.roofline.ceilings import (
+        ceilings,
+        max_ceilings,
+        max_clocks,
+        missing_reason,
+        roof_fraction,
+        to_json,
+    )
+    from jtop_roof.roofline.devices import PRECISIONS, DeviceError
+
     device = db.get(device_id)
     if device is None:
         raise DeviceError(f"unknown device {device_id!r} (`jroof-tui devices` lists the ids); {_ADD_DEVICE}")
@@ -138,3 +152,35 @@ def cmd_roof(
             f"(compute {compute:.0%}, bandwidth {bandwidth:.0%})"
         )
     return "\n".join(lines), warnings
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--device", metavar="ID", required=True, help="device-database id")
+    parser.add_argument("--gpu-mhz", metavar="F", type=float, dest="gpu_mhz", default=None)
+    parser.add_argument("--emc-mhz", metavar="F", type=float, dest="emc_mhz", default=None,
+                        help="memory clock (tegrastats' EMC_FREQ; NVML's memory clock on a dGPU)")
+    parser.add_argument("--power-mode", metavar="NAME", dest="power_mode", default=None)
+    parser.add_argument("--json", action="store_true", help="JSON with the documented keys")
+    parser.add_argument("--config", metavar="PATH", default=argparse.SUPPRESS, help="config file")
+
+
+def run(args: argparse.Namespace, config: Config) -> int:
+    from jtop_roof.roofline.devices import load_devices
+
+    db = load_devices(config.devices)
+    text, warnings = cmd_roof(db, args.device, args.gpu_mhz, args.emc_mhz, args.power_mode, args.json)
+    for warning in warnings:
+        warn(warning)
+    print(text)
+    return 0
+
+
+COMMAND = Command(
+    name="roof",
+    help="the roofline ceilings of a device at given clocks",
+    description="Peak FLOP/s per precision, memory bandwidth and ridge points at the given clocks "
+    "(default: the power mode's maximum, else the device's).",
+    epilog="example: jroof-tui roof --device orin-nano-8gb-super --gpu-mhz 612 --emc-mhz 2133",
+    add_arguments=add_arguments,
+    run=run,
+)

@@ -38,6 +38,7 @@ from typing import Any, BinaryIO, Generic, TypeVar
 from jtop_roof.formats.jsonout import line_json, parse_line_json
 from jtop_roof.formats.parser import parse_line, stamp_of
 from jtop_roof.model.codec import Tally, record_from_json
+from jtop_roof.model.errors import UserError
 from jtop_roof.model.records import SCHEMA_VERSION, Event, Record, Sample
 from jtop_roof.model.timeline import MAX_YEAR, MIN_YEAR, Timeline, parse_tz
 
@@ -246,7 +247,7 @@ def as_tz(tz: tzinfo | str | None) -> tzinfo:
     return tz if isinstance(tz, tzinfo) else parse_tz(tz)
 
 
-class RecordingError(ValueError):
+class RecordingError(UserError):
     """A recording this program must not read: a newer schema, or another program's header."""
 
 

@@ -57,6 +57,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from jtop_roof.model.errors import UserError
+
 #: An ncu export of a long session can be large; past this it is not one we read whole.
 MAX_CSV_BYTES = 512 << 20
 MAX_KERNELS = 1_000_000
@@ -84,7 +86,7 @@ _IDENTITY = frozenset({
 })
 
 
-class NcuError(ValueError):
+class NcuError(UserError):
     """An export that cannot be used; the message is one line naming the file."""
 
 
@@ -122,12 +124,6 @@ class Kernel:
         if self.flops is None or not self.dram_bytes:
             return None
         return self.flops / self.dram_bytes
-
-    @property
-    def dram_bytes_per_s(self) -> float | None:
-        if self.dram_bytes is None or not self.duration_s:
-            return None
-        return self.dram_bytes / self.duration_s
 
 
 # -- units -------------------------------------------------------------------------------------------
@@ -482,11 +478,6 @@ def parse_ncu_lines(lines: Iterable[str], where: str = "ncu export") -> tuple[Ke
     if not kernels:
         raise NcuError(f"{where}: no kernels in the export")
     return kernels
-
-
-def parse_ncu_csv(text: str, where: str = "ncu export") -> tuple[Kernel, ...]:
-    """Kernels of an ``ncu --csv`` export held in a string."""
-    return parse_ncu_lines(text.splitlines(keepends=True), where)
 
 
 def read_ncu_csv(path: str | Path) -> tuple[Kernel, ...]:

@@ -34,7 +34,7 @@ from typing import Any
 
 import jtop_roof
 from jtop_roof.model.codec import json_line, record_to_json
-from jtop_roof.model.records import MARKER_KINDS, SCHEMA_VERSION, Event, Marker, Record, Sample
+from jtop_roof.model.records import SCHEMA_VERSION, Event, Record, Sample
 
 # The first line of an existing file is read at most this far to recognise our header.
 _HEADER_PROBE_BYTES = 1 << 16
@@ -117,24 +117,6 @@ class Recorder:
             if self._mono() - self._last_sync >= self._fsync_every_s:
                 self._sync_locked()
         return True
-
-    def write_marker(
-        self,
-        kind: str,
-        name: str | None = None,
-        origin: str = "key",
-        *,
-        t_wall: float | None = None,
-        t_mono: float | None = None,
-    ) -> Marker:
-        """Record a phase boundary stamped now on the stream's timeline (or at the given times)."""
-        if kind not in MARKER_KINDS:
-            raise ValueError(f"marker kind must be one of {', '.join(MARKER_KINDS)}, not {kind!r}")
-        now_wall, now_mono = self.stream_now()
-        marker = Marker(kind, name, now_wall if t_wall is None else t_wall,
-                        now_mono if t_mono is None else t_mono, origin)
-        self.write(marker)
-        return marker
 
     def write_event(self, kind: str, detail: str) -> Event:
         """Record something about the stream itself (``note``, ``source_error``...) stamped now."""

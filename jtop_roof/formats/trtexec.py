@@ -35,13 +35,15 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from pathlib import Path
 
+from jtop_roof.formats.userfiles import read_small_file
+from jtop_roof.model.errors import UserError
+from jtop_roof.model.records import Marker, Record, Sample, Work
 from jtop_roof.model.timeline import Timeline, parse_tz
-from jtop_roof.runtime.config import read_small_file
 
 #: Phase names, in the order a run goes through them.
 BUILD, WARM_UP, TIMED = "build", "warm-up", "timed"
@@ -78,7 +80,7 @@ _CMD_MODEL = ("--onnx=", "--uff=", "--deploy=", "--model=")
 _CMD_ENGINE = ("--loadEngine=", "--saveEngine=")
 
 
-class TrtexecError(ValueError):
+class TrtexecError(UserError):
     """A trtexec log that cannot be used; the message is one line naming the file."""
 
 
@@ -438,14 +440,6 @@ def parse_trtexec(
     return timed[0]
 
 
-def read_trtexec_runs(
-    path: str | Path, tz: tzinfo | str | None = None, offset_s: float = 0.0
-) -> tuple[TrtexecRun, ...]:
-    """``parse_trtexec_runs`` over a file (a regular file of at most ``MAX_LOG_BYTES``); errors are
-    one line naming the file."""
-    return parse_trtexec_runs(_read(path), tz, offset_s)
-
-
 def kept_output(recording: str | Path) -> str | None:
     """The trtexec output that ``jroof-tui run -- trtexec ...`` kept beside this recording
     (``FILE.trtexec.log``), when there is one: ``report``, ``compare`` and the monitor's replay of
@@ -472,3 +466,61 @@ def _read(path: str | Path) -> str:
     except UnicodeDecodeError:
         raise TrtexecError(f"trtexec log {path}: not UTF-8 text") from None
     return raw
+
+
+# ---------------------------------------------------------------------------------------------
+# trtexec's run as records of the stream it ran beside
+
+
+def trtexec_records(run: TrtexecRun, wall_to_mono: float) -> list[Marker | Work]:
+    """trtexec's phases as markers and its timed iterations as a work report, on a stream whose
+    t_mono = t_wall - ``wall_to_mono`` (a replay adds them to its whole file)."""
+    extras = [_trtexec_record(extra, wall_to_mono, run) for extra in _trtexec_extras(run)]
+    return [record for record in extras if isinstance(record, (Marker, Work))]
+
+
+def _trtexec_extras(run: TrtexecRun) -> list[tuple[float, str, str | None]]:
+    extras: list[tuple[float, str, str | None]] = []
+    for phase in run.phases:
+        if phase.start_wall is not None:
+            extras.append((phase.start_wall, "start", phase.name))
+    timed = run.timed
+    if timed is not None and timed.end_wall is not None:
+        extras.append((timed.end_wall, "work", None))
+        extras.append((timed.end_wall, "end", None))
+    extras.sort(key=lambda item: item[0])
+    return extras
+
+
+def with_trtexec(records: Iterable[Record], run: TrtexecRun) -> Iterator[Record]:
+    """The stream with trtexec's phases as markers (origin ``trtexec``) and its timed iterations as
+    a work report at the timed window's end, each placed by wall time among the samples (its
+    stream time from the samples' own wall-to-stream offset)."""
+    extras = _trtexec_extras(run)
+    offset: float | None = None
+    for record in records:
+        if offset is None and isinstance(record, Sample) and record.t_wall is not None \
+                and record.t_mono is not None:
+            offset = record.t_wall - record.t_mono
+        while extras and offset is not None and record.t_wall is not None \
+                and _before(extras[0], record.t_wall):
+            yield _trtexec_record(extras.pop(0), offset, run)
+        yield record
+    for extra in extras:
+        if offset is not None:
+            yield _trtexec_record(extra, offset, run)
+
+
+def _before(extra: tuple[float, str, str | None], t_wall: float) -> bool:
+    """A phase starts before a sample at its start time; the timed window ends after one at its end
+    (the window is closed: [summary stamp - walltime, summary stamp])."""
+    wall, what, _ = extra
+    return wall <= t_wall if what == "start" else wall < t_wall
+
+
+def _trtexec_record(extra: tuple[float, str, str | None], offset: float, run: TrtexecRun) -> Record:
+    wall, what, name = extra
+    if what == "work":
+        return Work(float(run.iterations or 0), None, None, run.precision, wall, wall - offset, "trtexec")
+    kind = "phase_start" if what == "start" else "phase_end"
+    return Marker(kind, name, wall, wall - offset, "trtexec")

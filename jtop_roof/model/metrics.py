@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from datetime import datetime, tzinfo
 
-from jtop_roof.runtime.config import Thresholds
+from jtop_roof.model.settings import Thresholds
 
 # ----------------------------------------------------------------------------------- formatting
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jtop_roof.runtime.config import Thresholds
+from jtop_roof.model.settings import Thresholds
 
 #: tegrastats prints these for PMIC on TX1/TX2/Nano/Xavier: a fixed value, not a measurement.
 PMIC_PLACEHOLDERS_C = (100.0, 50.0)

@@ -36,8 +36,6 @@ from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from jtop_roof.model.records import Sample
-
 _OFFSET = re.compile(r"(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d{2}))?", re.ASCII)
 _STAMP_FORM = re.compile(r"(\d\d)-(\d\d)-(\d{4}) (\d\d):(\d\d):(\d\d)", re.ASCII)
 _MINUTE_SECOND = re.compile(r":([0-5]\d):([0-5]\d)", re.ASCII)
@@ -194,11 +192,6 @@ class Timeline:
         self._spread = spread
         return self._last_stamp_epoch + spread
 
-    def assign(self, sample: Sample) -> None:
-        """Set ``sample.t_wall`` and ``sample.t_mono``; non-sample lines are left alone."""
-        if sample.is_sample:
-            sample.t_wall, sample.t_mono = self.place(sample.stamp)
-
     def place(self, stamp: str | None) -> tuple[float | None, float]:
         """(t_wall, t_mono) of the next sample line, stamped ``stamp`` (or not)."""
         index = self._count
@@ -250,3 +243,8 @@ class Timeline:
         self._last_wall = wall if wall is not None else self._last_wall
         self._last_mono = mono
         return wall, mono
+
+
+def max_step_for(interval_s: float) -> float:
+    """The longest step between samples that is still integrated: max(5 s, 10 intervals)."""
+    return max(5.0, 10.0 * interval_s)

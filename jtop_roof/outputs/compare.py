@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from jtop_roof.formats.logfile import ReadStats, RecordingError, open_regular, read_header
+from jtop_roof.model.errors import UserError
 from jtop_roof.outputs.report import report_file
 from jtop_roof.runtime.config import Config
 
@@ -52,7 +53,7 @@ PACED_SPREAD = 0.10
 CLOCK_SPREAD = 0.15
 
 
-class CompareError(ValueError):
+class CompareError(UserError):
     """An item that cannot be compared (one line: the file and why); exit code 2."""
 
 

@@ -41,7 +41,6 @@ from __future__ import annotations
 import bisect
 import csv
 import importlib
-import io
 import os
 import re
 import sys
@@ -52,11 +51,11 @@ from typing import IO, Any
 
 from jtop_roof.formats.logfile import ReadStats, RecordingError, iter_records, open_text, read_header
 from jtop_roof.model.codec import json_line
+from jtop_roof.model.errors import UserError
 from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.records import Event, Sample
 from jtop_roof.outputs.report import run_pipeline
 from jtop_roof.runtime.config import Config
-from jtop_roof.runtime.session import pipeline_options
 
 FORMATS = ("csv", "jsonl", "parquet")
 #: Columns per family at most (a hostile file may name a new rail on every line).
@@ -67,7 +66,7 @@ TEXT_COLUMNS = ("phase", "throttle", "power_total_source")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]")
 
 
-class ExportError(ValueError):
+class ExportError(UserError):
     """A file that cannot be exported, or a format that cannot be written (one line; exit 2)."""
 
 
@@ -160,7 +159,7 @@ def scan_file(path: str, *, tz: tzinfo, interval_s: float | None = None,
         pipeline, events = run_pipeline(
             iter_records(lines(), tz=tz, interval_s=interval_s),
             stats.interval_s or interval_s or 1.0,
-            SourceInfo.from_mapping(header or {}, source="replay"), pipeline_options(config or Config()))
+            SourceInfo.from_mapping(header or {}, source="replay"), config or Config())
     except OSError as exc:
         raise ExportError(f"cannot read {path}: {exc.strerror or exc}") from None
     except RecordingError as exc:
@@ -367,11 +366,3 @@ def export_file(
         raise  # `export ... | head`: the reader left; the command line says nothing
     except OSError as exc:
         raise ExportError(f"cannot write {out or 'stdout'}: {exc.strerror or exc}") from None
-
-
-def to_text(path: str, fmt: str = "csv", *, tz: tzinfo, interval_s: float | None = None,
-            config: Config | None = None) -> str:
-    """The export as one string (csv or jsonl), for tests and small files."""
-    buffer = io.StringIO()
-    export_file(path, fmt, None, tz=tz, interval_s=interval_s, config=config, stdout=buffer)
-    return buffer.getvalue()

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from jtop_roof.model.errors import UserError
 from jtop_roof.outputs.compare import CompareError, file_report
 from jtop_roof.outputs.export import ExportError, Scan, iter_rows, scan_file
 from jtop_roof.runtime.config import Config
@@ -36,7 +37,7 @@ MAX_POINTS = 4000
 PHASE_COLOURS = ("#4c72b0", "#55a868", "#8172b2", "#ccb974", "#64b5cd", "#c44e52")
 
 
-class PlotError(ValueError):
+class PlotError(UserError):
     """matplotlib missing, or an input or output that cannot be used (one line; exit 2)."""
 
 

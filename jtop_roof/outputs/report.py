@@ -9,7 +9,8 @@ Keys (stable; later issues add to them): top level ``source``, ``whole``, ``phas
 ``name``, ``start``, ``end`` (ISO 8601 with the UTC offset in ``--tz``; null without stamps),
 ``start_s``, ``end_s`` (seconds from the run's first sample), ``duration_s``, ``samples``,
 ``gaps``, ``energy_j`` {``total``, ``rails``} and ``power_w`` {``mean``, ``peak``, ``rails``
-{NAME: {``mean``, ``peak``}}}. Nothing here imports Textual.
+{NAME: {``mean``, ``peak``}}}, ``throttled_s`` (inside a throttle of any unit: the union over
+units, never their sum). Nothing here imports Textual.
 """
 
 from __future__ import annotations
@@ -19,38 +20,34 @@ import errno
 import io
 import math
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime, tzinfo
 from typing import Any
 
 from jtop_roof.analysis.ledger import SpanStats
 from jtop_roof.analysis.pipeline import Pipeline
-from jtop_roof.analysis.verdict import place
+from jtop_roof.analysis.verdict import Placement
 from jtop_roof.formats.logfile import ReadStats, iter_records, open_text, read_header
 from jtop_roof.formats.ncu import Kernel
-from jtop_roof.formats.trtexec import TrtexecError, TrtexecRun, kept_output, read_trtexec
+from jtop_roof.formats.trtexec import TrtexecError, TrtexecRun, kept_output, read_trtexec, with_trtexec
 from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.metrics import fmt_si_unit
-from jtop_roof.model.records import Event, Marker, Record, Sample, Work
+from jtop_roof.model.records import Event, Record
 from jtop_roof.roofline.board import Board
 from jtop_roof.roofline.ceilings import ceilings, max_ceilings, max_clocks
 from jtop_roof.roofline.measured import Probe
 from jtop_roof.roofline.workload import Workload
 from jtop_roof.runtime.config import Config
-from jtop_roof.runtime.session import pipeline_options
-
-#: How much display history the report's pipeline keeps: it needs none, only the ledger.
-_HISTORY_S = 0.0
+from jtop_roof.runtime.runtime import build_pipeline, pump
 
 
 def run_pipeline(records: Iterable[Record], interval_s: float, info: SourceInfo,
-                 options: Mapping[str, Any]) -> tuple[Pipeline, list[Event]]:
-    """Feed a whole stream through a pipeline, as the monitor does, to its end; with the events
-    its detectors made."""
-    pipeline = Pipeline(history_s=_HISTORY_S, interval_s=interval_s, info=info, **options)
+                 config: Config) -> tuple[Pipeline, list[Event]]:
+    """Feed a whole stream through the runtime's pipeline and pump, as the monitor does, to its
+    end; with the events its detectors made."""
+    pipeline = build_pipeline(config, info, interval_s=interval_s)
     found: list[Event] = []
-    for record in records:
-        found += pipeline.ingest(record)
+    pump(records, pipeline.sink, lambda record: found.extend(pipeline.ingest(record)))
     found += pipeline.finish()
     return pipeline, found
 
@@ -58,7 +55,7 @@ def run_pipeline(records: Iterable[Record], interval_s: float, info: SourceInfo,
 def build_report(
     open_lines: Callable[[], Iterator[str]], *, source: dict[str, Any], tz: tzinfo,
     interval_s: float | None, stats: ReadStats | None = None, info: SourceInfo | None = None,
-    options: Mapping[str, Any] | None = None, trtexec: TrtexecRun | None = None,
+    config: Config | None = None, trtexec: TrtexecRun | None = None,
     workload: Workload | None = None, kernels: Sequence[Kernel] = (), probe: Probe | None = None,
 ) -> dict[str, Any]:
     """The report as a JSON-ready dict (``source`` is passed through as the top-level key).
@@ -77,7 +74,7 @@ def build_report(
     if trtexec is not None:
         records = with_trtexec(records, trtexec)
     pipeline, events = run_pipeline(records, stats.interval_s or interval_s or 1.0,
-                                    info or SourceInfo("replay"), options or {})
+                                    info or SourceInfo("replay"), config or Config())
     ledger, board = pipeline.ledger, pipeline.board
     whole, phases = ledger.whole, ledger.phases()
     idle_w = _idle_power_w(phases)
@@ -88,8 +85,8 @@ def build_report(
         "power_mode": board.mode_name,
         "device_note": board.problem or board.mode_note,
         "events": [event_json(event, origin, tz) for event in events],
-        "whole": span_json(whole, origin, tz, board, events, idle_w, workload),
-        "phases": [_timed_by_trtexec(span_json(phase, origin, tz, board, events, idle_w, workload), trtexec)
+        "whole": span_json(whole, origin, tz, pipeline, idle_w, workload),
+        "phases": [_timed_by_trtexec(span_json(phase, origin, tz, pipeline, idle_w, workload), trtexec)
                    for phase in phases],
         **({} if trtexec is None else {"trtexec": _trtexec_json(trtexec)}),
         **({"ncu": [kernel_json(kernel, board) for kernel in kernels]} if kernels else {}),
@@ -144,26 +141,6 @@ def _timed_by_trtexec(span: dict[str, Any], run: TrtexecRun | None) -> dict[str,
     return span
 
 
-def trtexec_records(run: TrtexecRun, wall_to_mono: float) -> list[Marker | Work]:
-    """trtexec's phases as markers and its timed iterations as a work report, on a stream whose
-    t_mono = t_wall - ``wall_to_mono`` (a replay adds them to its whole file)."""
-    extras = [_trtexec_record(extra, wall_to_mono, run) for extra in _trtexec_extras(run)]
-    return [record for record in extras if isinstance(record, (Marker, Work))]
-
-
-def _trtexec_extras(run: TrtexecRun) -> list[tuple[float, str, str | None]]:
-    extras: list[tuple[float, str, str | None]] = []
-    for phase in run.phases:
-        if phase.start_wall is not None:
-            extras.append((phase.start_wall, "start", phase.name))
-    timed = run.timed
-    if timed is not None and timed.end_wall is not None:
-        extras.append((timed.end_wall, "work", None))
-        extras.append((timed.end_wall, "end", None))
-    extras.sort(key=lambda item: item[0])
-    return extras
-
-
 def report_file(
     path: str, *, tz: tzinfo, interval_s: float | None, config: Config, stats: ReadStats | None = None,
     trtexec: TrtexecRun | None = None, workload: Workload | None = None, kernels: Sequence[Kernel] = (),
@@ -196,42 +173,8 @@ def report_file(
             source["trtexec_unread"] = str(exc)
     return build_report(lines, source=source, tz=tz, interval_s=interval_s, stats=stats,
                         info=SourceInfo.from_mapping(header or {}, source="replay"),
-                        options=pipeline_options(config), trtexec=trtexec, workload=workload,
+                        config=config, trtexec=trtexec, workload=workload,
                         kernels=kernels, probe=probe)
-
-
-def with_trtexec(records: Iterable[Record], run: TrtexecRun) -> Iterator[Record]:
-    """The stream with trtexec's phases as markers (origin ``trtexec``) and its timed iterations as
-    a work report at the timed window's end, each placed by wall time among the samples (its
-    stream time from the samples' own wall-to-stream offset)."""
-    extras = _trtexec_extras(run)
-    offset: float | None = None
-    for record in records:
-        if offset is None and isinstance(record, Sample) and record.t_wall is not None \
-                and record.t_mono is not None:
-            offset = record.t_wall - record.t_mono
-        while extras and offset is not None and record.t_wall is not None \
-                and _before(extras[0], record.t_wall):
-            yield _trtexec_record(extras.pop(0), offset, run)
-        yield record
-    for extra in extras:
-        if offset is not None:
-            yield _trtexec_record(extra, offset, run)
-
-
-def _before(extra: tuple[float, str, str | None], t_wall: float) -> bool:
-    """A phase starts before a sample at its start time; the timed window ends after one at its end
-    (the window is closed: [summary stamp - walltime, summary stamp])."""
-    wall, what, _ = extra
-    return wall <= t_wall if what == "start" else wall < t_wall
-
-
-def _trtexec_record(extra: tuple[float, str, str | None], offset: float, run: TrtexecRun) -> Record:
-    wall, what, name = extra
-    if what == "work":
-        return Work(float(run.iterations or 0), None, None, run.precision, wall, wall - offset, "trtexec")
-    kind = "phase_start" if what == "start" else "phase_end"
-    return Marker(kind, name, wall, wall - offset, "trtexec")
 
 
 def _trtexec_json(run: TrtexecRun) -> dict[str, Any]:
@@ -257,22 +200,11 @@ def event_json(event: Event, origin: float | None, tz: tzinfo) -> dict[str, Any]
     }
 
 
-def _throttled_s(span: SpanStats, events: list[Event]) -> float:
-    """Seconds of the span (first to last sample) inside a throttle event of any unit."""
-    if span.first_mono is None or span.last_mono is None:
-        return 0.0
-    total = 0.0
-    for event in events:
-        if event.kind != "throttle" or event.start_mono is None or event.t_mono is None:
-            continue
-        total += max(0.0, min(span.last_mono, event.t_mono) - max(span.first_mono, event.start_mono))
-    return total
-
-
 def span_json(
-    span: SpanStats, origin: float | None, tz: tzinfo, board: Board | None = None,
-    events: list[Event] | None = None, idle_w: float | None = None, workload: Workload | None = None,
+    span: SpanStats, origin: float | None, tz: tzinfo, pipeline: Pipeline, idle_w: float | None = None,
+    workload: Workload | None = None,
 ) -> dict[str, Any]:
+    """One span's row; its throttled time and roof placement are the pipeline's queries."""
     def offset(t: float | None) -> float | None:
         return None if t is None or origin is None else t - origin
 
@@ -292,11 +224,10 @@ def span_json(
         "open": span.is_open,
         "energy_j": {"total": span.energy_j, "rails": dict(sorted(span.rails_j.items()))},
         "power_w": {"mean": _w(span.mean_mw), "peak": _w(span.peak_mw), "rails": rails},
-        "ceilings": _ceilings(span, board),
-        "throttled_s": _throttled_s(span, events or []),
+        "ceilings": _ceilings(span, pipeline.board),
+        "throttled_s": pipeline.throttled_s(span),
         "workload": _workload(span, idle_w),
-        "roofline": (_roofline(span, board, events or [], workload)
-                     if board and span.iterations is not None else None),
+        "roofline": None if span.iterations is None else _roofline(pipeline.placement(span, workload)),
     }
 
 
@@ -335,10 +266,7 @@ def _workload(span: SpanStats, idle_w: float | None) -> dict[str, Any] | None:
     }
 
 
-def _roofline(
-    span: SpanStats, board: Board, events: list[Event], workload: Workload | None
-) -> dict[str, Any]:
-    placement = place(span, board, events, workload)
+def _roofline(placement: Placement) -> dict[str, Any]:
     return {
         "verdict": placement.verdict,
         "precision": placement.precision,
@@ -351,9 +279,9 @@ def _roofline(
     }
 
 
-def _ceilings(span: SpanStats, board: Board | None) -> dict[str, Any] | None:
+def _ceilings(span: SpanStats, board: Board) -> dict[str, Any] | None:
     """The roof at the span's mean clocks (null without a known device or without clocks)."""
-    if board is None or board.device is None:
+    if board.device is None:
         return None
     roof = ceilings(board.device, span.mean_gpu_mhz, span.mean_emc_mhz, board.mode)
     if roof is None:

@@ -61,9 +61,11 @@ from prometheus_client.registry import Collector, CollectorRegistry
 from jtop_roof import __version__
 from jtop_roof.analysis.detectors import REASON_CODES
 from jtop_roof.analysis.pipeline import Pipeline
+from jtop_roof.model.errors import UserError
 from jtop_roof.model.records import Event, Record, Sample
 from jtop_roof.runtime.config import Config
-from jtop_roof.runtime.headless import give_back_signals, take_signals
+from jtop_roof.runtime.runtime import Runtime
+from jtop_roof.runtime.signals import give_back_signals, take_signals
 from jtop_roof.sources.base import Source
 
 DEFAULT_HOST = "127.0.0.1"
@@ -77,7 +79,7 @@ MIB = 1024 * 1024
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-class ServeError(ValueError):
+class ServeError(UserError):
     """A listen address that cannot be used (one line; exit 2)."""
 
 
@@ -146,41 +148,31 @@ class Snapshot:
 
 
 class Metrics:
-    """Feeds a pipeline (in the source's thread) and renders its latest state (in any thread)."""
+    """The pipeline's latest state for ``/metrics``: a subscriber of the pipeline (it hears each
+    record in the pipeline's thread) whose snapshot is rendered in any thread."""
 
     def __init__(self, pipeline: Pipeline, *, source_kind: str, board: str | None = None) -> None:
         self.pipeline = pipeline
         self.board = board
         self._source_kind = source_kind
         self._lock = threading.Lock()
-        self._closed_s: dict[tuple[str, str], float] = {}
         self._samples = 0
         self._snapshot = Snapshot(info=self._info())
+        pipeline.subscribe(self)
 
     @property
     def snapshot(self) -> Snapshot:
         with self._lock:
             return self._snapshot
 
-    def update(self, record: Record) -> None:
-        """One record of the stream, in order (the source's thread)."""
-        closed = self.pipeline.ingest(record)
-        self._count(closed)
+    def on_record(self, record: Record, *, made_here: bool) -> None:
         if isinstance(record, Sample) and record.is_sample:
             self._samples += 1
             self._publish(record)
 
-    def finish(self) -> None:
-        """The stream ended: the detectors close what is open."""
-        self._count(self.pipeline.finish())
+    def on_finish(self) -> None:
+        """The detectors closed what was open: their time is in the last snapshot."""
         self._publish(self.snapshot.sample)
-
-    def _count(self, events: Iterable[Event]) -> None:
-        for event in events:
-            if event.unit is None or event.start_mono is None or event.t_mono is None:
-                continue
-            key = (event.unit, event.kind)
-            self._closed_s[key] = self._closed_s.get(key, 0.0) + max(0.0, event.t_mono - event.start_mono)
 
     def _info(self) -> dict[str, str]:
         board = self.pipeline.board
@@ -191,17 +183,10 @@ class Metrics:
     def _publish(self, sample: Sample | None) -> None:
         pipeline = self.pipeline
         whole = pipeline.ledger.whole
-        seconds = dict(self._closed_s)
-        active: set[tuple[str, str]] = set()
-        for event in pipeline.active_events():
-            if event.unit is None:
-                continue
-            key = (event.unit, event.kind)
-            active.update((event.unit, reason) for reason in event.reasons)
-            if event.start_mono is not None and event.t_mono is not None:
-                seconds[key] = seconds.get(key, 0.0) + max(0.0, event.t_mono - event.start_mono)
+        open_events = [event for event in pipeline.active_events() if event.unit is not None]
+        active = frozenset((event.unit or "", reason) for event in open_events for reason in event.reasons)
         snapshot = Snapshot(sample, self._samples, self._info(), whole.energy_j, dict(whole.rails_j),
-                            frozenset(active), seconds, pipeline.ledger.current_phase)
+                            active, pipeline.clock_events.totals(open_events), pipeline.ledger.current_phase)
         with self._lock:
             self._snapshot = snapshot
 
@@ -419,9 +404,9 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def start_exporter(pipeline: Pipeline, source_kind: str, listen: str, *, board: str | None = None,
-                   say: Callable[[str], None] | None = None) -> tuple[Metrics, MetricsServer]:
-    """``--prometheus=ADDR`` for the monitor and ``record``: serve ``pipeline``'s state while its
-    owner feeds it through ``Metrics.update``. Raises ServeError or OSError (one line each)."""
+                   say: Callable[[str], None] | None = None) -> MetricsServer:
+    """``--prometheus=ADDR`` for the monitor and ``record``: serve ``pipeline``'s state (the
+    metrics subscribe to it) while its owner feeds it. Raises ServeError or OSError (one line each)."""
     host, port = parse_listen(listen)
     if not is_loopback(host):
         (say or _say)(f"jroof-tui: serving metrics on {_show(host, port)}, beyond this machine: anyone who "
@@ -429,17 +414,7 @@ def start_exporter(pipeline: Pipeline, source_kind: str, listen: str, *, board: 
     metrics = Metrics(pipeline, source_kind=source_kind, board=board)
     server = MetricsServer(metrics, host, port)
     server.start()
-    return metrics, server
-
-
-def make_metrics(source: Source, config: Config, *, board: str | None = None) -> Metrics:
-    """A pipeline for ``source`` (forward only: energy from now, never a replayed file's whole)."""
-    from jtop_roof.runtime.session import pipeline_options
-
-    info = source.describe()
-    interval_s = (info.interval_ms or config.interval_ms) / 1000.0
-    pipeline = Pipeline(history_s=0.0, interval_s=interval_s, info=info, **pipeline_options(config))
-    return Metrics(pipeline, source_kind=source.kind, board=board)
+    return server
 
 
 def run_serve(
@@ -455,7 +430,10 @@ def run_serve(
     if not is_loopback(host):
         say(f"jroof-tui: serving metrics on {_show(host, port)}, beyond this machine: anyone who can reach "
             "it can read them (no authentication, no TLS)")
-    metrics = make_metrics(source, config, board=board)
+    # Forward only: energy from now, never a replayed file's whole.
+    runtime = Runtime(source, config, whole_file=False)
+    runtime.apply(runtime.describe())
+    metrics = Metrics(runtime.pipeline, source_kind=source.kind, board=board)
     try:
         server = MetricsServer(metrics, host, port)
     except OSError as exc:
@@ -466,20 +444,12 @@ def run_serve(
 
     def feed() -> None:
         last: Record | None = None
-        records = source.records()
         try:
-            for record in records:
-                if stop.is_set():
-                    break
-                last = record
-                metrics.update(record)
+            last = runtime.pump(stopped=stop.is_set)
         except Exception as exc:  # a failing source ends serving with one line
             failed.append(f"source failed: {type(exc).__name__}: {exc}")
         finally:
-            close = getattr(records, "close", None)
-            if close is not None:
-                close()
-            metrics.finish()
+            runtime.pipeline.finish()
         if isinstance(last, Event) and last.kind == "source_error" and not stop.is_set():
             failed.append(last.detail)
         if failed:

@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml  # type: ignore[import-untyped,unused-ignore]
 
+from jtop_roof.model.errors import UserError
+
 #: The precisions a roof can be drawn for, in display order.
 PRECISIONS = ("fp64", "fp32", "fp16_tensor", "bf16_tensor", "int8_tensor")
 
@@ -37,7 +39,7 @@ _MODE_KEYS = frozenset(
 _SHOWN_CHARS = 40
 
 
-class DeviceError(ValueError):
+class DeviceError(UserError):
     """A bad or unknown device entry; the message is one line naming the device and the field."""
 
 
@@ -330,14 +332,6 @@ def match_devices(
         return ()
     best = max(score for score, _ in scored)
     return tuple(device for score, device in scored if score == best)
-
-
-def find_device(
-    db: Mapping[str, Device], model_text: str, ram_total_mb: float | None = None
-) -> Device | None:
-    """The device a header ``model``, device-tree model or NVML name names, or None (unknown or ambiguous)."""
-    found = match_devices(db, model_text, ram_total_mb)
-    return found[0] if len(found) == 1 else None
 
 
 def _mode_key(name: str) -> str:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
+from jtop_roof.model.errors import UserError
+
 FORMAT = "jroof-probe"
 SCHEMA = 1
 MAX_PROBE_BYTES = 1 << 20
@@ -21,7 +23,7 @@ BANDWIDTH_KINDS = ("copy", "triad")
 _MIB = 1 << 20
 
 
-class ProbeError(ValueError):
+class ProbeError(UserError):
     """A probe that cannot run, or a probe file that cannot be used; the message is one line."""
 
 
@@ -88,19 +90,6 @@ class Probe:
     def bandwidth_bytes_per_s(self) -> float | None:
         best = self.best_bandwidth
         return None if best is None else best.value
-
-    def peak_flops(self, precision: str) -> float | None:
-        found = self.compute.get(precision)
-        return None if found is None else found.value
-
-    def bandwidth_at(self, emc_mhz: float | None) -> float | None:
-        """Measured bandwidth scaled to an EMC (memory) clock; None without a per-MHz figure."""
-        best = self.best_bandwidth
-        return None if best is None else best.at(emc_mhz, "emc")
-
-    def flops_at(self, precision: str, gpu_mhz: float | None) -> float | None:
-        found = self.compute.get(precision)
-        return None if found is None else found.at(gpu_mhz, "gpu")
 
     def summary(self) -> str:
         """One line: where the roofs come from."""

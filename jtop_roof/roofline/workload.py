@@ -17,8 +17,8 @@ FLOPs are a copy), not both. DRAM bytes are a range because TensorRT fusion puts
 between ``weights + inputs + outputs`` and every tensor unfused; the point is drawn as an interval
 ``[FLOPs / high, FLOPs / low]`` when the bounds differ.
 
-The file is hostile input: read with ``config.read_small_file`` (a regular file of at most 1 MiB)
-and ``config.load_yaml`` (safe loader, alias bombs refused); every field is checked, and every error
+The file is hostile input: read with ``userfiles.read_small_file`` (a regular file of at most 1 MiB)
+and ``userfiles.load_yaml`` (safe loader, alias bombs refused); every field is checked, and every error
 is a ``WorkloadError`` of one line naming the file and the field. This module imports no UI code.
 """
 
@@ -30,8 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jtop_roof.formats.userfiles import YamlError, load_yaml, read_small_file, shown
+from jtop_roof.model.errors import UserError
 from jtop_roof.roofline.devices import PRECISIONS
-from jtop_roof.runtime.config import YamlError, load_yaml, read_small_file, shown
 
 #: Names a spec may use for the device database's precisions. TensorRT runs fp16/bf16/int8 on the
 #: tensor cores, so the short names mean the tensor roof; write fp32 for CUDA-core work.
@@ -55,7 +56,7 @@ MAX_NOTES_CHARS = 2000
 _KEYS = ("name", "precision", "flops_per_iter", "macs_per_iter", "bytes_per_iter", "notes")
 
 
-class WorkloadError(ValueError):
+class WorkloadError(UserError):
     """A workload spec that cannot be used; the message is one line naming the file and the field."""
 
 
@@ -85,15 +86,6 @@ class Workload:
         if self.flops_per_iter is None or self.bytes_per_iter_low is None:
             return None
         return self.flops_per_iter / self.bytes_per_iter_low
-
-    @property
-    def is_interval(self) -> bool:
-        """True when the bytes are a range with different bounds (drawn as an interval)."""
-        return (
-            self.bytes_per_iter_low is not None
-            and self.bytes_per_iter_high is not None
-            and self.bytes_per_iter_low != self.bytes_per_iter_high
-        )
 
 
 @dataclass(frozen=True, slots=True)

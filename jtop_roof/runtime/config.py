@@ -5,31 +5,27 @@ The file is found via ``--config``, then ``JROOF_CONFIG``, then ``$XDG_CONFIG_HO
 ``config.example.yaml``. Errors raise ``ConfigError`` whose message names the key, gives the bounds
 and shows the value cut short; the CLI prints it on one line and exits with code 2.
 
-The file is hostile input like any other: only a regular file of at most ``MAX_FILE_BYTES`` is read
-(a FIFO, ``/dev/zero`` or a directory is refused without blocking), and a YAML document whose
-aliases would expand past ``MAX_YAML_NODES`` nodes (a "billion laughs") is refused before it is
-built. Themes read their files the same way.
+The file is hostile input like any other: it is read through ``formats.userfiles`` (a small regular
+file only, YAML alias bombs refused before they are built), as themes and workloads are.
 """
 
 from __future__ import annotations
 
-import errno
 import os
-import reprlib
 import shlex
-import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # imported where a file is read: `parse` and `--help` start without it
-    import yaml
+from jtop_roof.formats.userfiles import YamlError, load_yaml, read_small_file, shown
+from jtop_roof.model.errors import UserError
+from jtop_roof.model.settings import DetectorSettings, Thresholds
+from jtop_roof.sources.base import MAX_SPEED, MIN_SPEED
 
 SOURCES = ("auto", "tegrastats", "host", "demo")
 REPORT_FORMATS = ("md", "json", "csv")  # jroof-tui report --format
-#: Replay speeds (the speed keys step between them) and the shortest sampling interval.
-MIN_SPEED, MAX_SPEED = 0.25, 64.0
+#: The shortest sampling interval.
 MIN_INTERVAL_MS = 10
 #: Bounds of the other numbers (each one's error states them): an hour, a week, far past any use and
 #: short of what overflows a timer or makes a loop spin.
@@ -40,38 +36,8 @@ MIN_HISTORY_S = 60
 #: Tegrastats restarts: at least half a second apart (0 would restart a failing command in a loop).
 MIN_BACKOFF_S, MAX_BACKOFF_S, MAX_BACKOFF_STEPS = 0.5, 3600.0, 32
 MAX_TEMP_C, MAX_LOAD_PCT = 250.0, 100.0
-#: Config and theme files are small; anything larger is not one.
-MAX_FILE_BYTES = 1 << 20
-#: Nodes a YAML document may hold once its aliases are expanded.
-MAX_YAML_NODES = 100_000
-_SHOWN_CHARS = 60
-
-
-class ConfigError(ValueError):
+class ConfigError(UserError):
     """A bad config value; the message names the key and says what is expected."""
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    """Colour levels where the board gives no trip point (sysfs or recording header)."""
-
-    temp_warn_c: float = 70.0
-    temp_crit_c: float = 85.0
-    load_warn_pct: float = 80.0
-    load_crit_pct: float = 95.0
-
-
-@dataclass(frozen=True)
-class DetectorSettings:
-    """When a clock counts as held down (``detectors.ThrottleDetector``); these are the defaults."""
-
-    busy_pct: float = 50.0
-    below_cap_ratio: float = 0.95
-    min_duration_s: float = 2.0
-    min_samples: int = 2
-    close_after_s: float = 1.0
-    thermal_margin_c: float = 5.0
-    power_budget_ratio: float = 0.95
 
 
 #: (minimum, maximum) of each detector setting.
@@ -144,18 +110,6 @@ def default_config_path(environ: Mapping[str, str] | None = None) -> Path:
 def config_dir() -> Path:
     """The directory holding the config file and user ``themes/``."""
     return default_config_path().parent
-
-
-def shown(value: Any) -> str:
-    """``repr`` of a bad value for a one-line message: bounded work and length, whatever its size or
-    nesting (a YAML alias bomb expands to 10^9 items if printed in full)."""
-    text = _REPR.repr(value)
-    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "..."
-
-
-_REPR = reprlib.Repr()
-_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 3, _SHOWN_CHARS, _SHOWN_CHARS
-_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 4
 
 
 def _plain_number(x: float) -> str:
@@ -315,104 +269,6 @@ def _apply(config: Config, values: dict[str, Any], origin: Callable[[str], str] 
                 raise
             raise ConfigError(f"{exc} (from {origin(key)})") from None
     return replace(config, **changes)
-
-
-class YamlError(ValueError):
-    """A YAML document that cannot be used; the text reads ``" at line N: problem"`` or
-    ``": problem"``, to follow the file's name in a one-line message."""
-
-
-def yaml_error_text(exc: yaml.YAMLError) -> str:
-    """``" at line N: problem"``: where a YAML file is broken, for a one-line message."""
-    mark = getattr(exc, "problem_mark", None)
-    where = f" at line {mark.line + 1}" if mark is not None else ""
-    return f"{where}: {getattr(exc, 'problem', None) or 'invalid YAML'}"
-
-
-def _check_expanded_size(root: yaml.Node) -> None:
-    """Refuse a node graph that is recursive or that would build more than MAX_YAML_NODES objects.
-    Aliases share nodes, so sizes are summed over a memo by node: linear in the nodes composed."""
-    import yaml
-
-    sizes: dict[int, int] = {}
-    open_nodes: set[int] = set()
-    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
-    while stack:
-        node, children_done = stack.pop()
-        key = id(node)
-        if isinstance(node, yaml.MappingNode):
-            children: list[yaml.Node] = [n for pair in node.value for n in pair]
-        elif isinstance(node, yaml.SequenceNode):
-            children = list(node.value)
-        else:
-            sizes[key] = 1
-            continue
-        where = f" at line {node.start_mark.line + 1}"
-        if children_done:
-            open_nodes.discard(key)
-            sizes[key] = 1 + sum(sizes[id(child)] for child in children)
-            if sizes[key] > MAX_YAML_NODES:
-                raise YamlError(f"{where}: more than {MAX_YAML_NODES:,} values once aliases are expanded")
-        elif key in open_nodes:
-            raise YamlError(f"{where}: an alias refers to a collection that contains it")
-        elif key not in sizes:
-            open_nodes.add(key)
-            stack.append((node, True))
-            stack.extend((child, False) for child in children if id(child) not in sizes)
-
-
-def load_yaml(text: str) -> Any:
-    """``yaml.safe_load`` that refuses alias bombs and recursive aliases before building anything,
-    and turns every failure (broken syntax, an int of 5,000 digits, a 13th month, nesting deeper
-    than the interpreter's stack) into YamlError."""
-    import yaml
-
-    loader = yaml.SafeLoader(text)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        _check_expanded_size(node)
-        return loader.construct_document(node)
-    except yaml.YAMLError as exc:
-        raise YamlError(yaml_error_text(exc)) from None
-    except RecursionError:
-        raise YamlError(": nested too deeply") from None
-    except (ValueError, OverflowError, TypeError) as exc:
-        if isinstance(exc, YamlError):
-            raise
-        raise YamlError(f": a value cannot be read: {shown(str(exc))[1:-1]}") from None
-    finally:
-        loader.dispose()
-
-
-def read_small_file(path: Path, max_bytes: int = MAX_FILE_BYTES) -> str:
-    """The UTF-8 text of a regular file of at most ``max_bytes``. Opened without blocking, so a FIFO
-    without a writer, ``/dev/zero`` or a directory is refused at once instead of hanging or growing.
-    Raises OSError (``strerror`` says why) or UnicodeDecodeError."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
-    fd = os.open(path, flags)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
-            raise OSError(errno.EINVAL, kind)
-        too_big = OSError(errno.EFBIG, f"larger than {max_bytes:,} bytes")
-        if info.st_size > max_bytes:
-            raise too_big
-        chunks: list[bytes] = []
-        size = 0
-        while True:  # st_size can lie (procfs) or the file can grow: read no more than the cap
-            chunk = os.read(fd, max_bytes + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > max_bytes:
-                raise too_big
-    finally:
-        os.close(fd)
-    return b"".join(chunks).decode("utf-8")
 
 
 def read_config_file(path: Path) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jtop_roof.model.errors import UserError
 from jtop_roof.model.records import MARKER_KINDS, MAX_WORK_AMOUNT, MAX_WORK_ITERATIONS
 
 MAX_NAME_CHARS = 200
@@ -37,7 +38,7 @@ READ_TIMEOUT_S = 1.0
 MAX_CLIENTS = 32
 
 
-class ControlError(OSError):
+class ControlError(UserError, OSError):
     """The control directory is unsafe or unusable (one line for the user)."""
 
 

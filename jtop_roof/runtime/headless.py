@@ -7,16 +7,17 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
 from jtop_roof.analysis.ledger import COMMAND_ORIGIN
-from jtop_roof.analysis.pipeline import Pipeline
 from jtop_roof.formats.recorder import Recorder
 from jtop_roof.model.records import Event, Record
 from jtop_roof.runtime.config import Config
 from jtop_roof.runtime.control import WorkReport, start_listener
+from jtop_roof.runtime.runtime import Runtime
+from jtop_roof.runtime.signals import give_back_signals, take_signals
 from jtop_roof.sources.base import Source
 
 #: Signals that end a headless recording cleanly: Ctrl-C, kill/systemd, and an SSH session dropping.
@@ -29,7 +30,7 @@ def run_headless(
     duration_s: float | None,
     *,
     install_signal_handlers: bool = True,
-    pipeline: Pipeline | None = None,
+    runtime: Runtime | None = None,
     config: Config | None = None,
     listen_for_markers: bool = False,
     stop_event: threading.Event | None = None,
@@ -38,10 +39,11 @@ def run_headless(
 ) -> int:
     """Record ``source`` until it ends, ``duration_s`` passes, or a stop signal comes; then close.
 
-    Every record goes through ``pipeline`` (made here from ``config`` when not given) as in the
-    TUI: written, then analysed, so phases and energy are the monitor's. ``listen_for_markers``:
-    take ``jroof-tui mark`` from benchmark scripts (stamped on arrival, named ``phase N`` when
-    unnamed). ``stop_event``: set by the caller to stop (``run``: the workload exited).
+    Every record goes through ``runtime`` (made here from ``source`` and ``config`` when not
+    given; ``record --prometheus`` gives one whose pipeline its metrics listen to) and its one
+    pump, as in the TUI: written, then analysed, so phases and energy are the monitor's.
+    ``listen_for_markers``: take ``jroof-tui mark`` from benchmark scripts (stamped on arrival,
+    named ``phase N`` when unnamed). ``stop_event``: set by the caller to stop (``run``: the workload exited).
     ``on_listening``: called once markers are taken (``run`` starts the workload then, so that its
     first marker is not lost). ``command_phase``: ``run``'s phase named after its command, started
     just before (origin ``run``: the command's own first phase replaces it).
@@ -55,35 +57,22 @@ def run_headless(
     SIGHUP (a hangup often comes twice) only repeat the stop. Must run in the main thread when it
     installs signal handlers.
     """
-    if pipeline is None:
-        from jtop_roof.runtime.session import make_pipeline
-
-        pipeline = make_pipeline(source, source.describe(), config or Config(), recorder=recorder)
-    ingest: Callable[[Record], object] = pipeline.ingest
-    exporter = None
-    if config is not None and config.prometheus is not None:
-        from jtop_roof.outputs.serve import ServeError, start_exporter
-
-        try:
-            metrics, exporter = start_exporter(pipeline, source.kind, config.prometheus)
-        except (ServeError, OSError) as exc:
-            _say(f"jroof-tui: metrics are off: {exc}")
-        else:
-            ingest = metrics.update
+    if runtime is None:
+        runtime = Runtime(source, config or Config(), recorder=recorder)
+        runtime.apply(runtime.describe())
+    pipeline = runtime.pipeline
     lock = threading.Lock()  # the marker listener's thread and this loop share the pipeline
 
     def on_marker(kind: str, name: str | None, origin: str = "script") -> None:
         with lock:
-            t_wall, t_mono = recorder.stream_now()
-            _, error = pipeline.mark(kind, name, origin, t_wall, t_mono)
+            _, error = pipeline.mark(kind, name, origin, *pipeline.now())
         if error is not None:
             _say(f"jroof-tui: cannot write {recorder.path}: {error.strerror or error}")
 
     def on_work(report: WorkReport) -> None:
         with lock:
-            t_wall, t_mono = recorder.stream_now()
             _, error = pipeline.work(report.iterations, report.flops, report.bytes, report.precision,
-                                     t_wall, t_mono)
+                                     *pipeline.now())
         if error is not None:
             _say(f"jroof-tui: cannot write {recorder.path}: {error.strerror or error}")
 
@@ -118,22 +107,17 @@ def run_headless(
     status = 0
     try:
         stopper.start()
-        records = None
         last: Record | None = None
+
+        def stop_recording(exc: OSError) -> bool:
+            nonlocal status
+            _say(f"jroof-tui: cannot write {recorder.path}: {exc.strerror or exc}; recording stopped")
+            status = 1
+            return False
+
         try:
-            records = source.records()
-            for record in records:
-                last = record
-                try:
-                    with lock:
-                        pipeline.write(record)
-                        ingest(record)
-                except OSError as exc:
-                    _say(f"jroof-tui: cannot write {recorder.path}: {exc.strerror or exc}; recording stopped")
-                    status = 1
-                    break
-                if deadline is not None and time.monotonic() >= deadline:
-                    break
+            last = runtime.pump(stopped=lambda: deadline is not None and time.monotonic() >= deadline,
+                                write_failed=stop_recording, lock=lock)
         except KeyboardInterrupt:
             status = 130
         except Exception as exc:  # a failing source must still leave a closed, valid recording
@@ -149,9 +133,6 @@ def run_headless(
                 pipeline.finish()  # detector events still open close at the last sample
         except OSError:
             status = 1
-        close_records = getattr(records, "close", None)
-        if close_records is not None:
-            close_records()  # runs the source generator's cleanup (its child process, files)
         if status == 130:
             _try_event(recorder, "note", "forced stop by SIGINT")
         elif stopped_by:
@@ -169,8 +150,6 @@ def run_headless(
         stop_requested.set()
         if listener is not None:
             listener.close()
-        if exporter is not None:
-            exporter.close()
         try:
             recorder.close()
         except OSError as exc:
@@ -178,23 +157,6 @@ def run_headless(
             status = 1
         give_back_signals(previous)
     return status
-
-
-def take_signals(signals: Iterable[int], handler: Callable[[int, FrameType | None], None]) -> dict[int, Any]:
-    """Install ``handler`` for each of ``signals`` that is not ignored (``nohup``'s SIG_IGN stays);
-    returns the handlers it replaced, for ``give_back_signals``."""
-    previous: dict[int, Any] = {}
-    for signum in signals:
-        current = signal.getsignal(signum)
-        if current is not signal.SIG_IGN:
-            previous[signum] = current
-            signal.signal(signum, handler)
-    return previous
-
-
-def give_back_signals(previous: dict[int, Any]) -> None:
-    for signum, handler in previous.items():
-        signal.signal(signum, handler)
 
 
 def _try_event(recorder: Recorder, kind: str, detail: str) -> None:

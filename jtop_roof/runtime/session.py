@@ -11,16 +11,15 @@ import socket
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
-from jtop_roof.analysis.ledger import EnergyLedger
-from jtop_roof.analysis.pipeline import Pipeline, RecordingSink, build_ledger
 from jtop_roof.formats.recorder import Recorder
-from jtop_roof.model.info import SourceInfo
-from jtop_roof.model.records import Marker, Work
+from jtop_roof.model.errors import UserError
 from jtop_roof.runtime.config import Config
-from jtop_roof.sources.base import ReplayControls, Source
+from jtop_roof.sources.base import Source
 
 HOST_HINT = (
     "no tegrastats on PATH: showing this host (psutil/NVML); "
@@ -28,7 +27,7 @@ HOST_HINT = (
 )
 
 
-class SessionError(ValueError):
+class SessionError(UserError):
     """A user-facing problem with the requested source (one line, exit code 2)."""
 
 
@@ -64,65 +63,81 @@ def make_source(config: Config, kind: str, replay: str | None, *, interactive: b
         tz = parse_tz(config.tz)
     except ValueError as exc:
         raise SessionError(str(exc)) from None
-    if kind == "replay":
-        assert replay is not None
-        from jtop_roof.formats.logfile import RecordingError
-        from jtop_roof.sources.replay import ReplaySource
+    return SOURCE_BUILDERS[kind](SourceRequest(config, replay, interactive, tz))
 
-        try:
-            return ReplaySource(
-                replay,
-                speed=config.speed,
-                interval_ms=config.interval_ms,
-                tz=tz,
-                follow=config.follow,
-                hold_at_end=interactive,
-            )
-        except OSError as exc:
-            raise SessionError(f"cannot replay {replay}: {exc.strerror or exc}") from None
-        except RecordingError as exc:
-            raise SessionError(f"cannot replay {exc}") from None
-    if kind == "demo":
-        from jtop_roof.sources.demo import DemoSource
 
-        return DemoSource(speed=config.speed)
-    if kind == "ssh":
-        from jtop_roof.sources.ssh import SshSource, ssh_available
+@dataclass(frozen=True)
+class SourceRequest:
+    """What a source is built from: the config, ``--replay FILE``, whether a screen shows it (a
+    replay then waits at its end for a seek), and the zone of the stamps."""
 
-        if not ssh_available():
-            raise SessionError("--ssh needs the OpenSSH client: no ssh on PATH")
-        if len(config.ssh_hosts) > 1:
-            raise SessionError("several --ssh boards: the monitor watches them together; `record` and "
-                               "`serve` take one board each (run one per board)")
-        try:
-            return SshSource(config.ssh_hosts[0], list(config.tegrastats_command), config.interval_ms,
-                             backoff=config.restart_backoff_s)
-        except ValueError as exc:
-            raise SessionError(str(exc)) from None
-    if kind == "tegrastats":
-        if not tegrastats_available(config.tegrastats_command):
-            raise SessionError(
-                f"cannot run {' '.join(config.tegrastats_command)!r}: not found on PATH "
-                "(use --source host or --source demo on a machine without tegrastats)"
-            )
-        from jtop_roof.sources.tegrastats import TegrastatsSource
+    config: Config
+    replay: str | None
+    interactive: bool
+    tz: tzinfo
 
-        return TegrastatsSource(
-            list(config.tegrastats_command), config.interval_ms, backoff=config.restart_backoff_s
+
+def _replay(request: SourceRequest) -> Source:
+    from jtop_roof.formats.logfile import RecordingError
+    from jtop_roof.sources.replay import ReplaySource
+
+    config, replay = request.config, request.replay
+    assert replay is not None
+    try:
+        return ReplaySource(replay, speed=config.speed, interval_ms=config.interval_ms, tz=request.tz,
+                            follow=config.follow, hold_at_end=request.interactive)
+    except OSError as exc:
+        raise SessionError(f"cannot replay {replay}: {exc.strerror or exc}") from None
+    except RecordingError as exc:
+        raise SessionError(f"cannot replay {exc}") from None
+
+
+def _demo(request: SourceRequest) -> Source:
+    from jtop_roof.sources.demo import DemoSource
+
+    return DemoSource(speed=request.config.speed)
+
+
+def _ssh(request: SourceRequest) -> Source:
+    from jtop_roof.sources.ssh import SshSource, ssh_available
+
+    config = request.config
+    if not ssh_available():
+        raise SessionError("--ssh needs the OpenSSH client: no ssh on PATH")
+    if len(config.ssh_hosts) > 1:
+        raise SessionError("several --ssh boards: the monitor watches them together; `record` and "
+                           "`serve` take one board each (run one per board)")
+    try:
+        return SshSource(config.ssh_hosts[0], list(config.tegrastats_command), config.interval_ms,
+                         backoff=config.restart_backoff_s)
+    except ValueError as exc:
+        raise SessionError(str(exc)) from None
+
+
+def _tegrastats(request: SourceRequest) -> Source:
+    config = request.config
+    if not tegrastats_available(config.tegrastats_command):
+        raise SessionError(
+            f"cannot run {' '.join(config.tegrastats_command)!r}: not found on PATH "
+            "(use --source host or --source demo on a machine without tegrastats)"
         )
+    from jtop_roof.sources.tegrastats import TegrastatsSource
+
+    return TegrastatsSource(list(config.tegrastats_command), config.interval_ms,
+                            backoff=config.restart_backoff_s)
+
+
+def _host(request: SourceRequest) -> Source:
     from jtop_roof.sources.host import HostSource
 
-    return HostSource(config.interval_ms)
+    return HostSource(request.config.interval_ms)
 
 
-def pipeline_options(config: Config) -> dict[str, Any]:
-    """What every consumer's ``Pipeline`` takes from the config: the device database (with the
-    config's ``devices:``), the user's ``--device`` and ``--power-mode``, and fresh detectors."""
-    from jtop_roof.analysis.detectors import ThrottleDetector
-    from jtop_roof.roofline.devices import load_devices
-
-    return {"devices": load_devices(config.devices), "device_id": config.device,
-            "power_mode": config.power_mode, "detectors": [ThrottleDetector(config.detectors)]}
+#: Every kind of source by name: a new source is a module under ``sources/`` and one line here
+#: (and its name in ``config.SOURCES`` when users pick it with ``--source``).
+SOURCE_BUILDERS: dict[str, Callable[[SourceRequest], Source]] = {
+    "tegrastats": _tegrastats, "host": _host, "demo": _demo, "replay": _replay, "ssh": _ssh,
+}
 
 
 def make_sources(config: Config, kind: str, replay: str | None, *, interactive: bool = False) -> list[Source]:
@@ -146,33 +161,6 @@ def record_paths(path: str, sources: Sequence[Source]) -> list[str]:
 
     return [board_record_path(path, s.host) if isinstance(s, SshSource) else f"{path}.{i}"
             for i, s in enumerate(sources)]
-
-
-def make_pipeline(
-    source: Source, info: SourceInfo, config: Config, *, recorder: Recorder | None = None,
-    history_s: float = 60.0,
-) -> Pipeline:
-    """The pipeline a source's stream goes through (TUI and headless alike). A replay of a whole
-    file gets its ledger from the file, once (and again when a marker is made), so seeks never
-    change a joule; a replay's recording takes each record of the file once."""
-    interval_s = (info.interval_ms or 1000.0) / 1000.0
-    pipeline = Pipeline(history_s=history_s, interval_s=interval_s, info=info,
-                        sink=RecordingSink(recorder, forward_only=isinstance(source, ReplayControls)),
-                        **pipeline_options(config))
-    build = file_ledger_builder(source)
-    if build is not None:
-        pipeline.load_ledger(build)
-    return pipeline
-
-
-def file_ledger_builder(source: Source) -> Callable[[Sequence[Marker | Work]], EnergyLedger] | None:
-    """For a replay of a whole file: how to build its ledger (with given session markers)."""
-    from jtop_roof.sources.replay import ReplaySource
-
-    if not (isinstance(source, ReplaySource) and source.whole_file):
-        return None
-    index, interval_s = source.index, source.interval_s
-    return lambda markers: build_ledger(index.scan(), interval_s, markers)
 
 
 def build_header(source: Source, config: Config) -> dict[str, Any]:

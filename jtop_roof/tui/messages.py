@@ -3,15 +3,13 @@ on the event loop, so only they touch history and widgets)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from textual.message import Message
 
-from jtop_roof.analysis.ledger import EnergyLedger
-from jtop_roof.model.info import SourceInfo
-from jtop_roof.model.records import Marker, Record, Work
+from jtop_roof.model.records import Record
 from jtop_roof.runtime.control import WorkReport
+from jtop_roof.runtime.runtime import Described
 
 
 @dataclass
@@ -41,15 +39,11 @@ class RecordingFailed(Message, bubble=False):
 
 @dataclass
 class SourceDescribed(Message, bubble=False):
-    """``source.describe()`` (board, power mode, trip points, hints), fetched in the worker because
-    it may run commands such as ``nvpmodel -q``; for a whole replayed file, also its ledger (read
-    in the worker too) and how to build it again with this session's markers."""
+    """``Runtime.describe()``: the board, power mode, trip points and hints, and for a whole
+    replayed file its ledger and trtexec's phases, all fetched in the worker (it may run commands
+    such as ``nvpmodel -q`` and read the whole file)."""
 
-    info: SourceInfo
-    ledger_builder: Callable[[Sequence[Marker | Work]], EnergyLedger] | None = None
-    ledger: EnergyLedger | None = None
-    #: Phases and work from beside the stream (``--trtexec``), placed on its timeline.
-    extras: list[Marker | Work] | None = None
+    described: Described
     stream: int = 0
 
 

@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from jtop_roof.runtime.config import YamlError, config_dir, load_yaml, read_small_file, shown
+from jtop_roof.formats.userfiles import YamlError, load_yaml, read_small_file, shown
+from jtop_roof.model.errors import UserError
+from jtop_roof.runtime.config import config_dir
 
 if TYPE_CHECKING:
     from textual.theme import Theme
@@ -39,7 +41,7 @@ _CSS_BREAKING = frozenset(";{}$\n\r")
 MAX_THEME_FILES = 100
 
 
-class ThemeError(ValueError):
+class ThemeError(UserError):
     """A theme file that cannot be used; the message names the file and the problem."""
 
 
@@ -204,6 +206,37 @@ def to_textual_theme(spec: ThemeSpec) -> Theme:
     except Exception as exc:  # Textual's colour maths on values that each parsed
         raise ThemeError(f"{spec.path}: its colours cannot be combined: {shown(str(exc))[1:-1]}") from None
     return theme
+
+
+@dataclass(frozen=True)
+class MonitorThemes:
+    """What the monitor registers: the Textual themes, the order the theme key cycles them in,
+    and why files could not be used (one line each, for the user)."""
+
+    themes: tuple[Theme, ...]
+    cycle: tuple[str, ...]
+    failures: tuple[str, ...]
+
+
+def monitor_themes(user_dir: Path) -> MonitorThemes:
+    """Built-ins, then the user's themes from ``user_dir`` (one of a built-in's name replaces it
+    in place in the cycle); a file that does not build into a Textual theme is left out and said."""
+    themes: list[Theme] = []
+    cycle: list[str] = []
+    for name, spec in builtin_theme_specs().items():
+        themes.append(to_textual_theme(spec))
+        cycle.append(name)
+    user, failed = load_theme_dir(user_dir)
+    failures = [reason for _path, reason in failed]
+    for name, spec in user.items():
+        try:
+            themes.append(to_textual_theme(spec))
+        except ThemeError as exc:
+            failures.append(str(exc))
+            continue
+        if name not in cycle:
+            cycle.append(name)
+    return MonitorThemes(tuple(themes), tuple(cycle), tuple(failures))
 
 
 def theme_variable_defaults(base: dict[str, str]) -> dict[str, str]:

@@ -1,5 +1,5 @@
-"""The view model: everything a pane needs to draw, as one object the app builds per redraw.
-Panes read it and never the pipeline, so what they show is one query's answer."""
+"""The view model: everything a pane needs to draw, as one object the app builds per redraw
+(``build_view``). Panes read it and never the pipeline, so what they show is one query's answer."""
 
 from __future__ import annotations
 
@@ -9,11 +9,14 @@ from datetime import tzinfo
 
 from jtop_roof.analysis.history import History
 from jtop_roof.analysis.ledger import SpanStats
+from jtop_roof.analysis.pipeline import Pipeline
 from jtop_roof.analysis.verdict import Placement
 from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.records import Event, Sample
-from jtop_roof.roofline.board import Board, RoofState
-from jtop_roof.runtime.config import Thresholds
+from jtop_roof.model.settings import Thresholds
+from jtop_roof.roofline.board import Board, RoofState, roof_state
+from jtop_roof.roofline.measured import Probe
+from jtop_roof.roofline.workload import Workload
 
 
 @dataclass
@@ -40,6 +43,10 @@ class View:
     active_events: list[Event] = field(default_factory=list)
     #: The shown phase on the roof, where its workload reported work (label, placement).
     point: tuple[str, Placement] | None = None
+    #: Seconds throttled (any unit: the union, as report says it) of the whole run and of the
+    #: shown phase, as far as the stream has been analysed.
+    throttled_s: float = 0.0
+    phase_throttled_s: float = 0.0
 
     @property
     def sample(self) -> Sample | None:
@@ -52,3 +59,51 @@ class View:
     @property
     def max_clocks(self) -> Mapping[str, float]:
         return self.info.max_clocks
+
+
+def build_view(
+    pipeline: Pipeline,
+    *,
+    thresholds: Thresholds,
+    tz: tzinfo,
+    window_s: float | None,
+    wall_axis: bool,
+    notes: list[str],
+    precision: str | None,
+    probe: Probe | None = None,
+    workload: Workload | None = None,
+) -> View:
+    """What the panes draw of ``pipeline`` now. ``precision``: the roofline's (None: the device's
+    first); ``probe``: measured ceilings for the roof; ``workload``: FLOPs and bytes per iteration
+    for the shown phase's work reported without them."""
+    ledger = pipeline.ledger
+    last = pipeline.history.last_t_mono
+    if pipeline.ledger_from_file:
+        # The whole file's ledger: the phase the playhead is in, with all of its energy.
+        phase = None if last is None else ledger.phase_at(last)
+    else:
+        phase = ledger.current
+    board = pipeline.board
+    active = pipeline.active_events()
+    clock_events = [e for e in pipeline.history.events if e.unit is not None] + active
+    point = None
+    if phase is not None and phase.iterations:
+        point = (phase.name, pipeline.placement(phase, workload))
+    return View(
+        history=pipeline.history,
+        thresholds=thresholds,
+        tz=tz,
+        window_s=window_s,
+        wall_axis=wall_axis,
+        info=pipeline.info,
+        whole=ledger.whole,
+        phase=phase,
+        notes=notes,
+        board=board,
+        roof=roof_state(board, pipeline.history.latest, precision, probe),
+        clock_events=clock_events,
+        active_events=active,
+        point=point,
+        throttled_s=pipeline.throttled_s(ledger.whole),
+        phase_throttled_s=0.0 if phase is None else pipeline.throttled_s(phase),
+    )

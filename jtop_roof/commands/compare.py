@@ -1,0 +1,48 @@
+"""``jroof-tui compare ITEM...``: runs or phases side by side, against the first."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from jtop_roof.commands.base import Command, emit, fail, warn
+from jtop_roof.commands.options import file_args, file_flags
+from jtop_roof.runtime.config import Config
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("items", metavar="ITEM", nargs="+")
+    parser.add_argument("--format", choices=("md", "json"), default="md", help="md (default) or json")
+    parser.add_argument("--min-throughput", type=float, metavar="X", dest="min_throughput", default=None,
+                        help="the cheapest item must reach X iterations/s (default: any)")
+    parser.add_argument("--out", metavar="PATH", default=None, help="write here instead of stdout")
+    file_flags(parser)
+
+
+def run(args: argparse.Namespace, config: Config) -> int:
+    from jtop_roof.outputs.compare import compare, load_item, to_json, to_markdown
+
+    if len(args.items) < 2:
+        return fail("compare needs at least two items (FILE, FILE#PHASE or a report JSON)")
+    need = args.min_throughput
+    if need is not None and not (math.isfinite(need) and need >= 0):
+        return fail("--min-throughput must be a number of iterations per second, 0 or more")
+    parsed = file_args(args)
+    if isinstance(parsed, str):
+        return fail(parsed)
+    tz, interval_s = parsed
+    items = [load_item(spec, tz=tz, interval_s=interval_s, config=config, warn=warn) for spec in args.items]
+    result = compare(items, args.min_throughput)
+    return emit(to_json(result) if args.format == "json" else to_markdown(result), args.out)
+
+
+COMMAND = Command(
+    name="compare",
+    help="runs side by side: deltas, verdicts and the cheapest power mode",
+    description="Compare runs. ITEM: a recording or a tegrastats log (its whole run), FILE#PHASE "
+    "(that phase) or a JSON file saved by `report --format json`; an item's figures are its "
+    "`timed` phase when it has one. The first item is the baseline of the deltas.",
+    epilog="example: jroof-tui compare r50_maxn.json r50_15w.json r50_7w.json --min-throughput 500",
+    add_arguments=add_arguments,
+    run=run,
+)

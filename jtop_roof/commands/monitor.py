@@ -1,0 +1,62 @@
+"""``jroof-tui`` with no subcommand: the live screen. Textual is imported only when it starts, so the
+other commands and ``--help`` stay light on a small board."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from jtop_roof import __version__
+from jtop_roof.commands.base import PROG, Command, fail
+from jtop_roof.commands.options import source_options
+from jtop_roof.runtime.config import Config
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--version", action="version", version=f"jroof-tui {__version__}")
+    parser.add_argument("--record", metavar="FILE", default=argparse.SUPPRESS,
+                        help="record every sample to FILE (JSON Lines) while monitoring")
+    parser.add_argument("--theme", metavar="NAME", default=argparse.SUPPRESS, help="colour theme")
+
+
+def run(args: argparse.Namespace, config: Config) -> int:
+    from jtop_roof.runtime.session import make_sources, resolve_source_kind
+    from jtop_roof.tui.run import run_app
+    from jtop_roof.tui.themes import theme_name_error
+
+    problem = theme_name_error(config.theme)
+    if problem is not None:
+        return fail(problem)
+    from jtop_roof.formats.trtexec import read_trtexec
+    from jtop_roof.model.timeline import parse_tz
+    from jtop_roof.roofline.measured import load_probe
+    from jtop_roof.roofline.workload import load_workload
+
+    if config.trtexec is not None and getattr(args, "replay", None) is None:
+        return fail("--trtexec goes with --replay (the log of the same run)")
+    # A bad file is one line now, not a surprise on screen.
+    if config.probe is not None:
+        load_probe(config.probe)
+    if config.workload is not None:
+        load_workload(config.workload)
+    if config.trtexec is not None:
+        read_trtexec(config.trtexec, parse_tz(config.tz), config.trtexec_offset)
+    kind, hint = resolve_source_kind(config, getattr(args, "replay", None))
+    sources = make_sources(config, kind, getattr(args, "replay", None), interactive=True)
+    status = run_app(sources[0], config, record_path=config.record, notices=[hint] if hint else (),
+                     more=sources[1:])
+    if hint:
+        print(f"jroof-tui: {hint}", file=sys.stderr)  # still readable once the screen is gone
+    return status
+
+
+COMMAND = Command(
+    name=PROG,
+    help="",
+    description="Terminal monitor and flight recorder for NVIDIA Jetson boards.",
+    epilog="examples: jroof-tui   |   jroof-tui --record run1.jsonl   |   "
+    "jroof-tui --replay run1.jsonl --speed 4   |   jroof-tui --ssh nano1 --ssh nano2",
+    add_arguments=add_arguments,
+    run=run,
+    shared_options=source_options,
+)

@@ -1,0 +1,92 @@
+"""``jroof-tui parse FILE``: one JSON object per line of a log, for jq and scripts. It starts without
+reading the config or importing the session, so that ``tegrastats | jroof-tui parse -`` is cheap."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from jtop_roof.commands.base import Command, fail
+from jtop_roof.commands.options import file_args
+from jtop_roof.runtime.config import Config
+
+#: Lines ``parse`` writes at once when its input is a file.
+PARSE_BLOCK_LINES = 256
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE")
+    parser.add_argument("--interval", type=int, metavar="MS", dest="interval_ms", default=None,
+                        help="spacing of lines without timestamps (default 1000)")
+    parser.add_argument("--tz", metavar="ZONE", default=None, help="zone of tegrastats stamps")
+
+
+def run(args: argparse.Namespace, _defaults: Config) -> int:
+    from jtop_roof.formats.logfile import (
+        MAX_LINE_BYTES,
+        ReadStats,
+        RecordingError,
+        iter_parse_lines,
+        open_text,
+    )
+    from jtop_roof.model.codec import MAX_CORES, MAX_NAMED
+
+    parsed = file_args(args)
+    if isinstance(parsed, str):
+        return fail(parsed)
+    tz, interval_s = parsed
+    try:
+        stream = open_text(args.file)
+    except OSError as exc:
+        return fail(f"cannot read {args.file}: {exc.strerror or exc}")
+    stats = ReadStats()
+    # A file is there whole: its lines go out in blocks (a write each, even when Python's output is
+    # unbuffered). From a pipe (`tegrastats | jroof-tui parse -`) each line goes when it is read.
+    block = PARSE_BLOCK_LINES if stream.is_file else 1
+    lines: list[str] = []
+    try:
+        with stream:
+            for text in iter_parse_lines(stream, tz=tz, interval_s=interval_s, stats=stats):
+                lines.append(text)
+                if len(lines) >= block:
+                    sys.stdout.write("".join(lines))
+                    lines.clear()
+    except BrokenPipeError:
+        raise  # our reader left (`| head`), not our input: main() ends quietly
+    except RecordingError as exc:
+        return _fail_after(lines, f"cannot parse {args.file}: {exc}")
+    except OSError as exc:
+        return _fail_after(lines, f"cannot read {args.file}: {exc.strerror or exc}")
+    sys.stdout.write("".join(lines))
+    sys.stdout.flush()
+    said = []
+    if stats.skipped_lines:
+        said.append(f"skipped {len(stats.skipped_lines)} lines that are not records")
+    if stream.long_lines:
+        said.append(f"skipped {stream.long_lines} lines longer than {MAX_LINE_BYTES >> 20} MiB")
+    if stats.tally.nulled:
+        said.append(f"nulled {stats.tally.nulled} values of the wrong type or range")
+    if stats.tally.dropped:
+        said.append(f"dropped {stats.tally.dropped} entries past {MAX_CORES} cores or {MAX_NAMED} "
+                    "rails, zones or engines a line")
+    if said:
+        print(f"jroof-tui: {args.file}: " + "; ".join(said), file=sys.stderr)
+    return 0
+
+
+def _fail_after(printed: list[str], message: str) -> int:
+    """What was read before the error is printed, then the error."""
+    sys.stdout.write("".join(printed))
+    sys.stdout.flush()
+    return fail(message)
+
+
+COMMAND = Command(
+    name="parse",
+    help="print one JSON object per line of a log (JSON Lines)",
+    description="Parse a tegrastats log or a jroof recording; '-' reads stdin.",
+    epilog="example: tegrastats | jroof-tui parse - | jq .gpu",
+    add_arguments=add_arguments,
+    run=run,
+    reads_config=False,
+)

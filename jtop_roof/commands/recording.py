@@ -1,0 +1,28 @@
+"""What ``record`` and ``run --headless`` share: the runtime they record through, with the
+Prometheus metrics listening to its pipeline when ``--prometheus`` asks for them."""
+
+from __future__ import annotations
+
+import sys
+
+from jtop_roof.formats.recorder import Recorder
+from jtop_roof.outputs.serve import MetricsServer, ServeError, start_exporter
+from jtop_roof.runtime.config import Config
+from jtop_roof.runtime.runtime import Runtime
+from jtop_roof.sources.base import Source
+
+
+def headless_runtime(
+    source: Source, recorder: Recorder, config: Config
+) -> tuple[Runtime, MetricsServer | None]:
+    """The source described, its pipeline recording to ``recorder``, and the metrics server (None
+    without ``--prometheus``, or when it cannot listen: said once, and recording goes on)."""
+    runtime = Runtime(source, config, recorder=recorder)
+    runtime.apply(runtime.describe())
+    if config.prometheus is None:
+        return runtime, None
+    try:
+        return runtime, start_exporter(runtime.pipeline, source.kind, config.prometheus)
+    except (ServeError, OSError) as exc:
+        print(f"jroof-tui: metrics are off: {exc}", file=sys.stderr, flush=True)
+        return runtime, None

@@ -1,0 +1,134 @@
+"""Reading the small files users name (config, themes, workloads, trtexec logs) as hostile input:
+only a regular file of at most ``MAX_FILE_BYTES`` is read (a FIFO, ``/dev/zero`` or a directory is
+refused without blocking), YAML only through the safe loader, and a document whose aliases would
+expand past ``MAX_YAML_NODES`` nodes (a "billion laughs") is refused before it is built."""
+
+from __future__ import annotations
+
+import errno
+import os
+import reprlib
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from jtop_roof.model.errors import UserError
+
+if TYPE_CHECKING:  # imported where a file is read: `parse` and `--help` start without it
+    import yaml
+
+#: Config and theme files are small; anything larger is not one.
+MAX_FILE_BYTES = 1 << 20
+#: Nodes a YAML document may hold once its aliases are expanded.
+MAX_YAML_NODES = 100_000
+_SHOWN_CHARS = 60
+
+
+def shown(value: Any) -> str:
+    """``repr`` of a bad value for a one-line message: bounded work and length, whatever its size or
+    nesting (a YAML alias bomb expands to 10^9 items if printed in full)."""
+    text = _REPR.repr(value)
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "..."
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 3, _SHOWN_CHARS, _SHOWN_CHARS
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 4
+
+
+class YamlError(UserError):
+    """A YAML document that cannot be used; the text reads ``" at line N: problem"`` or
+    ``": problem"``, to follow the file's name in a one-line message."""
+
+
+def yaml_error_text(exc: yaml.YAMLError) -> str:
+    """``" at line N: problem"``: where a YAML file is broken, for a one-line message."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}" if mark is not None else ""
+    return f"{where}: {getattr(exc, 'problem', None) or 'invalid YAML'}"
+
+
+def _check_expanded_size(root: yaml.Node) -> None:
+    """Refuse a node graph that is recursive or that would build more than MAX_YAML_NODES objects.
+    Aliases share nodes, so sizes are summed over a memo by node: linear in the nodes composed."""
+    import yaml
+
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if isinstance(node, yaml.MappingNode):
+            children: list[yaml.Node] = [n for pair in node.value for n in pair]
+        elif isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        else:
+            sizes[key] = 1
+            continue
+        where = f" at line {node.start_mark.line + 1}"
+        if children_done:
+            open_nodes.discard(key)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in children)
+            if sizes[key] > MAX_YAML_NODES:
+                raise YamlError(f"{where}: more than {MAX_YAML_NODES:,} values once aliases are expanded")
+        elif key in open_nodes:
+            raise YamlError(f"{where}: an alias refers to a collection that contains it")
+        elif key not in sizes:
+            open_nodes.add(key)
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if id(child) not in sizes)
+
+
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load`` that refuses alias bombs and recursive aliases before building anything,
+    and turns every failure (broken syntax, an int of 5,000 digits, a 13th month, nesting deeper
+    than the interpreter's stack) into YamlError."""
+    import yaml
+
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_expanded_size(node)
+        return loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        raise YamlError(yaml_error_text(exc)) from None
+    except RecursionError:
+        raise YamlError(": nested too deeply") from None
+    except (ValueError, OverflowError, TypeError) as exc:
+        if isinstance(exc, YamlError):
+            raise
+        raise YamlError(f": a value cannot be read: {shown(str(exc))[1:-1]}") from None
+    finally:
+        loader.dispose()
+
+
+def read_small_file(path: Path, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """The UTF-8 text of a regular file of at most ``max_bytes``. Opened without blocking, so a FIFO
+    without a writer, ``/dev/zero`` or a directory is refused at once instead of hanging or growing.
+    Raises OSError (``strerror`` says why) or UnicodeDecodeError."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    fd = os.open(path, flags)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+            raise OSError(errno.EINVAL, kind)
+        too_big = OSError(errno.EFBIG, f"larger than {max_bytes:,} bytes")
+        if info.st_size > max_bytes:
+            raise too_big
+        chunks: list[bytes] = []
+        size = 0
+        while True:  # st_size can lie (procfs) or the file can grow: read no more than the cap
+            chunk = os.read(fd, max_bytes + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > max_bytes:
+                raise too_big
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8")

@@ -1,0 +1,177 @@
+"""The roofline pane: the roof at the current clocks against the mode's maximum, the shown
+phase's point on it, and what holds the GPU below it."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+
+from jtop_roof.analysis.verdict import Placement
+from jtop_roof.model.metrics import fmt_si, printable
+from jtop_roof.roofline.ceilings import Ceilings
+from jtop_roof.tui.panes.base import LABEL_WIDTH, Pane, flow, line_width
+from jtop_roof.tui.view import View
+from jtop_roof.tui.widgets.readout import Line, Readout
+from jtop_roof.tui.widgets.roofplot import RoofPlot, RoofPoint
+
+#: How the roofline names a precision.
+PRECISION_LABELS = {"fp64": "FP64", "fp32": "FP32", "fp16_tensor": "FP16 tensor",
+                    "bf16_tensor": "BF16 tensor", "int8_tensor": "INT8 tensor"}
+
+
+def _rate_unit(precision: str | None) -> str:
+    return "OP" if precision is not None and precision.startswith("int") else "FLOP"
+
+
+class RooflinePane(Pane):
+    """The roof at the current clocks against the mode's maximum, for one precision (the p key),
+    with the gap in words; or why no roof is drawn (unknown device, no clocks in the samples)."""
+
+    SHORT = "Roofline"
+    HAS_PLOT = False
+
+    def __init__(self, *, id: str) -> None:
+        super().__init__(id=id)
+        self._drawn: tuple[object, ...] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Readout(classes="readout")
+        yield RoofPlot(classes="plot roofplot")
+
+    def title(self, view: View) -> str:
+        roof = view.roof
+        if roof is None or roof.precision is None:
+            return "Roofline"
+        return f"Roofline · {PRECISION_LABELS.get(roof.precision, roof.precision)}"
+
+    def update_readout(self, view: View) -> None:
+        super().update_readout(view)
+        plot = self.query_one(RoofPlot)
+        roof = view.roof
+        drawable = roof is not None and (roof.current is not None or roof.maximum is not None)
+        plot.set_class(not drawable or self.compact, "-empty")
+        if roof is None or not drawable or self.compact:
+            return
+        points = _roof_points(view)
+        key = (roof.precision, roof.current, roof.maximum, roof.measured, plot.size, self.app.theme, points)
+        if key != self._drawn:  # clocks move in steps: the plot is drawn again only when they do
+            self._drawn = key
+            plot.draw(roof, points)
+
+    def lines(self, view: View, width: int) -> list[Line]:
+        roof, board = view.roof, view.board
+        if roof is None or board is None or board.device is None:
+            reason = "device unknown" if roof is None or roof.reason is None else roof.reason
+            return [[("no roofline: ", "label"), (printable(reason), "muted")]]
+        device, precision = board.device, roof.precision
+        # A dGPU has no nvpmodel modes: nothing to say; a Jetson's unknown mode is said.
+        mode = board.mode_name or ("mode ?" if device.power_modes else "")
+        head: Line = [(printable(device.name, width - len(mode) - 3), None)]
+        if mode:
+            head += [(" · ", "muted"), (printable(mode), None)]
+        out: list[Line] = [head]
+        maximum, current = roof.maximum, roof.current
+        if current is not None:
+            top_gpu = "?" if maximum is None else f"{maximum.gpu_mhz:.0f}"
+            top_emc = "?" if maximum is None else f"{maximum.emc_mhz:.0f}"
+            out.append([("GPU ", "label"), (f"{current.gpu_mhz:.0f}/{top_gpu} MHz", None),
+                        ("  ", None), ("EMC ", "label"), (f"{current.emc_mhz:.0f}/{top_emc} MHz", None)])
+        shown = current or maximum
+        if shown is not None and precision is not None:
+            unit = _rate_unit(precision)
+            items: list[Line] = [
+                [("peak " if current is not None else "mode's peak ", "label"),
+                 (f"{fmt_si(shown.peak_flops_per_s[precision])}{unit}/s", None)],
+                [(f"{fmt_si(shown.bandwidth_bytes_per_s)}B/s", None)],
+                [("ridge ", "label"), (f"{shown.ridge_flop_per_byte[precision]:.3g} {unit}/B", None)],
+            ]
+            out += flow(items, width)
+        if roof.reason is not None:
+            out.append([(printable(roof.reason), "warn")])
+        elif roof.fraction is not None:
+            out.append([(_gap_text(roof.fraction, board.mode_name), "warn" if roof.fraction < 0.9 else None)])
+        if roof.measured is not None and precision is not None:
+            unit = _rate_unit(precision)
+            out.append([("measured ", "plot-4"),
+                        (f"{fmt_si(roof.measured.peak_flops_per_s[precision])}{unit}/s  "
+                         f"{fmt_si(roof.measured.bandwidth_bytes_per_s)}B/s", None)])
+        if view.point is not None:
+            out.append(_point_line(*view.point))
+        traffic = _soc_traffic(view, current)
+        if traffic is not None:
+            out.append([("SoC DRAM ≈ ", "label"), (f"{fmt_si(traffic)}B/s", None),
+                        (" (EMC load × bandwidth: every client, a cross-check)", "muted")])
+        for event in view.active_events:
+            if event.kind == "throttle":  # the bright roof is the one at the throttled clock
+                out.append([("THROTTLED ", "crit"), (printable(f"{event.unit}: {event.detail}"), "crit")])
+        if roof.accelerators:
+            busy = ", ".join(printable(name) for name in roof.accelerators)
+            out.append([(f"{busy} busy: DLA/PVA work is not on the GPU roof", "muted")])
+        if board.mode_note:
+            out.append([(printable(board.mode_note), "muted")])
+        return out
+
+    def compact_lines(self, view: View, width: int) -> list[Line]:
+        head: Line = [("ROOF".ljust(LABEL_WIDTH), "title")]
+        roof, board = view.roof, view.board
+        if roof is None or board is None or board.device is None or roof.precision is None:
+            reason = "device unknown" if roof is None or roof.reason is None else roof.reason
+            return [head + [(printable(reason, max(10, width - LABEL_WIDTH)), "muted")]]
+        precision = roof.precision
+        shown = roof.current or roof.maximum
+        line = head + [(PRECISION_LABELS.get(precision, precision) + " ", "label")]
+        if roof.current is None and shown is not None:
+            line.append(("max ", "label"))
+        if shown is not None:
+            unit = _rate_unit(precision)
+            line += [(f"{fmt_si(shown.peak_flops_per_s[precision])}{unit}/s ", None),
+                     (f"{fmt_si(shown.bandwidth_bytes_per_s)}B/s", None)]
+        if roof.reason is not None:
+            line += [("  ", None), (printable(roof.reason, max(10, width - line_width(line) - 2)), "warn")]
+        elif roof.fraction is not None:
+            line += [("  ", None), (f"{roof.fraction:.0%} of {board.mode_name or 'max'} roof", None)]
+        return [line]
+
+
+def _roof_points(view: View) -> tuple[RoofPoint, ...]:
+    """The shown phase's point, where it has both FLOP/s and an intensity."""
+    if view.point is None:
+        return ()
+    label, placement = view.point
+    achieved, intensity = placement.achieved_flops_per_s, placement.intensity_flop_per_byte
+    if not achieved or not intensity:
+        return ()
+    return (RoofPoint(intensity, achieved, printable(label, 16)),)
+
+
+def _point_line(label: str, placement: Placement) -> Line:
+    """``resnet50: compute-bound, 61% of the roof now (46% at max clocks)``."""
+    line: Line = [(printable(label, 24) + ": ", "phase"), (placement.verdict, None)]
+    if placement.efficiency_current is not None:
+        line.append((f", {_pct(placement.efficiency_current)} of the roof now", None))
+    if placement.efficiency_max is not None:
+        line.append((f" ({_pct(placement.efficiency_max)} at max clocks)", "muted"))
+    return line
+
+
+def _pct(fraction: float) -> str:
+    """Two significant digits below 10 % (0.41 %), whole percents above."""
+    return f"{100 * fraction:.2g}%" if fraction < 0.1 else f"{fraction:.0%}"
+
+
+def _soc_traffic(view: View, current: Ceilings | None) -> float | None:
+    """On a Jetson, EMC load % × the bandwidth at the current EMC clock estimates all SoC DRAM
+    traffic (CPU, GPU, engines): shown as a cross-check of a point, never as one."""
+    sample, board = view.sample, view.board
+    if sample is None or sample.emc is None or sample.emc.load_pct is None or current is None:
+        return None
+    if board is None or board.device is None or not board.device.power_modes:
+        return None  # a dGPU's memory load is NVML's, not the SoC's
+    return sample.emc.load_pct / 100 * current.bandwidth_bytes_per_s
+
+
+def _gap_text(fraction: float, mode: str | None) -> str:
+    """The gap between the two roofs in words."""
+    whose = f"the {mode} mode's" if mode else "the maximum"
+    if fraction >= 0.995:
+        return f"clocks at {whose} roof"
+    return f"clocks now give {fraction:.0%} of {whose} roof"
