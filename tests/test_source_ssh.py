@@ -34,7 +34,7 @@ def alive(pid: int) -> bool:
     """True while the process runs; a zombie counts as gone."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone before, or while, it was read
         return False
     return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 

@@ -163,3 +163,20 @@ def test_sighup_to_the_monitor_itself_exits_cleanly(tmp_path):
     records = read_recording(out)
     assert records[0]["type"] == "header"
     assert [r["name"] for r in records if r["type"] == "marker" and r["origin"] == "key"] == ["phase 4"]
+
+
+def test_run_gives_128_plus_n_when_the_workload_dies_by_a_signal(tmp_path):
+    """The monitor's `run` and `run --headless` share one workload runner: a workload ended by
+    SIGTERM makes both exit 143, as a shell says it."""
+    workload = "sh -c 'sleep 1; kill -TERM $$'"
+    term = Terminal(tmp_path, f"{shlex.quote(JROOF)} run --source demo -- {workload}")
+    try:
+        term.wait_for("VDD_IN")
+        assert term.exit_status() == 143
+    finally:
+        term.kill()
+    headless = subprocess.run([JROOF, "run", "--headless", "--record", str(tmp_path / "r.jsonl"),
+                               "--source", "demo", "--", "sh", "-c", "sleep 1; kill -TERM $$"],
+                              capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "XDG_RUNTIME_DIR": str(term.runtime)})
+    assert headless.returncode == 143, headless.stderr
