@@ -22,7 +22,7 @@ from jtop_roof.outputs.compare import load_item
 from jtop_roof.outputs.report import build_report, report_file
 from jtop_roof.runtime.config import Config
 from jtop_roof.runtime.headless import run_headless
-from jtop_roof.runtime.runtime import Runtime
+from jtop_roof.runtime.runtime import Runtime, pump
 from jtop_roof.runtime.session import SessionError, make_source
 from jtop_roof.sources.replay import ReplaySource
 from jtop_roof.tui.app import JroofApp
@@ -234,7 +234,8 @@ def test_detectors_see_every_record_and_their_events_are_kept_and_recorded(tmp_p
                         sink=RecordingSink(Recorder(path, {"source": "replay"})))
     with open(FIXTURE, encoding="utf-8") as f:
         records = list(iter_records(f, tz=UTC))
-    made = [event for record in records for event in pipeline.feed(record)]
+    made: list[Event] = []
+    pump(records, pipeline.sink, lambda record: made.extend(pipeline.ingest(record)))
     pipeline.sink.stop()
     assert [e.detail for e in made] == ["GPU busy"]
     assert len(detector.contexts) == len(records)  # every record, in order; not its own events

@@ -124,12 +124,6 @@ class RecordingSink:
         if recorder is not None:
             recorder.close()
 
-    def stream_now(self) -> tuple[float | None, float] | None:
-        """(t_wall, t_mono) of now on the recorded stream, or None when not recording."""
-        with self._lock:
-            recorder = self._recorder
-        return None if recorder is None else recorder.stream_now()
-
     def write(self, record: Record, *, from_stream: bool = True) -> None:
         """Write one record; ``from_stream`` False for what this session made (a marker, a
         detector's event). Raises OSError when the file cannot be written (the caller stops
@@ -324,15 +318,6 @@ class Pipeline:
             except OSError as exc:
                 error = error or exc
         return error
-
-    def write(self, record: Record, *, from_stream: bool = True) -> None:
-        """To the recording, if any. Raises OSError (the caller decides how to stop)."""
-        self.sink.write(record, from_stream=from_stream)
-
-    def feed(self, record: Record) -> list[Event]:
-        """Write then ingest: what a consumer that owns the source's thread (headless) does."""
-        self.write(record)
-        return self.ingest(record)
 
     def mark(self, kind: str, name: str | None, origin: str, t_wall: float | None,
              t_mono: float | None) -> tuple[Marker, OSError | None]:

@@ -27,10 +27,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     need = args.min_throughput
     if need is not None and not (math.isfinite(need) and need >= 0):
         return fail("--min-throughput must be a number of iterations per second, 0 or more")
-    parsed = file_args(args)
-    if isinstance(parsed, str):
-        return fail(parsed)
-    tz, interval_s = parsed
+    tz, interval_s = file_args(args)
     items = [load_item(spec, tz=tz, interval_s=interval_s, config=config, warn=warn) for spec in args.items]
     result = compare(items, args.min_throughput)
     return emit(to_json(result) if args.format == "json" else to_markdown(result), args.out)

@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from jtop_roof.commands.base import Command, fail, warn
+from jtop_roof.commands.base import Command, warn
 from jtop_roof.commands.options import file_args, file_flags
 from jtop_roof.runtime.config import Config
 
@@ -25,10 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, config: Config) -> int:
     from jtop_roof.outputs.export import export_file
 
-    parsed = file_args(args)
-    if isinstance(parsed, str):
-        return fail(parsed)
-    tz, interval_s = parsed
+    tz, interval_s = file_args(args)
     fmt = args.format
     if fmt is None:
         suffix = os.path.splitext(args.out or "")[1].lower().lstrip(".")

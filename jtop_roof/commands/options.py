@@ -7,6 +7,7 @@ import argparse
 from datetime import tzinfo
 
 from jtop_roof.commands.base import Parser
+from jtop_roof.model.errors import UserError
 from jtop_roof.runtime.config import MIN_INTERVAL_MS, SOURCES, Config, load_config
 
 
@@ -71,16 +72,20 @@ def file_flags(parser: argparse.ArgumentParser) -> None:
     board_flags(parser)
 
 
-def file_args(args: argparse.Namespace) -> tuple[tzinfo, float | None] | str:
-    """(tz, interval_s) of --tz and --interval, or the error."""
+class FlagError(UserError):
+    """A flag's value that cannot be used (one line, exit 2)."""
+
+
+def file_args(args: argparse.Namespace) -> tuple[tzinfo, float | None]:
+    """(tz, interval_s) of --tz and --interval; FlagError names what is wrong."""
     from jtop_roof.model.timeline import parse_tz
 
     if args.interval_ms is not None and args.interval_ms < MIN_INTERVAL_MS:
-        return f"--interval must be at least {MIN_INTERVAL_MS} milliseconds"
+        raise FlagError(f"--interval must be at least {MIN_INTERVAL_MS} milliseconds")
     try:
         tz = parse_tz(args.tz)
     except ValueError as exc:
-        return str(exc)
+        raise FlagError(str(exc)) from None
     return tz, None if args.interval_ms is None else args.interval_ms / 1000.0
 
 

@@ -31,10 +31,7 @@ def run(args: argparse.Namespace, _defaults: Config) -> int:
     )
     from jtop_roof.model.codec import MAX_CORES, MAX_NAMED
 
-    parsed = file_args(args)
-    if isinstance(parsed, str):
-        return fail(parsed)
-    tz, interval_s = parsed
+    tz, interval_s = file_args(args)
     try:
         stream = open_text(args.file)
     except OSError as exc:

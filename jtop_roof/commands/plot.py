@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from jtop_roof.commands.base import Command, fail, warn
+from jtop_roof.commands.base import Command, warn
 from jtop_roof.commands.options import file_args, file_flags
 from jtop_roof.runtime.config import Config
 
@@ -20,10 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, config: Config) -> int:
     from jtop_roof.outputs.plot import plot_file
 
-    parsed = file_args(args)
-    if isinstance(parsed, str):
-        return fail(parsed)
-    tz, interval_s = parsed
+    tz, interval_s = file_args(args)
     written = plot_file(args.file, args.out, tz=tz, interval_s=interval_s, config=config, title=args.title)
     warn(f"wrote {written}")
     return 0

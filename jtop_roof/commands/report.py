@@ -42,10 +42,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     from jtop_roof.roofline.measured import ProbeError, load_probe
     from jtop_roof.roofline.workload import WorkloadError, load_workload
 
-    parsed = file_args(args)
-    if isinstance(parsed, str):
-        return fail(parsed)
-    tz, interval_s = parsed
+    tz, interval_s = file_args(args)
     path = args.file
     stats = ReadStats()
     try:

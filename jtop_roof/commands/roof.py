@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from jtop_roof.commands.base import Command, warn
-from jtop_roof.model.metrics import fmt_si_unit
 from jtop_roof.runtime.config import Config
 
 if TYPE_CHECKING:
@@ -101,6 +100,7 @@ def cmd_roof(
     as_json: bool,
 ) -> tuple[str, list[str]]:
     """(stdout text, stderr warnings) for ``roof``: the ceilings at the given clocks, else the maxima."""
+    from jtop_roof.model.metrics import fmt_si_unit
     from jtop_roof.roofline.ceilings import (
         ceilings,
         max_ceilings,

@@ -1,9 +1,13 @@
-"""Settings the analysis reads, with their defaults: colour levels and when a clock counts as
-held down. The configuration (``runtime.config``) fills them from the user's file and flags."""
+"""Settings read below the configuration, with their defaults: colour levels, when a clock counts
+as held down, and the bounds of a replay's speed. The configuration (``runtime.config``) fills
+them from the user's file and flags."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+#: Replay speeds (the speed keys step between them; the config's ``speed`` is bounded by them).
+MIN_SPEED, MAX_SPEED = 0.25, 64.0
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,7 @@ from typing import Any
 
 from jtop_roof.formats.userfiles import YamlError, load_yaml, read_small_file, shown
 from jtop_roof.model.errors import UserError
-from jtop_roof.model.settings import DetectorSettings, Thresholds
-from jtop_roof.sources.base import MAX_SPEED, MIN_SPEED
+from jtop_roof.model.settings import MAX_SPEED, MIN_SPEED, DetectorSettings, Thresholds
 
 SOURCES = ("auto", "tegrastats", "host", "demo")
 REPORT_FORMATS = ("md", "json", "csv")  # jroof-tui report --format

@@ -14,9 +14,6 @@ from typing import Protocol, runtime_checkable
 from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.records import Record
 
-#: Replay speeds (the speed keys step between them; the config's ``speed`` is bounded by them).
-MIN_SPEED, MAX_SPEED = 0.25, 64.0
-
 
 class Source(ABC):
     """Base class of every source (tegrastats, host, replay, demo)."""

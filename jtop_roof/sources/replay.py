@@ -32,8 +32,9 @@ from typing import Any
 from jtop_roof.formats.logfile import as_tz
 from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.records import Event, Record, Sample
+from jtop_roof.model.settings import MAX_SPEED, MIN_SPEED
 from jtop_roof.model.timeline import local_tz_name, max_step_for
-from jtop_roof.sources.base import MAX_SPEED, MIN_SPEED, Source
+from jtop_roof.sources.base import Source
 from jtop_roof.sources.fileindex import FileIndex
 
 POLL_S = 0.25  # how often a followed file is checked, and the longest single wait
