@@ -154,6 +154,8 @@ def test_sighup_to_the_monitor_itself_exits_cleanly(tmp_path):
     term = Terminal(tmp_path, replay_command(out), leader=True)
     try:
         term.wait_for("VDD_IN")
+        term.keys("space")  # paused: the file's own markers cannot take over the header meanwhile
+        term.wait_for("PAUSED")
         term.keys("m")
         term.wait_for("▶ phase 4")  # the replayed file holds three phases
         term._tmux("kill-session", "-t", "e2e")  # SIGHUP goes to the session leader: jroof-tui

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -60,13 +60,16 @@ def warn(message: str) -> None:
     print(f"{PROG}: {message}", file=sys.stderr)
 
 
-def emit(text: str, out: str | None) -> int:
-    """Write a command's result to stdout, or to ``--out``."""
+def emit(text: str, out: str | None, inputs: Sequence[str] = ()) -> int:
+    """Write a command's result to stdout, or to ``--out`` (never through a link, nor over one of
+    the command's ``inputs``: ``create_output``)."""
     if out is None:
         sys.stdout.write(text)
         return 0
+    from jtop_roof.formats.userfiles import create_output
+
     try:
-        with open(out, "w", encoding="utf-8") as stream:
+        with open(create_output(out, inputs=inputs), "w", encoding="utf-8") as stream:
             stream.write(text)
     except OSError as exc:
         return fail(f"cannot write {out}: {exc.strerror or exc}")

@@ -20,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, config: Config) -> int:
-    from jtop_roof.outputs.compare import compare, load_item, to_json, to_markdown
+    from jtop_roof.outputs.compare import compare, load_item, split_spec, to_json, to_markdown
 
     if len(args.items) < 2:
         return fail("compare needs at least two items (FILE, FILE#PHASE or a report JSON)")
@@ -30,7 +30,8 @@ def run(args: argparse.Namespace, config: Config) -> int:
     tz, interval_s = file_args(args)
     items = [load_item(spec, tz=tz, interval_s=interval_s, config=config, warn=warn) for spec in args.items]
     result = compare(items, args.min_throughput)
-    return emit(to_json(result) if args.format == "json" else to_markdown(result), args.out)
+    inputs = [split_spec(spec)[0] for spec in args.items]
+    return emit(to_json(result) if args.format == "json" else to_markdown(result), args.out, inputs)
 
 
 COMMAND = Command(

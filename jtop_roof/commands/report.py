@@ -70,7 +70,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
         text = to_csv(report)
     else:
         text = to_markdown(report)
-    return emit(text, args.out)
+    return emit(text, args.out, inputs=[args.file])
 
 
 COMMAND = Command(

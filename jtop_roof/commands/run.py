@@ -35,6 +35,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
         return fail("give the workload after --: jroof-tui run --headless --record r.jsonl -- python w.py")
     if args.headless and args.run_record is None:
         return fail("--headless needs --record FILE (the run is kept there)")
+    log = None if args.run_record is None else kept_output_path(args.run_record, argv)
     kind, hint = resolve_source_kind(config, getattr(args, "replay", None))
     source = make_source(config, kind, getattr(args, "replay", None))
     if hint:
@@ -61,8 +62,8 @@ def run(args: argparse.Namespace, config: Config) -> int:
         output is understood afterwards (its timed window is known only at its end): kept beside
         the recording as it is shown, where `report` and replay find it."""
         try:
-            children.append(Child(argv, on_exit=ended.set, log=kept_output_path(args.run_record, argv),
-                                  on_screen=True))
+            children.append(Child(argv, on_exit=ended.set, log=log, on_screen=True,
+                                  inputs=[args.run_record]))
         except ChildError as exc:
             failed.append(str(exc))
             ended.set()  # the recording closes with what it has

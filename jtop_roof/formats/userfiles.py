@@ -1,7 +1,8 @@
-"""Reading the small files users name (config, themes, workloads, trtexec logs) as hostile input:
-only a regular file of at most ``MAX_FILE_BYTES`` is read (a FIFO, ``/dev/zero`` or a directory is
+"""The files users name, as hostile ground. Reading (config, themes, workloads, trtexec logs): only
+a regular file of at most ``MAX_FILE_BYTES`` is read (a FIFO, ``/dev/zero`` or a directory is
 refused without blocking), YAML only through the safe loader, and a document whose aliases would
-expand past ``MAX_YAML_NODES`` nodes (a "billion laughs") is refused before it is built."""
+expand past ``MAX_YAML_NODES`` nodes (a "billion laughs") is refused before it is built. Writing
+(``create_output``): never through a symbolic link, never over the command's own input."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import errno
 import os
 import reprlib
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -132,3 +134,33 @@ def read_small_file(path: Path, max_bytes: int = MAX_FILE_BYTES) -> str:
     finally:
         os.close(fd)
     return b"".join(chunks).decode("utf-8")
+
+
+class OutputError(UserError):
+    """A file jroof was asked to write that it must not (one line, exit 2)."""
+
+
+def create_output(path: str | os.PathLike[str], *, inputs: Sequence[str | os.PathLike[str]] = (),
+                  private: bool = False, append: bool = False) -> int:
+    """Open a file jroof writes besides a recording (``--out``, a figure, a workload's output) and
+    return its descriptor. Never through a symbolic link (another user's link in a shared folder
+    cannot redirect it), never over one of the command's own ``inputs``, created with mode 0600
+    when ``private`` (else 0644, less the umask). Raises OutputError, or OSError for the rest."""
+    name = os.fspath(path)
+    for given in inputs:
+        if _same_file(name, os.fspath(given)):
+            raise OutputError(f"refusing to write {name}: it is this command's input {os.fspath(given)}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_APPEND if append else os.O_TRUNC)
+    try:
+        return os.open(name, flags, 0o600 if private else 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OutputError(f"refusing to write {name}: it is a symbolic link (not followed)") from None
+        raise
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet): not the same file
+        return False

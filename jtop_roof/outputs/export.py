@@ -50,6 +50,7 @@ from datetime import tzinfo
 from typing import IO, Any
 
 from jtop_roof.formats.logfile import ReadStats, RecordingError, iter_records, open_text, read_header
+from jtop_roof.formats.userfiles import create_output
 from jtop_roof.model.codec import json_line
 from jtop_roof.model.errors import UserError
 from jtop_roof.model.info import SourceInfo
@@ -311,14 +312,14 @@ def pyarrow_modules() -> tuple[Any, Any] | None:
         return None
 
 
-def write_parquet(rows: Iterator[dict[str, Any]], columns: list[str], path: str) -> int:
+def write_parquet(rows: Iterator[dict[str, Any]], columns: list[str], out: IO[bytes]) -> int:
     modules = pyarrow_modules()
     if modules is None:
         raise ExportError("parquet needs pyarrow: pip install pyarrow")
     pa, pq = modules
     schema = pa.schema([(c, pa.string() if c in TEXT_COLUMNS else pa.float64()) for c in columns])
     count = 0
-    with pq.ParquetWriter(path, schema) as writer:
+    with pq.ParquetWriter(out, schema) as writer:
         batch: dict[str, list[Any]] = {c: [] for c in columns}
         for row in rows:
             for column, value in row.items():
@@ -356,11 +357,12 @@ def export_file(
     try:
         if fmt == "parquet":
             assert out is not None
-            return write_parquet(rows, scan.columns, out)
+            with open(create_output(out, inputs=[path]), "wb") as binary:
+                return write_parquet(rows, scan.columns, binary)
         if out is None:
             target = stdout if stdout is not None else sys.stdout
             return write_csv(rows, scan.columns, target) if fmt == "csv" else write_jsonl(rows, target)
-        with open(out, "w", encoding="utf-8", newline="") as stream:
+        with open(create_output(out, inputs=[path]), "w", encoding="utf-8", newline="") as stream:
             return write_csv(rows, scan.columns, stream) if fmt == "csv" else write_jsonl(rows, stream)
     except BrokenPipeError:
         raise  # `export ... | head`: the reader left; the command line says nothing

@@ -1,11 +1,13 @@
 """``jroof-tui serve``: the live metrics as a Prometheus ``/metrics`` endpoint, headless.
 
-A source runs in a thread and feeds a ``Pipeline`` (the same analysis as the monitor, ``record`` and
-``report``: phases, energy, the throttle detectors); after each sample the latest values are kept as
-one snapshot, and a small ``http.server`` in another thread renders it on ``GET /metrics`` through
-the official ``prometheus_client`` library (its metric families and text exposition). Nothing else
-is served: any other path is 404, any other method 405; a request line is at most 8 KiB, a body
-is refused, at most 16 requests run at once and each has 10 s.
+A source runs in a thread through the runtime's pump into a ``Pipeline`` (the same analysis as the
+monitor, ``record`` and ``report``: phases, energy, the throttle detectors); the metrics subscribe to
+it and keep the latest values after each sample as one snapshot, and a small ``http.server`` in
+another thread renders it on ``GET /metrics`` through the official ``prometheus_client`` library
+(its metric families and text exposition). Nothing else is served: any other path is 404, any
+other method 405; a request line is at most 8 KiB, a body is refused; a connection has 10 s for
+everything (a client trickling its header is cut off), at most 64 are open and 16 answers are
+rendered at once (idle clients hold no answer slot).
 
 It listens on loopback only (``127.0.0.1:9101``) unless the user names another address, and then it
 says on stderr that anyone who can reach it can read the metrics. SIGINT and SIGTERM stop it; after
@@ -72,8 +74,13 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 9101
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 MAX_REQUEST_LINE = 8192
+#: Connections at once, reading their request or being answered; more are closed at once.
+MAX_CONNECTIONS = 64
+#: Answers rendered at once; a request that finds them all taken is answered 503.
 MAX_CONCURRENT = 16
-REQUEST_TIMEOUT_S = 10.0
+#: The whole request, from the connection to the last byte of the answer, has this long: a client
+#: that trickles its header a byte at a time is cut off, and holds no answer slot meanwhile.
+REQUEST_DEADLINE_S = 10.0
 UNITS = ("gpu", "emc", "cpu")
 MIB = 1024 * 1024
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -303,14 +310,17 @@ def render(snap: Snapshot, board: str | None = None) -> str:
 
 
 class MetricsServer(ThreadingHTTPServer):
-    """``GET /metrics`` only; bounded requests and concurrency; a thread of its own."""
+    """``GET /metrics`` only, in a thread of its own. Each connection has ``REQUEST_DEADLINE_S``
+    for everything; connections and renders are bounded apart, so idle clients cannot hold the
+    answers back."""
 
     daemon_threads = True
     allow_reuse_address = True
 
     def __init__(self, metrics: Metrics, host: str, port: int) -> None:
         self.metrics = metrics
-        self._slots = threading.BoundedSemaphore(MAX_CONCURRENT)
+        self.render_slots = threading.BoundedSemaphore(MAX_CONCURRENT)
+        self._connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._thread: threading.Thread | None = None
         super().__init__((host, port), _Handler)
@@ -327,20 +337,27 @@ class MetricsServer(ThreadingHTTPServer):
         return str(host), int(port)
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        if not self._slots.acquire(blocking=False):
-            self.shutdown_request(request)  # busy: the scraper retries on its next interval
+        if not self._connections.acquire(blocking=False):
+            self.shutdown_request(request)  # full: the scraper retries on its next interval
             return
         try:
             super().process_request(request, client_address)
         except BaseException:
-            self._slots.release()
+            self._connections.release()
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
+        deadline = threading.Timer(REQUEST_DEADLINE_S, _cut, (request,))
+        deadline.daemon = True
+        deadline.start()
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self._slots.release()
+            deadline.cancel()
+            self._connections.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that left or was cut off mid-request is not news (no traceback on stderr)."""
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.2},
@@ -358,7 +375,7 @@ class _Handler(BaseHTTPRequestHandler):
     server: MetricsServer
     server_version = "jroof-tui"
     sys_version = ""
-    timeout = REQUEST_TIMEOUT_S
+    timeout = REQUEST_DEADLINE_S
 
     raw_requestline: bytes
 
@@ -376,7 +393,14 @@ class _Handler(BaseHTTPRequestHandler):
         if self.headers.get("Content-Length", "0").strip() not in ("", "0"):
             self._reply(413, b"a GET has no body\n")
             return
-        self._reply(200, self.server.metrics.render().encode("utf-8"), CONTENT_TYPE)
+        if not self.server.render_slots.acquire(blocking=False):
+            self._reply(503, b"busy: try again on the next scrape\n")
+            return
+        try:
+            body = self.server.metrics.render().encode("utf-8")
+        finally:
+            self.server.render_slots.release()
+        self._reply(200, body, CONTENT_TYPE)
 
     def _refuse(self) -> None:
         self._reply(405, b"method not allowed: GET /metrics only\n", allow="GET")
@@ -477,6 +501,14 @@ def run_serve(
     for line in failed:
         say(f"jroof-tui: {line}")
     return 1 if failed else 0
+
+
+def _cut(request: socket.socket) -> None:
+    """The request's time is up: its reads and writes end at once (its thread then finishes)."""
+    try:
+        request.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass  # already closed
 
 
 def _show(host: str, port: int) -> str:

@@ -6,6 +6,7 @@ same way. Nothing here imports Textual.
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import sys
@@ -190,7 +191,19 @@ def build_header(source: Source, config: Config) -> dict[str, Any]:
 
 
 def open_recording(path: str, source: Source, config: Config) -> Recorder:
-    """Open an append-only recording with this session's header."""
+    """Open an append-only recording with this session's header. A file that is already there is
+    appended to only when this program can read it back: one of our recordings, of a schema it
+    reads (else SessionError: appending would make the whole file unreadable, or mix formats)."""
+    from jtop_roof.formats.logfile import RecordingError, check_header, read_header
+
+    if os.path.isfile(path) and os.path.getsize(path) > 0:
+        try:
+            header = read_header(path)
+            if header is None:
+                raise SessionError(f"{path} is not a jroof recording: record to another file")
+            check_header(header, f"{path}: ")
+        except RecordingError as exc:
+            raise SessionError(f"cannot append to {exc}; record to another file") from None
     return Recorder(path, build_header(source, config))
 
 

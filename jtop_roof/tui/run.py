@@ -61,8 +61,9 @@ def run_app(
                 loop.call_soon_threadsafe(app.exit, 0)
 
         try:
-            child = Child(child_argv, on_exit=quit_when_done, on_screen=False,
-                          log=None if recorder is None else kept_output_path(recorder.path, child_argv))
+            log = None if recorder is None else kept_output_path(recorder.path, child_argv)
+            child = Child(child_argv, on_exit=quit_when_done, on_screen=False, log=log,
+                          inputs=[] if recorder is None else [recorder.path])
         except ChildError as exc:
             print(f"jroof-tui: error: {exc}", file=sys.stderr)
             source.stop()
