@@ -12,7 +12,9 @@ comes from the work itself (never from GPU load %).
 Each call goes to every ``jroof-tui`` (TUI or headless ``record``) of this user over its per-user
 Unix socket (mode 0600; no TCP) and returns how many took it: 0 when none runs, which is not an
 error (the benchmark goes on). Values are checked here (ValueError). A call costs a connection per
-monitor (about 0.1 ms): for very short iterations, report every N of them with their totals.
+monitor (about 0.1 ms): for very short iterations, report every N of them with their totals. A
+stopped monitor (Ctrl-Z) is skipped, and monitors that do not answer cost at most a second in all
+(``control.REPLY_WAIT_S``), never a hang.
 Nothing here imports Textual.
 """
 

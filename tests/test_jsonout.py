@@ -18,7 +18,7 @@ from jtop_roof.formats import jsonout
 from jtop_roof.formats.jsonout import line_json, parse_line_json, sample_line
 from jtop_roof.formats.logfile import ReadStats, iter_parse_lines, iter_records, open_text
 from jtop_roof.formats.parser import USUAL_SHAPE, parse_line
-from jtop_roof.model.codec import json_line, record_to_json, sample_to_json
+from jtop_roof.model.codec import Tally, cap_sample, json_line, record_to_json, sample_to_json
 from jtop_roof.model.records import (
     Clocked,
     CpuCore,
@@ -217,7 +217,9 @@ def AT_T_WALL(stamp: str | None) -> tuple[float, float]:  # noqa: N802 (a Timeli
 
 
 def timed_reference(line: str, t_wall: float | None) -> str:
+    """What ``parse`` prints for ``line`` at ``t_wall``: its sample held to the decoder's caps."""
     sample = parse_line(line)
+    cap_sample(sample, Tally())
     if sample.is_sample:
         sample.t_wall = t_wall
     return reference(sample)

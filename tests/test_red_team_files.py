@@ -162,3 +162,34 @@ def test_trickling_clients_cannot_keep_the_metrics_from_answering():
         for client in tricklers:
             client.close()
         server.close()
+
+
+def test_run_refuses_to_start_its_workload_when_markers_would_be_lost(tmp_path, monkeypatch, capsys):
+    """A fallback marker folder planted by another user: the workload's phases could not reach the
+    monitor, so `run` refuses (one line, exit 2) unless told to go on without them."""
+    from jtop_roof.commands.main import main
+    from jtop_roof.runtime import control
+
+    planted = tmp_path / f"jroof-{os.getuid()}"
+    planted.mkdir()
+    planted.chmod(0o777)
+    monkeypatch.setattr(control, "FALLBACK_PARENT", tmp_path)
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    out, touched = tmp_path / "r.jsonl", tmp_path / "ran"
+    workload = ["--", "touch", str(touched)]
+    assert main(["run", "--headless", "--record", str(out), "--source", "demo", *workload]) == 2
+    assert "markers from scripts are off" in capsys.readouterr().err
+    assert not touched.exists() and not out.exists()
+
+
+def test_a_figure_is_never_drawn_through_a_link(tmp_path):
+    pytest.importorskip("matplotlib")
+    recording = tmp_path / "held.jsonl"
+    write_synthetic(recording)
+    victim = tmp_path / "thesis.tex"
+    victim.write_text("chapter 1\n")
+    (tmp_path / "held.png").symlink_to(victim)  # where `plot held.jsonl` draws by default
+    done = subprocess.run([sys.executable, "-m", "jtop_roof", "plot", str(recording)], capture_output=True,
+                          text=True, timeout=WAIT_S, cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert done.returncode == 2 and "symbolic link" in done.stderr, done.stderr
+    assert victim.read_text() == "chapter 1\n"

@@ -73,7 +73,7 @@ class Env:
 def env(monkeypatch, tmp_path):
     for name in ("EXIT_AFTER", "HANG_AFTER", "IGNORE_TERM", "EXIT_CODE"):
         monkeypatch.delenv(f"FAKE_TEGRASTATS_{name}", raising=False)
-    for name in ("REFUSE", "CONNECT_FAIL", "NO_DNS", "DIE_AFTER", "DIE_ON", "LINGER"):
+    for name in ("REFUSE", "CONNECT_FAIL", "NO_DNS", "DIE_AFTER", "DIE_ON", "LINGER", "SILENT"):
         monkeypatch.delenv(f"FAKE_SSH_{name}", raising=False)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

@@ -8,11 +8,16 @@ compute-bound, EMC when memory-bound) overlaps the phase, ``unknown`` when the d
 or both FLOPs and bytes are missing. Efficiencies are against the roof at the phase's mean clocks
 (``current``) and at the mode's maximum (``max``).
 
+Every rate, intensity and efficiency is finite or None: work reports are bounded (0 ... 1e24) but
+their quotients are not (1e24 FLOPs over 1e-300 bytes overflow, the reverse underflows to 0), and an
+infinity would break the roofline plot and JSON, which has none.
+
 Nothing here imports Textual.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection
 from dataclasses import dataclass
 
@@ -61,11 +66,7 @@ def place(span: SpanStats, board: Board, throttled_units: Collection[str] = froz
         low, high = workload.bytes_per_iter_low, workload.bytes_per_iter_high
         if bytes_ is None and low is not None and high is not None:
             bytes_ = (low * high) ** 0.5 * span.iterations
-    achieved = None if flops is None or duration <= 0 else flops / duration
-    moved = None if bytes_ is None or duration <= 0 else bytes_ / duration
-    intensity = None
-    if flops is not None and bytes_:
-        intensity = flops / bytes_
+    achieved, moved, intensity = _ratio(flops, duration), _ratio(bytes_, duration), _ratio(flops, bytes_)
     # The work's own precision where it names one the database knows (trtexec says "fp32+int8"),
     # else the spec's, else FP32, said so.
     spec = None if workload is None else workload.precision
@@ -104,11 +105,21 @@ def _with_note(placement: Placement, note: str) -> Placement:
 
 def _efficiency(roof: Ceilings, precision: str, achieved: float | None, moved: float | None,
                 intensity: float | None, memory_bound: bool) -> float | None:
-    """Achieved ÷ attainable at the phase's intensity (bytes/s ÷ bandwidth for a pure copy)."""
-    if memory_bound and (achieved is None or achieved == 0 or intensity is None):
-        return None if moved is None else moved / roof.bandwidth_bytes_per_s
+    """Achieved ÷ attainable at the phase's intensity (bytes/s ÷ bandwidth for a pure copy, or for
+    FLOPs so few beside the bytes that the intensity underflowed to 0)."""
+    if memory_bound and not (achieved and intensity):
+        return _ratio(moved, roof.bandwidth_bytes_per_s)
     if achieved is None:
         return None
     peak = roof.peak_flops_per_s[precision]
     attainable = peak if intensity is None else min(peak, roof.bandwidth_bytes_per_s * intensity)
-    return achieved / attainable
+    return _ratio(achieved, attainable)
+
+
+def _ratio(numerator: float | None, denominator: float | None) -> float | None:
+    """``numerator ÷ denominator`` where both are known, the denominator is positive and the
+    quotient finite; else None (see the module docstring)."""
+    if numerator is None or denominator is None or not denominator > 0:
+        return None
+    quotient = numerator / denominator
+    return quotient if math.isfinite(quotient) else None

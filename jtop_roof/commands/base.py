@@ -2,7 +2,8 @@
 
 A command is one module exposing ``COMMAND`` plus one line in ``main.COMMANDS``. Every user error
 is one line on stderr and exit code 2, never a traceback: a command raises a ``UserError`` (main
-prints it) or returns ``fail(message)``.
+prints it) or returns ``fail(message)``. Every line said on stderr goes through ``for_terminal``: a
+name or value from a file, a peer or the command line can neither drive the terminal nor flood it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from jtop_roof.model.metrics import for_terminal
 
 if TYPE_CHECKING:
     from jtop_roof.runtime.config import Config
@@ -24,7 +27,7 @@ class Parser(argparse.ArgumentParser):
     """argparse that reports errors on one line (no usage dump) with exit code 2."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_USAGE, for_terminal(f"{self.prog}: error: {message}") + "\n")
 
 
 @dataclass(frozen=True)
@@ -51,13 +54,13 @@ class Command:
 
 def fail(message: str) -> int:
     """Say what the user must fix, on one line; the exit code of a user error."""
-    print(f"{PROG}: error: {message}", file=sys.stderr)
+    print(for_terminal(f"{PROG}: error: {message}"), file=sys.stderr)
     return EXIT_USAGE
 
 
 def warn(message: str) -> None:
     """A note on stderr that does not stop the command."""
-    print(f"{PROG}: {message}", file=sys.stderr)
+    print(for_terminal(f"{PROG}: {message}"), file=sys.stderr)
 
 
 def emit(text: str, out: str | None, inputs: Sequence[str] = ()) -> int:

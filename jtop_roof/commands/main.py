@@ -8,8 +8,10 @@ A command's module is imported here, but what it runs is imported only when it r
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
+from typing import TextIO
 
 from jtop_roof.commands import (
     compare,
@@ -27,7 +29,7 @@ from jtop_roof.commands import (
     serve,
 )
 from jtop_roof.commands.base import Command, Parser, fail
-from jtop_roof.commands.options import config_of
+from jtop_roof.commands.options import config_of, flag_names
 from jtop_roof.model.errors import UserError
 from jtop_roof.runtime.config import Config
 
@@ -65,11 +67,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def never_fail_to_encode(stream: TextIO) -> None:
+    """Characters the stream's encoding lacks (``—`` on an ASCII or ``LANG=C`` stdout, a pipe
+    included) are written as ``?``: the result is still given, never a UnicodeEncodeError."""
+    if isinstance(stream, io.TextIOWrapper):
+        stream.reconfigure(errors="replace")
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    never_fail_to_encode(sys.stdout)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     command = next((c for c in COMMANDS if c.name == args.command), MONITOR)
     try:
-        return command.run(args, config_of(args) if command.reads_config else Config())
+        config = config_of(args, flag_names(parser, args.command)) if command.reads_config else Config()
+        return command.run(args, config)
     except UserError as exc:
         return fail(str(exc))
     except BrokenPipeError:

@@ -5,9 +5,8 @@ script calls it between steps."""
 from __future__ import annotations
 
 import argparse
-import sys
 
-from jtop_roof.commands.base import Command, fail
+from jtop_roof.commands.base import Command, fail, warn
 from jtop_roof.runtime.config import Config
 
 
@@ -42,7 +41,7 @@ def run(args: argparse.Namespace, _defaults: Config) -> int:
     except ValueError as exc:  # a name or an amount out of bounds
         return fail(str(exc))
     if delivered == 0:
-        print(f"jroof-tui: no running jroof-tui of this user took {what}", file=sys.stderr)
+        warn(f"no running jroof-tui of this user took {what}")
         return 1
     return 0
 

@@ -4,10 +4,9 @@ other commands and ``--help`` stay light on a small board."""
 from __future__ import annotations
 
 import argparse
-import sys
 
 from jtop_roof import __version__
-from jtop_roof.commands.base import PROG, Command, fail
+from jtop_roof.commands.base import PROG, Command, fail, warn
 from jtop_roof.commands.options import source_options
 from jtop_roof.runtime.config import Config
 
@@ -46,7 +45,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     status = run_app(sources[0], config, record_path=config.record, notices=[hint] if hint else (),
                      more=sources[1:])
     if hint:
-        print(f"jroof-tui: {hint}", file=sys.stderr)  # still readable once the screen is gone
+        warn(hint)  # still readable once the screen is gone
     return status
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from datetime import tzinfo
 
 from jtop_roof.commands.base import Parser
@@ -95,7 +96,19 @@ _CONFIG_OVERRIDES = ("source", "interval_ms", "tz", "speed", "follow", "tegrasta
                      "trtexec_offset", "prometheus")
 
 
-def config_of(args: argparse.Namespace) -> Config:
-    """The config file (``--config``, else the default one), overridden by the flags given."""
+def config_of(args: argparse.Namespace, flags: Mapping[str, str] | None = None) -> Config:
+    """The config file (``--config``, else the default one), overridden by the flags given;
+    ``flags``: each option's flag by its ``dest``, for errors (``flag_names``)."""
     overrides = {key: getattr(args, key) for key in _CONFIG_OVERRIDES if hasattr(args, key)}
-    return load_config(getattr(args, "config", None), overrides=overrides)
+    return load_config(getattr(args, "config", None), overrides=overrides, flags=flags)
+
+
+def flag_names(parser: argparse.ArgumentParser, command: str | None) -> dict[str, str]:
+    """Each option's ``dest`` -> its long flag (``ssh_hosts`` -> ``--ssh``), in ``parser`` and the
+    subcommand's parser that read the command line: an error names the flag the user typed."""
+    parsers = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            parsers.append(action.choices[command])
+    return {action.dest: max(action.option_strings, key=len)
+            for each in parsers for action in each._actions if action.option_strings}

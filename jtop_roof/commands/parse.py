@@ -8,7 +8,7 @@ import sys
 
 from jtop_roof.commands.base import Command, fail
 from jtop_roof.commands.options import file_args
-from jtop_roof.runtime.config import Config
+from jtop_roof.runtime.config import MAX_INTERVAL_MS, MIN_INTERVAL_MS, Config
 
 #: Lines ``parse`` writes at once when its input is a file.
 PARSE_BLOCK_LINES = 256
@@ -16,9 +16,21 @@ PARSE_BLOCK_LINES = 256
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE")
-    parser.add_argument("--interval", type=int, metavar="MS", dest="interval_ms", default=None,
+    parser.add_argument("--interval", type=interval_ms, metavar="MS", dest="interval_ms", default=None,
                         help="spacing of lines without timestamps (default 1000)")
     parser.add_argument("--tz", metavar="ZONE", default=None, help="zone of tegrastats stamps")
+
+
+def interval_ms(text: str) -> int:
+    """``--interval``'s value, bounded as the config bounds it: ``parse`` reads no config, and
+    argparse's int takes 400 digits, which no float holds."""
+    digits = text.strip()
+    if digits.isascii() and digits.isdigit() and len(digits) <= len(str(MAX_INTERVAL_MS)) \
+            and MIN_INTERVAL_MS <= int(digits) <= MAX_INTERVAL_MS:
+        return int(digits)
+    shown = text if len(text) <= 20 else f"{text[:12]}... ({len(text)} characters)"
+    raise argparse.ArgumentTypeError(
+        f"expected a whole number of milliseconds from {MIN_INTERVAL_MS} to {MAX_INTERVAL_MS}, got {shown!r}")
 
 
 def run(args: argparse.Namespace, _defaults: Config) -> int:

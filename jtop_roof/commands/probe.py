@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from jtop_roof.commands.base import Command, fail, warn
 from jtop_roof.commands.options import board_flags
@@ -35,7 +34,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     result = run_probe(args.quick, backend=args.backend, source_factory=probe_source_factory(config),
                        device=config.device, power_mode=config.power_mode,
                        devices=load_devices(config.devices),
-                       progress=lambda line: print(f"jroof-tui: {line}", file=sys.stderr, flush=True))
+                       progress=warn)
     path = args.out or default_probe_path(result["device"], result["power_mode"])
     try:
         written = save_probe(result, path)

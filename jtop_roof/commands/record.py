@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 
-from jtop_roof.commands.base import Command, fail
+from jtop_roof.commands.base import Command, fail, warn
 from jtop_roof.commands.options import source_options
 from jtop_roof.runtime.config import Config
 
@@ -27,7 +26,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     kind, hint = resolve_source_kind(config, getattr(args, "replay", None))
     source = make_source(config, kind, getattr(args, "replay", None))
     if hint:
-        print(f"jroof-tui: {hint}", file=sys.stderr)
+        warn(hint)
     try:
         recorder = open_recording(args.file, source, config)
     except OSError as exc:
@@ -40,8 +39,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
         if exporter is not None:
             exporter.close()
     if status == 0:
-        print(f"jroof-tui: recorded to {args.file}; `jroof-tui report {args.file}` for the phases",
-              file=sys.stderr)
+        warn(f"recorded to {args.file}; `jroof-tui report {args.file}` for the phases")
     return status
 
 

@@ -3,8 +3,7 @@ Prometheus metrics listening to its pipeline when ``--prometheus`` asks for them
 
 from __future__ import annotations
 
-import sys
-
+from jtop_roof.commands.base import warn
 from jtop_roof.formats.recorder import Recorder
 from jtop_roof.outputs.serve import MetricsServer, ServeError, start_exporter
 from jtop_roof.runtime.config import Config
@@ -24,5 +23,5 @@ def headless_runtime(
     try:
         return runtime, start_exporter(runtime.pipeline, source.kind, config.prometheus)
     except (ServeError, OSError) as exc:
-        print(f"jroof-tui: metrics are off: {exc}", file=sys.stderr, flush=True)
+        warn(f"metrics are off: {exc}")
         return runtime, None

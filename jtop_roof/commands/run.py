@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Sequence
 
-from jtop_roof.commands.base import Command, fail
+from jtop_roof.commands.base import Command, fail, warn
 from jtop_roof.commands.options import source_options
 from jtop_roof.runtime.config import Config
 
@@ -16,6 +15,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--headless", action="store_true", help="no screen: record only")
     parser.add_argument("--record", metavar="FILE", dest="run_record", default=None,
                         help="record to FILE (required with --headless)")
+    parser.add_argument("--without-markers", action="store_true",
+                        help="start the workload even when markers from scripts cannot be taken "
+                        "(its phases and work reports are then lost)")
     parser.add_argument("argv", metavar="COMMAND", nargs=argparse.REMAINDER,
                         help="the workload, after --: run --headless --record r.jsonl -- python w.py")
 
@@ -27,6 +29,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     from jtop_roof.commands.recording import headless_runtime
     from jtop_roof.formats.trtexec import KEPT_SUFFIX, is_trtexec
     from jtop_roof.runtime.child import Child, ChildError, kept_output_path
+    from jtop_roof.runtime.control import ControlError, control_dir
     from jtop_roof.runtime.headless import run_headless
     from jtop_roof.runtime.session import make_source, open_recording, resolve_source_kind
 
@@ -36,10 +39,16 @@ def run(args: argparse.Namespace, config: Config) -> int:
     if args.headless and args.run_record is None:
         return fail("--headless needs --record FILE (the run is kept there)")
     log = None if args.run_record is None else kept_output_path(args.run_record, argv)
+    if not args.without_markers:
+        try:
+            control_dir()  # the workload's phases would be lost without it: refused, said why
+        except ControlError as exc:
+            return fail(f"markers from scripts are off, so the workload's phases would be lost: {exc} "
+                        "(or run with --without-markers)")
     kind, hint = resolve_source_kind(config, getattr(args, "replay", None))
     source = make_source(config, kind, getattr(args, "replay", None))
     if hint:
-        print(f"jroof-tui: {hint}", file=sys.stderr)
+        warn(hint)
     recorder = None
     if args.run_record is not None:
         try:
@@ -80,8 +89,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     child = children[0]
     child.stop()
     kept = f" (trtexec's output in {args.run_record}{KEPT_SUFFIX}, read with it)" if is_trtexec(argv) else ""
-    print(f"jroof-tui: recorded to {args.run_record}{kept}; `jroof-tui report {args.run_record}` for the "
-          "phases", file=sys.stderr)
+    warn(f"recorded to {args.run_record}{kept}; `jroof-tui report {args.run_record}` for the phases")
     return child.exit_status(status)
 
 

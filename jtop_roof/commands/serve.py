@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from jtop_roof.commands.base import Command
+from jtop_roof.commands.base import Command, warn
 from jtop_roof.commands.options import serve_source_options
 from jtop_roof.runtime.config import Config
 
@@ -26,7 +25,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     kind, hint = resolve_source_kind(config, getattr(args, "replay", None))
     source = make_source(config, kind, getattr(args, "replay", None))
     if hint:
-        print(f"jroof-tui: {hint}", file=sys.stderr)
+        warn(hint)
     return run_serve(source, config, host=host, port=port, board=args.board)
 
 

@@ -38,7 +38,7 @@ from jtop_roof.formats.parser import (
     read_field,
     temp_pair,
 )
-from jtop_roof.model.codec import json_line, record_to_json, sample_to_json
+from jtop_roof.model.codec import MAX_CORES, MAX_GPCS, MAX_NAMED, json_line, record_to_json, sample_to_json
 from jtop_roof.model.records import (
     Clocked,
     CpuCore,
@@ -343,7 +343,9 @@ def _counts(counts: dict[str, int]) -> str:
 # USUAL_SHAPE and each text is checked with ``is_usual`` when first met (the parser's comment there
 # says why that reads what its one-match line pattern reads). Lines that need more than one field's
 # text to read (a repeated name, GR3D2, MTS, maximum temperatures, ANSI codes, a CPU entry not
-# understood) take the Sample route. The tests hold both routes to the same text.
+# understood) take the Sample route, as do lines past the decoder's caps (more than 256 cores, 64
+# rails, zones, engines or GPCs): the reader holds their Sample to the caps and counts what it drops.
+# The tests hold both routes to the same text.
 
 _field_text: dict[str, str] = {}  # "RAM 6879/62841MB (lfb 3x4MB)" -> '{"used":6879,...}'
 _cpu_text: dict[str, str] = {}  # "5%@729" -> '{"load_pct":5,"mhz":729}'
@@ -377,12 +379,17 @@ def _checked(kind: str, text: str) -> str:
 
 
 def _field(kind: str, text: str) -> str:
-    return _kept(_field_text, text, _RENDER[kind](read_field(kind, _checked(kind, _short(text, RUN_CHARS)))))
+    value = read_field(kind, _checked(kind, _short(text, RUN_CHARS)))
+    if kind == "gpu" and len(value.gpc_mhz) > MAX_GPCS:
+        raise _Unusual
+    return _kept(_field_text, text, _RENDER[kind](value))
 
 
 def _engine_run(run: str) -> str:
-    text = _engines.encode(read_engines(_checked("engines", _short(run, RUN_CHARS))))
-    return _kept(_engine_text, run, text, RUN_CACHE_LIMIT)
+    engines = read_engines(_checked("engines", _short(run, RUN_CHARS)))
+    if len(engines) > MAX_NAMED:
+        raise _Unusual
+    return _kept(_engine_text, run, _engines.encode(engines), RUN_CACHE_LIMIT)
 
 
 def _cpu_entry(entry: str) -> str:
@@ -468,6 +475,8 @@ def line_json(line: str, place: Callable[[str | None], tuple[float | None, float
             cpu_text = "[]"
         else:
             entries = cpu.split(",")
+            if len(entries) > MAX_CORES:
+                return None
             try:
                 cpu_text = "[" + ",".join(map(_cpu_text.__getitem__, entries)) + "]"
             except KeyError:
@@ -476,6 +485,8 @@ def line_json(line: str, place: Callable[[str | None], tuple[float | None, float
             temps_text = "{}"
         else:
             tokens = temps.split(" ")
+            if len(tokens) > MAX_NAMED:
+                return None
             try:
                 temps_text = "{" + ",".join(map(_temp_text.__getitem__, tokens)) + "}"
                 distinct = len(set(map(_temp_name.__getitem__, tokens)))
@@ -494,6 +505,8 @@ def line_json(line: str, place: Callable[[str | None], tuple[float | None, float
             names, readings = tuple(tokens[0::2]), tokens[1::2]
             plan = _rail_plans.get(names)
             if plan is None:
+                if len(names) > MAX_NAMED:
+                    return None
                 _short(rails, RUN_CHARS)
                 plan = (len(set(names)) == len(names), power_plan(names))
                 _kept(_rail_plans, names, plan, RUN_CACHE_LIMIT)

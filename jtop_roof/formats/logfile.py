@@ -33,11 +33,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import Any, BinaryIO, Generic, TypeVar
+from typing import Any, BinaryIO, Generic, TypeVar, cast
 
 from jtop_roof.formats.jsonout import line_json, parse_line_json
 from jtop_roof.formats.parser import parse_line, stamp_of
-from jtop_roof.model.codec import Tally, record_from_json
+from jtop_roof.formats.sessions import SessionPlacer, jump_gaps
+from jtop_roof.model.codec import Tally, cap_sample, encodable_tree, record_from_json
 from jtop_roof.model.errors import UserError
 from jtop_roof.model.records import SCHEMA_VERSION, Event, Record, Sample
 from jtop_roof.model.timeline import MAX_YEAR, MIN_YEAR, Timeline, parse_tz
@@ -162,7 +163,7 @@ def parse_header_line(line: str | bytes) -> dict[str, Any] | None:
     except (ValueError, RecursionError):
         return None
     if isinstance(obj, dict) and obj.get("type") == "header":
-        return obj
+        return cast(dict[str, Any], encodable_tree(obj))
     return None
 
 
@@ -264,54 +265,6 @@ def check_header(header: Mapping[str, Any], where: str = "") -> None:
             f"{where}recording schema {schema} is newer than this jroof-tui reads ({SCHEMA_VERSION}); "
             "upgrade jroof-tui"
         )
-
-
-class SessionPlacer:
-    """Places the sessions of one recording file on one stream timeline.
-
-    A recording appended to (a second ``--record`` of the same file, after a reboot say) holds
-    several sessions, each with its own header and monotonic clock. Session B's first record comes
-    at A's last + max(B's first wall time - A's last wall time, one interval), with a ``gap`` event
-    there, even when B's monotonic clock restarted lower. Within a session times are kept as
-    recorded. ``place`` returns the stream time and, for the first timed record of a session after
-    the first, the gap event to put before it."""
-
-    def __init__(self, interval_s: float = DEFAULT_INTERVAL_S) -> None:
-        self.interval_s = interval_s
-        self.sessions = 0
-        self._new_session = False
-        self._offset = 0.0
-        self._last_mono: float | None = None
-        self._last_wall: float | None = None
-
-    def new_session(self, header: Mapping[str, Any]) -> None:
-        """A header line; raises RecordingError for one this program must not read."""
-        check_header(header)
-        self.sessions += 1
-        self._new_session = True
-        interval_ms = header.get("interval_ms")
-        if isinstance(interval_ms, (int, float)) and not isinstance(interval_ms, bool) \
-                and 0 < interval_ms <= 3.6e6:
-            self.interval_s = interval_ms / 1000.0
-
-    def place(self, mono: float, wall: float | None) -> tuple[float, Event | None]:
-        gap: Event | None = None
-        if self._new_session:
-            self._new_session = False
-            if self._last_mono is None:
-                self._offset = 0.0
-            else:
-                step = self.interval_s
-                if wall is not None and self._last_wall is not None:
-                    step = max(wall - self._last_wall, step)
-                self._offset = self._last_mono + step - mono
-                gap = Event("gap", f"recording session {self.sessions} starts {step:.1f} s after the last",
-                            wall, mono + self._offset, gap_s=step)
-        placed = mono + self._offset
-        if self._last_mono is None or placed >= self._last_mono:
-            self._last_mono = placed
-            self._last_wall = wall if wall is not None else self._last_wall
-        return placed, gap
 
 
 def record_type(line: str | bytes) -> str | None:
@@ -483,7 +436,8 @@ def _as_is(record: Record) -> Record:
 
 
 def _recording_records(header: Mapping[str, Any], rest: Iterator[str], stats: ReadStats) -> Iterator[Record]:
-    placer = SessionPlacer()
+    placer = SessionPlacer(DEFAULT_INTERVAL_S)
+    check_header(header)
     placer.new_session(header)
     noted: set[str] = set()
     last_mono: float | None = None
@@ -498,7 +452,9 @@ def _recording_records(header: Mapping[str, Any], rest: Iterator[str], stats: Re
         if record is None:
             kind = record_type(line)
             if kind == "header":
-                placer.new_session(parse_header_line(line) or {})
+                session = parse_header_line(line) or {}
+                check_header(session)
+                placer.new_session(session)
             elif kind is None:
                 stats.skipped_lines.append(number)
             elif kind not in KNOWN_TYPES and kind not in noted and len(noted) < MAX_NOTED_TYPES:
@@ -508,7 +464,7 @@ def _recording_records(header: Mapping[str, Any], rest: Iterator[str], stats: Re
         if record.t_mono is None:  # no time to place it by (the replay's index skips it too)
             stats.skipped_lines.append(number)
             continue
-        record.t_mono, gap = placer.place(record.t_mono, record.t_wall)
+        record.t_mono, gap = placer.place(record.t_mono, record.t_wall, sample=isinstance(record, Sample))
         last_mono = record.t_mono
         if isinstance(record, Sample):
             probe.sample(record.t_mono, after_break=gap is not None)
@@ -532,14 +488,17 @@ def _plain(
     Timeline, same order). ``direct(line, place)``, where given, may stand for ``out`` of the line's
     timed sample (``parse``'s JSON straight from the text): it calls ``place(stamp)`` (the
     Timeline's) for a line it takes (a sample line, so a candidate), or returns None, and the line
-    is parsed."""
+    is parsed. A parsed sample is held to the decoder's caps (``direct`` declines a line past them);
+    a clock jump (``Timeline.jumps``) is a gap event before the line it jumped at."""
     timer: PlainTimer[Sample] = PlainTimer(tz, interval_s)
+    tally = stats.tally if stats is not None else Tally()
     waiting: list[Sample] = []
     lines = itertools.chain((first,), rest)
     for line in lines:
         if not line.strip():
             continue
         sample = parse_line(line)
+        cap_sample(sample, tally)
         if is_sample_candidate(line):
             timer.add(sample, stamp_of(line))
         waiting.append(sample)
@@ -550,21 +509,33 @@ def _plain(
         _set_times(timer.release(True))
     if stats is not None:
         stats.interval_s, stats.interval_final = timer.interval_s, True
-    yield from map(out, waiting)
-    if timer.timeline is None:
+    timeline = timer.timeline
+    if timeline is None:
+        yield from map(out, waiting)
         return
-    place = timer.timeline.place
+    gaps = jump_gaps(timeline)
+    for sample in waiting:
+        while gaps and sample.t_mono is not None and (gaps[0].t_mono or 0.0) <= sample.t_mono:
+            yield out(gaps.pop(0))
+        yield out(sample)
+    yield from map(out, gaps)  # jumped at a line that only looked like a sample, last
+    place, jumps = timeline.place, timeline.jumps
     for line in lines:
         if not line or line.isspace():  # blank (as `not line.strip()`, without copying the line)
             continue
         if direct is not None:
             done = direct(line, place)
             if done is not None:
+                if jumps:
+                    yield from map(out, jump_gaps(timeline))
                 yield done
                 continue
         sample = parse_line(line)
+        cap_sample(sample, tally)
         if is_sample_candidate(line):
             wall, mono = place(stamp_of(line))
+            if jumps:
+                yield from map(out, jump_gaps(timeline))
             if sample.is_sample:  # a line that only looked like one keeps its slot, not a time
                 sample.t_wall, sample.t_mono = wall, mono
         yield out(sample)

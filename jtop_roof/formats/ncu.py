@@ -59,9 +59,13 @@ from types import MappingProxyType
 
 from jtop_roof.model.errors import UserError
 
-#: An ncu export of a long session can be large; past this it is not one we read whole.
-MAX_CSV_BYTES = 512 << 20
-MAX_KERNELS = 1_000_000
+#: Bounds on an export (a report puts every kernel on the roof): past them it is refused in one
+#: line before it takes much memory or time. Reading holds about 200 bytes per metric value.
+MAX_CSV_BYTES = 128 << 20
+MAX_KERNELS = 10_000
+MAX_METRIC_VALUES = 500_000
+MAX_LINE_CHARS = 1 << 20
+_FEWER = "profile fewer launches (ncu --launch-count or --kernel-name)"
 
 DURATION = "gpu__time_duration.sum"
 DRAM_BYTES = "dram__bytes.sum"
@@ -215,21 +219,29 @@ def _to_float(text: str, decimal_comma: bool) -> float | None:
 
 # -- reading -----------------------------------------------------------------------------------------
 def _open_lines(path: Path) -> Iterator[str]:
-    """Lines of a regular file of at most MAX_CSV_BYTES, opened without blocking (a FIFO or a device
-    is refused at once)."""
+    """Lines of a regular file of at most MAX_CSV_BYTES (checked again as it is read: it may grow),
+    each of at most MAX_LINE_CHARS, opened without blocking (a FIFO or a device is refused at once)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file")
-        if info.st_size > MAX_CSV_BYTES:
-            raise OSError(errno.EFBIG, f"larger than {MAX_CSV_BYTES:,} bytes")
         fh = os.fdopen(fd, "r", encoding="utf-8", errors="strict", newline="")
     except BaseException:
         os.close(fd)
         raise
+    too_big = OSError(errno.EFBIG, f"larger than {MAX_CSV_BYTES:,} bytes")
     with fh:
-        yield from fh
+        if info.st_size > MAX_CSV_BYTES:
+            raise too_big
+        read = 0
+        while line := fh.readline(MAX_LINE_CHARS + 1):
+            if len(line) > MAX_LINE_CHARS:
+                raise ValueError(f"a line longer than {MAX_LINE_CHARS:,} characters: not an ncu export")
+            read += len(line)
+            if read > MAX_CSV_BYTES:
+                raise too_big
+            yield line
 
 
 def _rows(lines: Iterable[str]) -> Iterator[list[str]]:
@@ -269,6 +281,17 @@ def _collect(rows: Iterator[list[str]]) -> list[_Draft]:
             raise ValueError(f"no {needed!r} column in the header")
     long = "Metric Name" in col and "Metric Value" in col
     drafts: dict[str, _Draft] = {}
+    names: dict[str, str] = {}  # one string per metric name and unit, shared by every kernel
+    values = 0
+
+    def keep(d: _Draft, metric: str, value: str, unit: str) -> None:
+        nonlocal values
+        if metric in d.raw:
+            return
+        values += 1
+        if values > MAX_METRIC_VALUES:
+            raise ValueError(f"more than {MAX_METRIC_VALUES:,} metric values: {_FEWER}, or fewer metrics")
+        d.raw[names.setdefault(metric, metric)] = (value, names.setdefault(unit, unit))
 
     def cell(row: list[str], name: str) -> str | None:
         i = col.get(name)
@@ -281,7 +304,7 @@ def _collect(rows: Iterator[list[str]]) -> list[_Draft]:
         d = drafts.get(key)
         if d is None:
             if len(drafts) >= MAX_KERNELS:
-                raise ValueError(f"more than {MAX_KERNELS:,} kernels")
+                raise ValueError(f"more than {MAX_KERNELS:,} kernels: {_FEWER}")
             d = _Draft(kid, (cell(row, "Kernel Name") or "").strip(), _blank(cell(row, "Device")),
                        _blank(cell(row, "CC")))
             drafts[key] = d
@@ -294,8 +317,7 @@ def _collect(rows: Iterator[list[str]]) -> list[_Draft]:
             metric = (cell(row, "Metric Name") or "").strip()
             if not metric:
                 continue  # a rule row
-            d = draft(row)
-            d.raw.setdefault(metric, ((cell(row, "Metric Value") or ""), (cell(row, "Metric Unit") or "")))
+            keep(draft(row), metric, cell(row, "Metric Value") or "", cell(row, "Metric Unit") or "")
         return list(drafts.values())
     metric_cols = [
         (i, name.strip()) for i, name in enumerate(header) if name not in _IDENTITY and "__" in name
@@ -311,7 +333,7 @@ def _collect(rows: Iterator[list[str]]) -> list[_Draft]:
         d = draft(row)
         for i, name in metric_cols:
             if i < len(row):
-                d.raw.setdefault(name, (row[i], units.get(i, "")))
+                keep(d, name, row[i], units.get(i, ""))
     return list(drafts.values())
 
 

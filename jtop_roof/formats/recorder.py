@@ -19,11 +19,15 @@ Durability rules, and why:
   whose first line is a jroof header, and not the file being replayed (the header's ``file``):
   a symlink (``O_NOFOLLOW``), an empty, foreign or non-regular file is refused with OSError, so a
   planted link or FIFO never redirects a recording, and a replay never records into itself.
+* A recording is locked (``flock``, exclusive) while it is recorded: a second recorder of the same
+  file is refused (OSError) instead of interleaving a second session's lines with the first's,
+  which readers would take as one session with its clock running back and forth.
 """
 
 from __future__ import annotations
 
 import errno
+import fcntl
 import json
 import os
 import stat
@@ -66,6 +70,7 @@ class Recorder:
         self._stream_anchor: tuple[float | None, float, float] | None = None
         fd, created = _open_for_append(self.path)
         try:
+            _lock(fd, self.path)
             size = 0 if created else _check_appendable(fd, self.path, header.get("file"))
             #: True when this session was appended after earlier content of the same file.
             self.appended = size > 0
@@ -221,6 +226,18 @@ def _open_for_append(path: str) -> tuple[int, bool]:
         if exc.errno == errno.ELOOP:
             raise OSError(errno.ELOOP, "is a symbolic link; refusing to follow it", path) from None
         raise
+
+
+def _lock(fd: int, path: str) -> None:
+    """Hold the file for this recorder until its descriptor is closed; OSError when another holds
+    it. A filesystem without locks (some network ones) records unlocked."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise OSError(errno.EWOULDBLOCK, "is being recorded by another jroof", path) from None
+    except OSError as exc:
+        if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP):
+            raise
 
 
 def _check_appendable(fd: int, path: str, replayed: object) -> int:

@@ -42,7 +42,7 @@ from pathlib import Path
 
 from jtop_roof.formats.userfiles import read_small_file
 from jtop_roof.model.errors import UserError
-from jtop_roof.model.records import Marker, Record, Sample, Work
+from jtop_roof.model.records import MAX_WORK_ITERATIONS, Marker, Record, Sample, Work
 from jtop_roof.model.timeline import Timeline, parse_tz
 
 #: Phase names, in the order a run goes through them.
@@ -54,6 +54,9 @@ KEPT_SUFFIX = ".trtexec.log"
 MAX_LOG_BYTES = 256 << 20
 #: Offsets beyond a day are a mistake, not a clock disagreement.
 MAX_OFFSET_S = 86_400.0
+#: The largest query count, warm-up count or batch read (a work report's bound): more digits are
+#: no count, and would overflow a float or pass Python's 4,300-digit limit.
+MAX_COUNT = int(MAX_WORK_ITERATIONS)
 #: Flags that pick the precisions TensorRT may use, as printed on the command line.
 PRECISION_FLAGS = ("fp16", "bf16", "fp8", "int8", "int4", "best", "noTF32", "stronglyTyped")
 
@@ -151,6 +154,14 @@ def _seconds(value: str, unit: str) -> float | None:
 
 def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
+
+
+def _count(digits: str, what: str) -> int:
+    """A printed count; TrtexecError for one past MAX_COUNT (the log is refused, not misread)."""
+    if len(digits) > len(str(MAX_COUNT)) or int(digits) > MAX_COUNT:
+        shown = digits if len(digits) <= 20 else f"{digits[:8]}... ({len(digits)} digits)"
+        raise TrtexecError(f"{what} {shown} is past {MAX_COUNT:.0e}: not a count")
+    return int(digits)
 
 
 @dataclass
@@ -303,13 +314,13 @@ class TrtexecReader:
             return
         m = _TIMING_TRACE.match(body)
         if m is not None:
-            d.iterations = int(m.group(1))
+            d.iterations = _count(m.group(1), "query count")
             d.trace_s = _seconds(m.group(2), m.group(3))
             d.trace_wall = wall
             return
         m = _WARMUP.match(body)
         if m is not None:
-            d.warmup_queries = int(m.group(1))
+            d.warmup_queries = _count(m.group(1), "warm-up query count")
             d.warmup_s = _seconds(m.group(2), m.group(3))
             return
         m = _THROUGHPUT.match(body)
@@ -357,7 +368,7 @@ class TrtexecReader:
             if value and (d.option_engine is None or key == "Load engine"):
                 d.option_engine = value
         elif key == "Batch":
-            d.batch = int(value) if value.isdigit() else None
+            d.batch = _count(value, "batch") if value.isascii() and value.isdigit() else None
         elif key == "TensorRT version" and d.version is None:
             d.version = value or None
 
@@ -369,7 +380,8 @@ class TrtexecReader:
             walltime = d.trace_s
         throughput, source = d.throughput, "Throughput line" if d.throughput is not None else None
         if throughput is None and d.iterations is not None and walltime:
-            throughput, source = d.iterations / walltime, "queries / walltime"
+            throughput = _finite(d.iterations / walltime)
+            source = None if throughput is None else "queries / walltime"
         phases: tuple[Phase, ...] = ()
         if d.iterations is not None:
             end = d.summary_wall if d.summary_wall is not None else d.walltime_wall
@@ -423,7 +435,8 @@ class TrtexecReader:
 def parse_trtexec_runs(
     text: str, tz: tzinfo | str | None = None, offset_s: float = 0.0
 ) -> tuple[TrtexecRun, ...]:
-    """Every trtexec invocation in ``text``, in order (none when it holds no trtexec output)."""
+    """Every trtexec invocation in ``text``, in order (none when it holds no trtexec output);
+    TrtexecError for a count past MAX_COUNT."""
     return TrtexecReader(tz, offset_s).feed_all(text.splitlines()).runs()
 
 
@@ -431,8 +444,13 @@ def parse_trtexec(
     text: str, tz: tzinfo | str | None = None, offset_s: float = 0.0, *, where: str = "trtexec log"
 ) -> TrtexecRun:
     """The one timed run in ``text``. TrtexecError when no run reached its timing summary, or when
-    several did (use ``parse_trtexec_runs`` for a sweep)."""
-    timed = [r for r in parse_trtexec_runs(text, tz, offset_s) if r.iterations is not None]
+    several did (use ``parse_trtexec_runs`` for a sweep), or for a count past MAX_COUNT."""
+    reader = TrtexecReader(tz, offset_s)
+    try:
+        runs = reader.feed_all(text.splitlines()).runs()
+    except TrtexecError as exc:
+        raise TrtexecError(f"{where}: {exc}") from None
+    timed = [r for r in runs if r.iterations is not None]
     if not timed:
         raise TrtexecError(f"{where}: no trtexec timing summary ('Timing trace has N queries') found")
     if len(timed) > 1:

@@ -1,6 +1,7 @@
 """The JSON form of records: what ``jroof-tui parse`` prints and what a recording stores, one
 object per line (documented in the README). Decoding is hostile-input safe: every value is type-
-and range-checked, bad ones become None and are counted in a :class:`Tally`."""
+and range-checked, bad ones become None and are counted in a :class:`Tally`; a lone surrogate (JSON's
+``"\\ud800"``, which no encoder can write back) becomes U+FFFD in every name and text."""
 
 from __future__ import annotations
 
@@ -45,17 +46,18 @@ def json_line(obj: dict[str, Any]) -> str:
     try:
         text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except ValueError:
-        text = json.dumps(_finite(obj), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = json.dumps(finite_or_null(obj), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     return text + "\n"
 
 
-def _finite(value: Any) -> Any:
+def finite_or_null(value: Any) -> Any:
+    """``value`` (a JSON-ready dict, list or scalar) with every NaN and infinity as None."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
+        return {key: finite_or_null(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_finite(item) for item in value]
+        return [finite_or_null(item) for item in value]
     return value
 
 
@@ -183,7 +185,7 @@ class _Check:
 
     def text(self, value: Any, limit: int | None = None) -> str | None:
         if isinstance(value, str):
-            return value if limit is None else value[:limit]
+            return encodable(value if limit is None else value[:limit])
         self.bad(value)
         return None
 
@@ -200,7 +202,8 @@ class _Check:
             return []
         if len(found) > cap:
             self.tally.dropped += len(found) - cap
-        return [(name[:MAX_NAME_CHARS], item) for name, item in itertools.islice(found.items(), cap)]
+        kept = itertools.islice(found.items(), cap)
+        return [(encodable(name[:MAX_NAME_CHARS]), item) for name, item in kept]
 
     def seq(self, value: Any, cap: int) -> list[Any]:
         if not isinstance(value, list):
@@ -262,6 +265,26 @@ class _Check:
 
     def times(self, obj: dict[str, Any]) -> tuple[float | None, float | None]:
         return self.num(obj.get("t"), 0, MAX_WALL_S), self.num(obj.get("mono"), 0, MAX_MONO_S)
+
+
+def encodable(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD: JSON's ``\\ud800`` escape decodes to
+    one, and writing it (UTF-8 output, a plot's font) would raise UnicodeEncodeError."""
+    if text.isascii():
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def encodable_tree(value: Any) -> Any:
+    """``value`` (parsed JSON) with every string made ``encodable``, keys included: a header, a
+    report or a probe file whose ``\\ud800`` would otherwise reach an output."""
+    if isinstance(value, str):
+        return encodable(value)
+    if isinstance(value, dict):
+        return {encodable(str(k)): encodable_tree(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [encodable_tree(item) for item in value]
+    return value
 
 
 def sample_from_json(obj: dict[str, Any], tally: Tally | None = None) -> Sample:
@@ -392,7 +415,28 @@ def record_from_json(obj: dict[str, Any], tally: Tally | None = None) -> Record 
     if not isinstance(detail, str):
         check.bad(detail)
         detail = str(detail)
-    return Event(check.text(obj.get("kind", "note"), MAX_NAME_CHARS) or "note", detail[:MAX_DETAIL_CHARS],
-                 t_wall, t_mono, check.num(obj.get("gap_s"), 0, MAX_MONO_S),
+    return Event(check.text(obj.get("kind", "note"), MAX_NAME_CHARS) or "note",
+                 encodable(detail[:MAX_DETAIL_CHARS]), t_wall, t_mono,
+                 check.num(obj.get("gap_s"), 0, MAX_MONO_S),
                  check.text(obj.get("unit"), MAX_NAME_CHARS), check.num(obj.get("start_t"), 0, MAX_WALL_S),
                  check.num(obj.get("start_mono"), 0, MAX_MONO_S))
+
+
+def cap_sample(sample: Sample, tally: Tally) -> None:
+    """Hold a parsed sample (a plain log's line) to the caps a decoded one keeps, in place, counting
+    what is dropped in ``tally``: a hostile line's 3,000 cores must not reach the output either."""
+    cpus, gpu, unknown = sample.cpus, sample.gpu, sample.unknown
+    if cpus is not None and len(cpus) > MAX_CORES:
+        tally.dropped += len(cpus) - MAX_CORES
+        del cpus[MAX_CORES:]
+    for named in (sample.engines, sample.temps_c, sample.temps_max_c, sample.rails):
+        if len(named) > MAX_NAMED:
+            tally.dropped += len(named) - MAX_NAMED
+            for name in list(itertools.islice(named, MAX_NAMED, None)):
+                del named[name]
+    if gpu is not None and len(gpu.gpc_mhz) > MAX_GPCS:
+        tally.dropped += len(gpu.gpc_mhz) - MAX_GPCS
+        sample.gpu = Gpu(gpu.load_pct, gpu.gpc_mhz[:MAX_GPCS])
+    if len(unknown) > MAX_TEXTS:
+        tally.dropped += len(unknown) - MAX_TEXTS
+        del unknown[MAX_TEXTS:]

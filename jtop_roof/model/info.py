@@ -26,10 +26,14 @@ CLOCK_KEYS = ("gpu_mhz", "emc_mhz", "cpu_mhz")
 
 
 def finite_number(value: Any) -> float | None:
-    """A real, finite number (bools and strings are not), else None."""
+    """A real, finite number (bools and strings are not), else None: an integer past a float's
+    range (a hostile header's 400 digits) is a bad value, not an OverflowError."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
     return number if math.isfinite(number) else None
 
 

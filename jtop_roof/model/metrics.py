@@ -7,6 +7,7 @@ Pure functions with no Textual import, unit-tested directly. How hot a temperatu
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from datetime import datetime, tzinfo
 
@@ -210,6 +211,28 @@ def printable(text: str, limit: int | None = None) -> str:
     if limit is not None and len(clean) > limit:
         return clean[: max(0, limit - 1)] + "…"
     return clean
+
+
+#: A message line's longest word (a path, an id, a value given) and longest line: past them, the
+#: middle is cut, so that a 5,000-character value cannot flood the terminal.
+MESSAGE_WORD_CHARS, MESSAGE_LINE_CHARS = 120, 1000
+_LONG_WORD = re.compile(rf"\S{{{MESSAGE_WORD_CHARS + 1},}}")
+
+
+def for_terminal(message: str) -> str:
+    """A message for stderr as one safe line: what a file, a peer or a value put in it cannot drive
+    the terminal (control characters, escape sequences and newlines included, are shown as
+    ``\\x1b``, ``\\n``) nor flood it (over-long words and lines are cut in the middle)."""
+    line = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in message)
+    line = _LONG_WORD.sub(lambda word: _cut_middle(word[0], MESSAGE_WORD_CHARS), line)
+    return _cut_middle(line, MESSAGE_LINE_CHARS)
+
+
+def _cut_middle(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    head = (limit - 1) * 2 // 3
+    return text[:head] + "…" + text[len(text) - (limit - 1 - head):]
 
 
 def nice_ticks(low: float, high: float, max_ticks: int) -> tuple[list[float], list[str]]:

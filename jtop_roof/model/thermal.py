@@ -60,7 +60,11 @@ def _trip_value(raw: Any) -> float | None:
     if isinstance(raw, bool):
         return None
     if isinstance(raw, (int, float)):
-        return float(raw) if math.isfinite(raw) else None
+        try:
+            value = float(raw)
+        except OverflowError:  # an integer of hundreds of digits is no temperature
+            return None
+        return value if math.isfinite(value) else None
     if isinstance(raw, Sequence) and not isinstance(raw, str):
         typed = [p for p in raw if isinstance(p, Mapping)]
         for kind in _TRIP_PREFERENCE:

@@ -15,7 +15,9 @@ Rules (the contract other parts code against):
 * Without stamps (JetPack 4 and older), ``t_wall`` stays None and ``t_mono = index * interval_s``.
 * With stamps, ``t_mono = t_wall - first t_wall``. ``t_mono`` never runs backwards: when the wall
   clock steps back (NTP, a hand-set clock) the stream's timeline continues one interval after the
-  previous sample, and later samples keep that offset. Forward jumps stay: a gap is a gap.
+  previous sample, and later samples keep that offset. Forward jumps stay: a gap is a gap, up to
+  ``MAX_GAP_S``; a longer one is a clock being set (a board without RTC logs 1970 until NTP sets
+  it), not time that passed: the timeline continues one interval on, and ``jumps`` says so.
 * DST: an ambiguous local time (the repeated hour when clocks fall back) is read with ``fold=0``
   (the first occurrence). Only when that would put a stamp before the previous sample is the
   second occurrence (``fold=1``) taken, which is what a log running through the change means.
@@ -44,6 +46,8 @@ _minute_seconds: dict[str, int] = {}
 #: Stamps outside these years are read as no stamp (the sample continues one interval on).
 MIN_YEAR, MAX_YEAR = 1970, 2999
 _HOUR_CACHE_LIMIT = 4096  # distinct hours kept (about 170 days of a log); cleared when full
+#: The longest step between two records of a stream that is time passed; longer is a clock jump.
+MAX_GAP_S = 7 * 86400.0
 
 
 def local_tz_name() -> str:
@@ -151,6 +155,9 @@ class Timeline:
         self._last_wall: float | None = None
         self._last_mono: float | None = None
         self._mono_offset: float | None = None  # t_mono = t_wall + offset
+        #: (t_wall, t_mono, seconds jumped) of each forward jump past MAX_GAP_S, for the reader to
+        #: say (and clear).
+        self.jumps: list[tuple[float, float, float]] = []
 
     def wall_of(self, stamp: str) -> float | None:
         """Unix seconds of a ``MM-DD-YYYY HH:MM:SS`` stamp in this zone (``fold=0``); None if invalid."""
@@ -237,8 +244,11 @@ class Timeline:
                 first_mono = 0.0 if self._last_mono is None else self._last_mono + self.interval_s
                 self._mono_offset = first_mono - wall
             mono = wall + self._mono_offset
-            if self._last_mono is not None and mono < self._last_mono:
-                mono = self._last_mono + self.interval_s
+            last = self._last_mono
+            if last is not None and (mono < last or mono - last > MAX_GAP_S):
+                if mono > last:
+                    self.jumps.append((wall, last + self.interval_s, mono - last))
+                mono = last + self.interval_s
                 self._mono_offset = mono - wall
         self._last_wall = wall if wall is not None else self._last_wall
         self._last_mono = mono

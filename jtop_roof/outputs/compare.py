@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from jtop_roof.formats.logfile import ReadStats, RecordingError, open_regular, read_header
+from jtop_roof.model.codec import encodable_tree
 from jtop_roof.model.errors import UserError
 from jtop_roof.outputs.report import report_file
 from jtop_roof.runtime.config import Config
@@ -45,6 +46,9 @@ FORMATS = ("md", "json")
 TIMED_PHASE = "timed"
 #: A report JSON larger than this is not one (a report holds one object per phase and event).
 MAX_REPORT_BYTES = 64 << 20
+#: Digits of the longest integer a report holds (counts of samples and gaps): a longer one is no
+#: report's, and would overflow every float it meets.
+MAX_REPORT_INT_DIGITS = 18
 #: Below this relative difference two figures are "the same" in a verdict.
 SAME = 0.02
 #: Throughput spread (max ÷ min − 1) under which runs with different clocks are "paced".
@@ -99,11 +103,32 @@ def load_report_json(path: str) -> dict[str, Any]:
     if len(data) > MAX_REPORT_BYTES:
         raise CompareError(f"cannot read {path}: larger than {MAX_REPORT_BYTES >> 20} MiB: not a report")
     try:
-        report = json.loads(data.decode("utf-8", "replace"))
+        report = json.loads(data.decode("utf-8", "replace"), parse_int=_report_int,
+                            parse_float=_report_float, parse_constant=_not_a_number)
     except (ValueError, RecursionError) as exc:
         raise CompareError(f"cannot read {path}: not a report JSON ({str(exc)[:80]})") from None
     check_report(report, path)
-    return dict(report)
+    return dict(encodable_tree(report))
+
+
+def _report_int(digits: str) -> int:
+    """An integer a report may hold; ValueError for one of more digits (never a float overflow)."""
+    if len(digits.lstrip("-")) > MAX_REPORT_INT_DIGITS:
+        raise ValueError(f"an integer of {len(digits)} digits")
+    return int(digits)
+
+
+def _report_float(text: str) -> float:
+    """A finite number; ValueError for one past a float's range (``1e999``)."""
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"a number out of range ({text[:20]})")
+    return number
+
+
+def _not_a_number(name: str) -> float:
+    """NaN and Infinity are no JSON: ``report`` never writes them."""
+    raise ValueError(f"{name} is not JSON")
 
 
 def check_report(report: Any, where: str) -> None:

@@ -55,7 +55,7 @@ from jtop_roof.model.codec import json_line
 from jtop_roof.model.errors import UserError
 from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.records import Event, Sample
-from jtop_roof.outputs.report import run_pipeline
+from jtop_roof.outputs.report import run_pipeline, spreadsheet_text
 from jtop_roof.runtime.config import Config
 
 FORMATS = ("csv", "jsonl", "parquet")
@@ -291,7 +291,8 @@ def write_csv(rows: Iterator[dict[str, Any]], columns: list[str], out: IO[str]) 
     writer.writerow(columns)
     count = 0
     for row in rows:
-        writer.writerow(["" if value is None else value for value in row.values()])
+        writer.writerow(["" if value is None else spreadsheet_text(value) if isinstance(value, str) else value
+                         for value in row.values()])
         count += 1
     return count
 

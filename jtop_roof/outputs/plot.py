@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from jtop_roof.formats.userfiles import create_output
 from jtop_roof.model.errors import UserError
 from jtop_roof.outputs.compare import CompareError, file_report
 from jtop_roof.outputs.export import ExportError, Scan, iter_rows, scan_file
@@ -57,8 +58,8 @@ def default_out(path: str) -> str:
 
 def plot_file(path: str, out: str | None = None, *, tz: tzinfo, interval_s: float | None = None,
               config: Config | None = None, title: str | None = None) -> str:
-    """Draw ``path`` into ``out`` (format from its suffix; default ``FILE-stem.png`` here);
-    returns the path written."""
+    """Draw ``path`` into ``out`` (format from its suffix; default ``FILE-stem.png`` here: never
+    through a link, nor over ``path``); returns the path written."""
     out = out or default_out(path)
     fmt = Path(out).suffix.lower().lstrip(".")
     if fmt not in FORMATS:
@@ -72,13 +73,17 @@ def plot_file(path: str, out: str | None = None, *, tz: tzinfo, interval_s: floa
         raise PlotError(str(exc)) from None
     if not len(series.get("t_s", ())):
         raise PlotError(f"{path}: no samples to plot")
-    figure = draw(plt, series, scan, report, config=config, tz=tz, title=title or Path(path).name)
-    try:
-        figure.savefig(out, format=fmt, dpi=150)
-    except OSError as exc:
-        raise PlotError(f"cannot write {out}: {exc.strerror or exc}") from None
-    finally:
-        plt.close(figure)
+    # Names come from files and users: "$x_1$" in a phase, a rail or a title is drawn as typed,
+    # not parsed as mathtext (which fails, or draws something else).
+    with plt.rc_context({"text.parse_math": False}):
+        figure = draw(plt, series, scan, report, config=config, tz=tz, title=title or Path(path).name)
+        try:
+            with open(create_output(out, inputs=[path]), "wb") as target:
+                figure.savefig(target, format=fmt, dpi=150)
+        except OSError as exc:
+            raise PlotError(f"cannot write {out}: {exc.strerror or exc}") from None
+        finally:
+            plt.close(figure)
     return out
 
 

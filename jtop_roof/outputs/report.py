@@ -30,6 +30,7 @@ from jtop_roof.analysis.verdict import Placement
 from jtop_roof.formats.logfile import ReadStats, iter_records, open_text, read_header
 from jtop_roof.formats.ncu import Kernel
 from jtop_roof.formats.trtexec import TrtexecError, TrtexecRun, kept_output, read_trtexec, with_trtexec
+from jtop_roof.model.codec import finite_or_null
 from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.metrics import fmt_si_unit
 from jtop_roof.model.records import Event, Record
@@ -65,7 +66,8 @@ def build_report(
     run of the same time span: its phases (``build``, ``warm-up``, ``timed``) become phases and its
     iterations the ``timed`` phase's work, with trtexec's own throughput. ``workload``: FLOPs and
     bytes per iteration where the work reports give none. Raises ``logfile.RecordingError`` for a
-    recording this program must not read."""
+    recording this program must not read. Every number is finite or None: a rate of extreme but
+    valid work that overflowed is unknown, and JSON has no Infinity."""
     stats = stats if stats is not None else ReadStats()
     for _ in iter_records(open_lines(), tz=tz, interval_s=interval_s, stats=stats):
         if stats.interval_final:
@@ -79,7 +81,7 @@ def build_report(
     whole, phases = ledger.whole, ledger.phases()
     idle_w = _idle_power_w(phases)
     origin = whole.first_mono
-    return {
+    report: dict[str, Any] = finite_or_null({
         "source": source,
         "device": None if board.device is None else board.device.id,
         "power_mode": board.mode_name,
@@ -91,7 +93,8 @@ def build_report(
         **({} if trtexec is None else {"trtexec": _trtexec_json(trtexec)}),
         **({"ncu": [kernel_json(kernel, board) for kernel in kernels]} if kernels else {}),
         **({} if probe is None else {"probe": probe_json(probe, board)}),
-    }
+    })
+    return report
 
 
 def kernel_json(kernel: Kernel, board: Board) -> dict[str, Any]:
@@ -424,6 +427,16 @@ def _md(text: str) -> str:
     return "".join(c if c.isprintable() else "\ufffd" for c in text).replace("|", "\\|")
 
 
+#: What a spreadsheet reads as the start of a formula (OWASP's list for CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_text(text: str) -> str:
+    """A text cell of a CSV (a phase or rail name from a file), quoted with ``'`` where it would
+    start a formula: a spreadsheet opening the export must not run ``=HYPERLINK(...)``."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
 def to_csv(report: dict[str, Any]) -> str:
     rails = sorted({name for span in _spans(report) for name in span["energy_j"]["rails"]})
     fields = ["name", "start", "end", "start_s", "end_s", "duration_s", "samples", "gaps", "open",
@@ -434,10 +447,11 @@ def to_csv(report: dict[str, Any]) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(fields)
     for span in _spans(report):
-        row: list[Any] = [span["name"], span["start"] or "", span["end"] or "", _num(span["start_s"], 3),
-                          _num(span["end_s"], 3), _num(span["duration_s"], 3), span["samples"], span["gaps"],
-                          int(span["open"]), _num(span["throttled_s"], 3), _num(span["energy_j"]["total"], 3),
-                          _num(span["power_w"]["mean"], 3), _num(span["power_w"]["peak"], 3)]
+        row: list[Any] = [spreadsheet_text(span["name"]), span["start"] or "", span["end"] or "",
+                          _num(span["start_s"], 3), _num(span["end_s"], 3), _num(span["duration_s"], 3),
+                          span["samples"], span["gaps"], int(span["open"]), _num(span["throttled_s"], 3),
+                          _num(span["energy_j"]["total"], 3), _num(span["power_w"]["mean"], 3),
+                          _num(span["power_w"]["peak"], 3)]
         for rail in rails:
             power = span["power_w"]["rails"].get(rail, {})
             row += [_num(span["energy_j"]["rails"].get(rail), 3), _num(power.get("mean"), 3),

@@ -64,6 +64,7 @@ from jtop_roof import __version__
 from jtop_roof.analysis.detectors import REASON_CODES
 from jtop_roof.analysis.pipeline import Pipeline
 from jtop_roof.model.errors import UserError
+from jtop_roof.model.metrics import for_terminal
 from jtop_roof.model.records import Event, Record, Sample
 from jtop_roof.runtime.config import Config
 from jtop_roof.runtime.runtime import Runtime
@@ -516,7 +517,8 @@ def _show(host: str, port: int) -> str:
 
 
 def _say(message: str) -> None:
+    """One line on stderr, made safe for the terminal (a detail may come from a recording)."""
     try:
-        print(message, file=sys.stderr, flush=True)
+        print(for_terminal(message), file=sys.stderr, flush=True)
     except (OSError, ValueError):
         pass

@@ -11,16 +11,18 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from jtop_roof.formats.userfiles import read_small_file
+from jtop_roof.model.codec import encodable_tree
 from jtop_roof.model.errors import UserError
 
 FORMAT = "jroof-probe"
 SCHEMA = 1
 MAX_PROBE_BYTES = 1 << 20
 BANDWIDTH_KINDS = ("copy", "triad")
-_MIB = 1 << 20
 
 
 class ProbeError(UserError):
@@ -119,8 +121,9 @@ class _Reader:
         value = obj.get(key)
         if value is None and optional:
             return None
-        if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
-                or value < 0 or (value == 0 and not zero_ok) or value > limit):
+        # Bounds before isfinite: an int of 400 digits overflows a float, but compares exactly.
+        if (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or value > limit
+                or not math.isfinite(value) or (value == 0 and not zero_ok)):
             raise self.fail(f"{where}.{key}", f"a positive number up to {limit:g}", value)
         return float(value)
 
@@ -236,18 +239,18 @@ def parse_probe(raw: object, where: str = "probe") -> Probe:
 
 
 def load_probe(path: str | os.PathLike[str]) -> Probe:
-    """Read a probe file (at most 1 MiB); ProbeError with one line for anything wrong."""
+    """Read a probe file (a regular file of at most 1 MiB, opened without blocking: a FIFO is
+    refused at once); ProbeError with one line for anything wrong."""
     name = os.fspath(path)
     try:
-        with open(name, "rb") as stream:
-            data = stream.read(MAX_PROBE_BYTES + 1)
+        text = read_small_file(Path(name), MAX_PROBE_BYTES)
     except OSError as exc:
         raise ProbeError(f"cannot read probe {name}: {exc.strerror or exc}") from None
-    if len(data) > MAX_PROBE_BYTES:
-        raise ProbeError(f"{name}: larger than {MAX_PROBE_BYTES // _MIB} MiB: not a probe result")
+    except UnicodeDecodeError as exc:
+        raise ProbeError(f"{name}: not JSON ({exc.reason} at byte {exc.start})") from None
     try:
-        raw = json.loads(data.decode("utf-8"), parse_constant=_no_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raw = encodable_tree(json.loads(text, parse_constant=_no_constant))
+    except (ValueError, RecursionError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ProbeError(f"{name}: not JSON ({first[:120]})") from None
     return replace(parse_probe(raw, name), path=name)

@@ -294,8 +294,11 @@ def load_config(
     *,
     environ: Mapping[str, str] | None = None,
     overrides: dict[str, Any] | None = None,
+    flags: Mapping[str, str] | None = None,
 ) -> Config:
-    """Build the effective config. ``overrides`` are command-line values (None = not given)."""
+    """Build the effective config. ``overrides`` are command-line values (None = not given);
+    ``flags`` names the flag that gave each (``ssh_hosts``: ``--ssh``), so that an error blames what
+    the user typed (without it, the flag is guessed from the key)."""
     env = os.environ if environ is None else environ
     config = Config()
     if path is not None:
@@ -309,4 +312,6 @@ def load_config(
     env_vars = {key: var for var, key in ENV_KEYS.items() if env.get(var)}
     config = _apply(config, {key: env[var] for key, var in env_vars.items()}, env_vars.__getitem__)
     cli_values = {k: v for k, v in (overrides or {}).items() if v is not None}
-    return _apply(config, cli_values, lambda key: "--" + key.removesuffix("_ms").replace("_", "-"))
+    typed = flags or {}
+    return _apply(config, cli_values,
+                  lambda key: typed.get(key) or "--" + key.removesuffix("_ms").replace("_", "-"))

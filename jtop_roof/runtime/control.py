@@ -3,9 +3,12 @@
 Each running monitor (TUI or headless ``record``) listens on its own Unix socket,
 ``<control dir>/<pid>.sock``, mode 0600 inside a 0700 directory owned by the user
 (``$XDG_RUNTIME_DIR/jroof``, else ``/tmp/jroof-<uid>``). No network listener, nothing another user
-can reach. ``send_marker`` delivers one marker to every monitor of this user and removes sockets
-left behind by monitors that died. The monitor stamps the marker with its own clocks on receipt,
-so a marker lines up with the samples around it.
+can reach: a directory in its place that is not ours and private (another user can create
+``/tmp/jroof-<uid>`` first) is refused with a ``ControlError`` saying what to do. ``send_marker``
+delivers one marker to every monitor of this user at once and removes sockets left behind by
+monitors that died; it waits ``REPLY_WAIT_S`` in all for their replies and skips a monitor that is
+stopped (Ctrl-Z), so such a monitor costs a benchmark nothing. The monitor stamps the marker with its
+own clocks on receipt, so a marker lines up with the samples around it.
 
 One thread serves every client at once (``selectors``): a client that connects and says nothing,
 or many of them, never delays another's marker. Each client has ``READ_TIMEOUT_S`` to send one
@@ -28,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from jtop_roof.model.errors import UserError
+from jtop_roof.model.metrics import for_terminal
 from jtop_roof.model.records import MARKER_KINDS, MAX_WORK_AMOUNT, MAX_WORK_ITERATIONS
 
 MAX_NAME_CHARS = 200
@@ -36,25 +40,56 @@ _MAX_MESSAGE_BYTES = 4096
 READ_TIMEOUT_S = 1.0
 #: Connections open at once; a new one past this drops the oldest (idle the longest).
 MAX_CLIENTS = 32
+#: How long ``send_marker``/``send_work`` wait for every monitor's reply, all together (stopped
+#: monitors are skipped). A live monitor answers in a millisecond; one that misses this still takes
+#: the marker, uncounted.
+REPLY_WAIT_S = 1.0
 
 
 class ControlError(UserError, OSError):
-    """The control directory is unsafe or unusable (one line for the user)."""
+    """The control directory is unsafe or unusable, or the marker channel cannot open (one line
+    for the user)."""
+
+
+#: Where the socket directory goes without ``$XDG_RUNTIME_DIR`` (shared by every user).
+FALLBACK_PARENT = Path("/tmp")
 
 
 def control_dir(environ: dict[str, str] | None = None) -> Path:
-    """The per-user directory of monitor sockets, created 0700; refuses one that others could use."""
+    """The per-user directory of monitor sockets, created 0700. Refuses one that is a symbolic
+    link, not ours, or open to others: another user could read or plant sockets there."""
     env = os.environ if environ is None else environ
     runtime = env.get("XDG_RUNTIME_DIR")
-    path = Path(runtime) / "jroof" if runtime else Path(f"/tmp/jroof-{os.getuid()}")
+    path = Path(runtime) / "jroof" if runtime else FALLBACK_PARENT / f"jroof-{os.getuid()}"
     try:
-        path.mkdir(mode=0o700, exist_ok=True)
-        info = path.lstat()
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass  # ours from an earlier run, or planted: checked below
     except OSError as exc:
         raise ControlError(f"cannot use {path}: {exc.strerror or exc}") from None
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
-        raise ControlError(f"refusing {path}: it must be a directory of yours with mode 0700")
+    try:
+        info = os.lstat(path)
+    except OSError as exc:
+        raise ControlError(f"cannot use {path}: {exc.strerror or exc}") from None
+    problem = _unsafe(info)
+    if problem is not None:
+        fix = "remove it" if runtime else "remove it, or set XDG_RUNTIME_DIR to a private directory"
+        raise ControlError(f"refusing {path}: {problem} (another user may have made it first); markers "
+                           f"need a directory of yours with mode 0700: {fix}")
     return path
+
+
+def _unsafe(info: os.stat_result) -> str | None:
+    """Why a directory with this ``lstat`` cannot hold our sockets, or None."""
+    if stat.S_ISLNK(info.st_mode):
+        return "it is a symbolic link"
+    if not stat.S_ISDIR(info.st_mode):
+        return "it is not a directory"
+    if info.st_uid != os.getuid():
+        return f"it belongs to uid {info.st_uid}"
+    if info.st_mode & 0o077:
+        return f"others can use it (mode {stat.S_IMODE(info.st_mode):04o})"
+    return None
 
 
 def _validate(kind: Any, name: Any) -> tuple[str, str | None]:
@@ -244,16 +279,21 @@ class MarkerListener:
 
 
 def start_listener(
-    on_marker: Callable[[str, str | None], None], on_work: Callable[[WorkReport], None] | None = None
+    on_marker: Callable[[str, str | None], None], on_work: Callable[[WorkReport], None] | None = None,
+    *, required: bool = False,
 ) -> MarkerListener | None:
-    """Listen for ``jroof-tui mark`` (and work reports) in a monitor; without the channel the
-    monitor still runs, and says so on stderr (one line)."""
+    """Listen for ``jroof-tui mark`` (and work reports) in a monitor. Without the channel the
+    monitor still runs and says so on stderr (one line); ``required``: raise ``ControlError``
+    instead (``run``, whose workload's markers would be lost)."""
     listener = MarkerListener(on_marker, on_work=on_work)
     try:
         listener.start()
     except OSError as exc:  # ControlError included
         listener.close()
-        print(f"jroof-tui: markers from scripts are off: {exc}", file=sys.stderr)
+        problem = f"markers from scripts are off: {exc}"
+        if required:
+            raise ControlError(problem) from None
+        print(for_terminal(f"jroof-tui: {problem}"), file=sys.stderr)
         return None
     return listener
 
@@ -273,21 +313,72 @@ def send_work(report: WorkReport, directory: Path | None = None) -> int:
 
 
 def _send(message: dict[str, Any], directory: Path | None) -> int:
+    """Offer the message to every monitor at once, then count their "ok" replies, waiting
+    ``REPLY_WAIT_S`` in all: a monitor that is slow or stopped delays no other."""
     directory = directory or control_dir()
     payload = json.dumps(message).encode() + b"\n"
+    replies: dict[socket.socket, bytearray] = {}
+    try:
+        for path in sorted(directory.glob("*.sock")):
+            sock = _offer(path, payload)
+            if sock is not None:
+                replies[sock] = bytearray()
+        return _count_ok(replies)
+    finally:
+        for sock in replies:
+            sock.close()
+
+
+def _offer(path: Path, payload: bytes) -> socket.socket | None:
+    """The connection that carried ``payload`` to the monitor at ``path``, without waiting; None
+    for a monitor that is gone (its socket is removed), stopped, or too busy to accept."""
+    if _monitor_stopped(path):
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.setblocking(False)
+        sock.connect(str(path))
+        if sock.send(payload) == len(payload):  # a few hundred bytes: the socket buffer takes them
+            return sock
+    except (ConnectionRefusedError, FileNotFoundError):
+        path.unlink(missing_ok=True)  # its monitor is gone
+    except OSError:
+        pass  # BlockingIOError: its backlog is full (stopped, or swamped by other clients)
+    sock.close()
+    return None
+
+
+def _monitor_stopped(path: Path) -> bool:
+    """Whether the monitor behind ``<pid>.sock`` is stopped (Ctrl-Z, SIGSTOP; Linux ``/proc``):
+    it would take the marker only once resumed, stamped at the wrong time."""
+    if not path.stem.isdecimal() or len(path.stem) > 10:
+        return False
+    try:
+        with open(f"/proc/{path.stem}/stat", "rb") as status:
+            fields = status.read(4096).rpartition(b")")[2].split()
+    except OSError:
+        return False
+    return bool(fields) and fields[0] in (b"T", b"t")
+
+
+def _count_ok(replies: dict[socket.socket, bytearray]) -> int:
+    """How many of the connections answer "ok" within ``REPLY_WAIT_S`` (all together)."""
     delivered = 0
-    for path in sorted(directory.glob("*.sock")):
-        try:
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-                sock.settimeout(2.0)
-                sock.connect(str(path))
-                sock.sendall(payload)
-                reply = sock.recv(256).decode("utf-8", "replace")
-        except (ConnectionRefusedError, FileNotFoundError):
-            path.unlink(missing_ok=True)  # its monitor is gone
-            continue
-        except OSError:
-            continue
-        if reply.startswith("ok"):
-            delivered += 1
+    deadline = time.monotonic() + REPLY_WAIT_S
+    with selectors.DefaultSelector() as selector:
+        for sock, buffer in replies.items():
+            selector.register(sock, selectors.EVENT_READ, buffer)
+        while selector.get_map() and (remaining := deadline - time.monotonic()) > 0:
+            for key, _ in selector.select(remaining):
+                reply: bytearray = key.data
+                try:
+                    chunk = os.read(key.fd, 256)
+                except (BlockingIOError, InterruptedError):
+                    continue
+                except OSError:
+                    chunk = b""
+                reply += chunk
+                if not chunk or b"\n" in reply or len(reply) >= 256:
+                    selector.unregister(key.fd)
+                    delivered += reply.startswith(b"ok")
     return delivered

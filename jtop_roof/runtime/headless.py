@@ -13,6 +13,7 @@ from typing import Any
 
 from jtop_roof.analysis.ledger import COMMAND_ORIGIN
 from jtop_roof.formats.recorder import Recorder
+from jtop_roof.model.metrics import for_terminal
 from jtop_roof.model.records import Event, Record
 from jtop_roof.runtime.config import Config
 from jtop_roof.runtime.control import WorkReport, start_listener
@@ -167,9 +168,10 @@ def _try_event(recorder: Recorder, kind: str, detail: str) -> None:
 
 
 def _say(message: str) -> None:
-    """Report on stderr, which may be gone after an SSH hangup."""
+    """Report on stderr, which may be gone after an SSH hangup; a detail from the recording or a
+    peer (a ``source_error``, an exception's text) is shown escaped (``for_terminal``)."""
     try:
-        print(message, file=sys.stderr, flush=True)
+        print(for_terminal(message), file=sys.stderr, flush=True)
     except (OSError, ValueError):
         pass
 

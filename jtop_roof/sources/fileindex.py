@@ -5,7 +5,8 @@ time. Plain tegrastats logs get those from their stamps through the same ``Plain
 ``logfile.iter_records`` uses (so replay and ``parse`` place every line alike); recordings from
 their ``"mono"``/``"t"`` keys, each session placed on one timeline by the same ``SessionPlacer``.
 A line is parsed only when it is read back, so a 24 h log opens in a fraction of a second and a
-seek is a binary search. A session break of a recording is a synthetic ``gap`` event in the index.
+seek is a binary search. A session break of a recording, and a clock jump of either kind of file
+(``SessionPlacer``, ``Timeline.jumps``), is a synthetic ``gap`` event in the index.
 
 One thread (the replay's worker) indexes and reads; other threads only read ``first_mono``,
 ``last_mono`` and ``interval_s``, plain attributes set after each batch, so no lock is held
@@ -30,7 +31,6 @@ from jtop_roof.formats.logfile import (
     MAX_NOTED_TYPES,
     IntervalProbe,
     PlainTimer,
-    SessionPlacer,
     check_header,
     decode_record_line,
     open_regular,
@@ -39,6 +39,7 @@ from jtop_roof.formats.logfile import (
     unknown_type_note,
 )
 from jtop_roof.formats.parser import parse_line, stamp_of
+from jtop_roof.formats.sessions import SessionPlacer, jump_gaps
 from jtop_roof.model.codec import MAX_MONO_S, MAX_WALL_S, Tally
 from jtop_roof.model.records import Event, Record
 
@@ -116,6 +117,12 @@ class FileIndex:
         if self.mode == "plain":
             return self._timer.interval_s
         return self._probe.interval_s(self._placer.interval_s)
+
+    def last_times(self) -> tuple[float | None, float | None]:
+        """(t_wall, t_mono) of the last record indexed: where a note about the file goes."""
+        if not self._monos:
+            return None, None
+        return self.wall_at(len(self._monos) - 1, self._monos[-1]), self._monos[-1]
 
     def wall_at(self, index: int, mono: float) -> float | None:
         if index >= len(self._walls) or math.isnan(self._walls[index]):
@@ -207,8 +214,8 @@ class FileIndex:
 
     def _truncated(self) -> Event:
         """The file shrank: forget its index and read it again from the start. The timer is
-        kept, so t_mono keeps increasing."""
-        note = Event("note", "file truncated", None, self.last_mono)
+        kept, so t_mono keeps increasing. The note is at the last record's times."""
+        note = Event("note", "file truncated", *self.last_times())
         self.close()
         self._segments.clear()
         self._offsets, self._monos, self._walls = array("q"), array("d"), array("d")
@@ -243,7 +250,11 @@ class FileIndex:
             self._index_line(rest, pos)
             pos += len(rest)
         self._read_offset = pos
-        for offset, wall, mono in self._timer.release(final):
+        timed = self._timer.release(final)
+        gaps = [] if self._timer.timeline is None else jump_gaps(self._timer.timeline)
+        for offset, wall, mono in timed:
+            while gaps and gaps[0].t_mono is not None and gaps[0].t_mono <= mono:
+                self._append_event(gaps.pop(0))  # before the line the clock jumped at
             self._append(offset, mono, wall)
         if self._monos:
             self.first_mono, self.last_mono = self._monos[0], self._monos[-1]
@@ -289,14 +300,20 @@ class FileIndex:
                     self._placer.new_session(header)
             return  # the header, a cut-off line, or a record without a time
         wall = _number(_WALL_KEY.search(raw), MAX_WALL_S)
-        placed, gap = self._placer.place(mono, wall)
+        is_sample = _SAMPLE_TYPE.match(raw) is not None
+        placed, gap = self._placer.place(mono, wall, sample=is_sample)
         if gap is not None:
-            self._append(_SYNTHETIC, placed, wall)
-            self._synthetic[len(self._monos) - 1] = gap
+            self._append_event(gap)
             self._shifts.append((len(self._monos), placed - mono))
-        if _SAMPLE_TYPE.match(raw):
+        if is_sample:
             self._probe.sample(placed, after_break=gap is not None)
         self._append(offset, placed, wall)
+
+    def _append_event(self, event: Event) -> None:
+        """A synthetic entry (a gap the timing made), at its time."""
+        assert event.t_mono is not None
+        self._append(_SYNTHETIC, event.t_mono, event.t_wall)
+        self._synthetic[len(self._monos) - 1] = event
 
     def _append(self, offset: int, mono: float, wall: float | None) -> None:
         if self._monos and mono < self._monos[-1]:

@@ -428,10 +428,10 @@ class ReplaySource(Source):
             return
         if self._next >= len(self.index) and self.index.rotated():
             # rotated: reopen once everything the old file held is played, so the note comes
-            # between the old file's last record and the new file's first
-            last = self.index.last_mono
+            # between the old file's last record and the new file's first, at the old one's times
+            last = self.index.last_times()
             self.index.open_segment()
             self.index.index_new_data(final=False)
             with self._cond:
                 self._anchor_mono = None  # the new file's first record plays at once
-            yield Event("note", "file rotated: reading the new file", None, last)
+            yield Event("note", "file rotated: reading the new file", *last)

@@ -25,11 +25,16 @@ wrapper (one line, no quotes or backslashes inside, so any login shell passes it
    hang-up a pty would give (``ssh -tt``), without mixing stderr into the samples. A tegrastats
    that is still writing dies of SIGPIPE at its next line anyway.
 
+The local ``ssh`` runs behind the guard of ``children.spawn``, so it ends with the monitor however
+the monitor ends, even while the board has not answered yet (when the channel's EOF reaches no one).
+What ssh and the board write on stderr reaches messages only made printable.
+
 ``describe()`` reads the remote board over ssh (same host, same options): one ``sh`` loop prints
 the world-readable files that ``sysfs.BoardFiles`` reads (each after a line with a random marker
 and its path, at most 64 KiB each, 1 MiB in all, within ``describe_timeout_s``) and
 ``nvpmodel -q``; they are written into a private temporary tree and described by the same
-``BoardFiles`` code as a local board. A failure leaves those fields out and says why in ``hints``.
+``BoardFiles`` code as a local board (which refuses numbers past 64 bits as bad values). A failure
+leaves those fields out and says why in ``hints``; ``stop()`` ends the read at once.
 Clocks that a non-root tegrastats leaves out are not filled over ssh (the laptop's sysfs is not the
 board's): the hints say to use ``sudo -n tegrastats`` on the board.
 """
@@ -39,28 +44,19 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import selectors
 import shlex
 import shutil
-import signal
-import subprocess
 import tempfile
-import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from jtop_roof.model.info import SourceInfo
+from jtop_roof.model.metrics import printable
 from jtop_roof.model.records import Sample
-from jtop_roof.sources.sysfs import BoardFiles
-from jtop_roof.sources.tegrastats import (
-    _LIVE_GROUPS,
-    FatalReason,
-    TegrastatsSource,
-    _signal_group,
-    _wait_unreaped,
-    start_problem,
-)
+from jtop_roof.sources import children
+from jtop_roof.sources.sysfs import BoardFiles, small_int
+from jtop_roof.sources.tegrastats import FatalReason, TegrastatsSource, start_problem
 
 #: ssh's exit status for its own errors (connection, authentication, configuration).
 SSH_ERROR = 255
@@ -157,7 +153,7 @@ def parse_dump(text: str, marker: str) -> tuple[dict[str, str], str | None, int 
         what = line[len(marker) + 1:]
         current = None
         if what.startswith("uid "):
-            uid = int(what[4:]) if what[4:].isdigit() else None
+            uid = small_int(what[4:])
         elif what.startswith("file "):
             rel = PurePosixPath(what[5:])
             if rel.parts and not rel.is_absolute() and ".." not in rel.parts:
@@ -187,9 +183,10 @@ def describe_files(files: dict[str, str], nvpmodel: str | None) -> dict[str, Any
 
 
 def _last_words(message: str) -> str:
-    """ssh's most telling line: the last non-empty one, at most 300 characters."""
+    """ssh's most telling line: the last non-empty one, at most 300 characters, made printable
+    (the board's stderr may hold escape sequences meant for our terminal)."""
     lines = [line.strip() for line in message.splitlines() if line.strip()]
-    return lines[-1][-300:] if lines else ""
+    return printable(lines[-1][-300:]) if lines else ""
 
 
 class SshSource(TegrastatsSource):
@@ -240,8 +237,6 @@ class SshSource(TegrastatsSource):
         self._served = False  # a line ever came through: the host and the login are right
 
     # -- the child -----------------------------------------------------------------------------
-
-    _stdin = subprocess.PIPE  # held open and never written: its EOF tells the board we are gone
 
     def ssh_argv(self, remote: str) -> list[str]:
         """``ssh [user's extra args] [our options] -- HOST REMOTE``."""
@@ -300,10 +295,12 @@ class SshSource(TegrastatsSource):
 
     def read_board(self) -> tuple[dict[str, Any], str | None]:
         """The remote board's ``BoardFiles.describe()`` keys, and what went wrong (or None)."""
+        if self._stop.is_set():
+            return {}, "stopped before it answered"
         marker = "@@jroof-" + secrets.token_hex(8)
         argv = self.ssh_argv(remote_command(_DUMP, self._remote_root, marker))
         try:
-            code, out, err = _run_bounded(argv, self._describe_timeout_s, DUMP_BYTES)
+            code, out, err = children.run_bounded(argv, self._describe_timeout_s, DUMP_BYTES, self._stop)
         except OSError as exc:
             return {}, self._start_error(exc)
         files, nvpmodel, uid, complete = parse_dump(out.decode("utf-8", "replace"), marker)
@@ -311,6 +308,8 @@ class SshSource(TegrastatsSource):
             self._is_root = uid == 0
         board = describe_files(files, nvpmodel) if files or nvpmodel else {}
         if code is None:
+            if self._stop.is_set():
+                return board, "stopped before it answered"
             return board, f"no answer within {self._describe_timeout_s:g} s"
         if not complete:
             words = _last_words(err.decode("utf-8", "replace"))
@@ -336,52 +335,6 @@ class SshSource(TegrastatsSource):
             hints.append(f"Power mode unknown: nvpmodel -q and /var/lib/nvpmodel/status on {self.host} "
                          "gave nothing.")
         return hints
-
-
-def _run_bounded(argv: list[str], timeout_s: float, limit: int) -> tuple[int | None, bytes, bytes]:
-    """Run a short command in its own process group: (status or None on timeout, stdout up to
-    ``limit`` bytes, the last 2000 bytes of stderr). The group is ended in every case."""
-    proc = subprocess.Popen(
-        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    _LIVE_GROUPS[proc.pid] = proc
-    out, err = b"", b""
-    deadline = time.monotonic() + timeout_s
-    assert proc.stdout is not None and proc.stderr is not None
-    selector = selectors.DefaultSelector()
-    selector.register(proc.stdout.fileno(), selectors.EVENT_READ, "out")
-    selector.register(proc.stderr.fileno(), selectors.EVENT_READ, "err")
-    code: int | None = None
-    try:
-        while selector.get_map() and len(out) < limit:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            for key, _ in selector.select(min(remaining, 0.2)):
-                data = os.read(key.fd, 65536)
-                if not data:
-                    selector.unregister(key.fd)
-                elif key.data == "out":
-                    out += data
-                else:
-                    err = (err + data)[-2000:]
-        if not selector.get_map():
-            code = _wait_unreaped(proc, max(0.0, deadline - time.monotonic()))
-    finally:
-        selector.close()
-        _signal_group(proc.pid, signal.SIGTERM)
-        for pipe in (proc.stdout, proc.stderr):
-            pipe.close()
-        if _wait_unreaped(proc, 1.0) is None:
-            _signal_group(proc.pid, signal.SIGKILL)
-        _signal_group(proc.pid, signal.SIGKILL)  # members that outlive the leader
-        try:
-            proc.wait(timeout=1.0)
-        except subprocess.TimeoutExpired:
-            pass
-        _LIVE_GROUPS.pop(proc.pid, None)
-    return code, out[:limit], err
 
 
 def ssh_available(ssh: str = "ssh") -> bool:

@@ -27,13 +27,13 @@ Paths (research/jetson_specs.md section 3.3 and the nvpmodel confs cited there):
 from __future__ import annotations
 
 import re
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from jtop_roof.model.records import Clocked, CpuCore, Gpu, Sample
+from jtop_roof.sources.children import run_bounded
 
 # Devfreq node names of Jetson GPUs; a "gpc" node (Thor's gpu-gpc-0) is the graphics clock.
 _GPU_DEVFREQ = re.compile(r"gpu|ga10b|gv11b|gp10b|gm20b")
@@ -56,18 +56,23 @@ def read_text(path: Path) -> str | None:
         return None
 
 
-def read_int(path: Path) -> int | None:
-    """An integer file (decimal, or hex with 0x); ``None`` when unreadable or not a number."""
-    text = read_text(path)
-    if not text:
+#: A board's integer of at most 64 bits, in ASCII decimal or 0x hex. Anything longer is a bad value:
+#: a 5,000-digit one is past Python's int-conversion limit, a 400-digit one overflows every float.
+_SMALL_INT = re.compile(r"[+-]?(?:0[xX][0-9a-fA-F]{1,16}|[0-9]{1,20})")
+
+
+def small_int(text: str) -> int | None:
+    """The integer ``text`` holds (surrounding whitespace allowed), or None for anything else."""
+    text = text.strip()
+    if not _SMALL_INT.fullmatch(text):
         return None
-    try:
-        return int(text, 0)
-    except ValueError:
-        try:
-            return int(text, 10)
-        except ValueError:
-            return None
+    return int(text, 16 if text.lstrip("+-")[:2] in ("0x", "0X") else 10)
+
+
+def read_int(path: Path) -> int | None:
+    """An integer file (decimal, or hex with 0x); ``None`` when unreadable or not such a number."""
+    text = read_text(path)
+    return None if text is None else small_int(text)
 
 
 def _hz_to_mhz(hz: int | None) -> float | None:
@@ -82,12 +87,13 @@ def _number(value: float) -> float | int:
 
 
 def run_quietly(command: list[str]) -> str | None:
-    """Stdout of a short command, or ``None`` when it is missing, fails or takes over 3 s."""
+    """Stdout of a short command, or ``None`` when it is missing, fails or takes over 3 s (run as
+    the sources' children are: it never outlives the monitor)."""
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=3, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
+        code, out, _ = run_bounded(command, 3.0, 1 << 16)
+    except OSError:
         return None
-    return done.stdout if done.returncode == 0 else None
+    return out.decode("utf-8", "replace") if code == 0 else None
 
 
 @dataclass(frozen=True)
@@ -259,10 +265,10 @@ class BoardFiles:
             if name is not None:
                 return mode_id, name
         status = read_text(self.root / "var/lib/nvpmodel/status") or ""
-        match = re.search(r"pmode:(\d+)", status)
-        if not match:
+        match = re.search(r"pmode:([0-9]+)", status)
+        mode_id = None if match is None else small_int(match.group(1))
+        if mode_id is None:
             return None, None
-        mode_id = int(match.group(1))
         return mode_id, self._conf_modes().get(mode_id, {}).get("name")
 
     def _conf_modes(self) -> dict[int, dict[str, Any]]:
@@ -333,7 +339,7 @@ def parse_nvpmodel_query(text: str) -> tuple[int | None, str | None]:
     for i, line in enumerate(lines):
         if line.startswith("NV Power Mode:"):
             name = line.split(":", 1)[1].strip() or None
-            mode_id = int(lines[i + 1]) if i + 1 < len(lines) and lines[i + 1].isdigit() else None
+            mode_id = small_int(lines[i + 1]) if i + 1 < len(lines) else None
             return mode_id, name
     return None, None
 
@@ -352,10 +358,14 @@ def parse_nvpmodel_conf(text: str) -> dict[int, dict[str, Any]]:
             continue
         if line.startswith("<"):
             match = _POWER_MODEL.match(line)
-            current = modes.setdefault(int(match.group(1)), {"name": match.group(2)}) if match else None
+            mode_id = None if match is None else small_int(match.group(1))
+            current = None
+            if match is not None and mode_id is not None:
+                current = modes.setdefault(mode_id, {"name": match.group(2)})
             continue
         if current is not None:
             tpc = _TPC_LINE.match(line)
-            if tpc:
-                current["tpc_pg_mask"] = int(tpc.group(1))
+            mask = None if tpc is None else small_int(tpc.group(1))
+            if mask is not None:
+                current["tpc_pg_mask"] = mask
     return modes

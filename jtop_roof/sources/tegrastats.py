@@ -1,11 +1,11 @@
 """Live samples from a tegrastats child process.
 
 The child runs as ``<command> --interval N`` in its own session and process group, so one
-``killpg`` reaches it and anything it started. Behind ``sudo`` the real tegrastats runs as root and
-may sit in another group (sudo's ``use_pty``): a non-root monitor cannot signal it, but sudo relays
-SIGTERM to it, so stopping sends SIGTERM first and SIGKILL only after ``kill_grace_s``. Closing our
-end of the stdout pipe is the last backstop: a tegrastats whose reader is gone dies of SIGPIPE at its
-next line, even if the monitor itself was killed with SIGKILL.
+``killpg`` reaches it and anything it started, behind the guard of ``children.spawn``: however the
+monitor ends (kill -9 included), the child's group is ended, even a silent one. Behind ``sudo`` the
+real tegrastats runs as root and may sit in another group (sudo's ``use_pty``): a non-root monitor
+cannot signal it, but sudo relays SIGTERM to it, so stopping sends SIGTERM first and SIGKILL only
+after ``kill_grace_s``. A tegrastats whose reader is gone also dies of SIGPIPE at its next line.
 
 A child that exits, or prints nothing for ``hang_timeout_s``, is killed and restarted after the next
 delay in ``backoff`` (the last delay repeats; a run that produced a sample resets the sequence).
@@ -19,12 +19,13 @@ message.
 
 Each line is parsed with ``parser.parse_line``, stamped with the host clocks (``t_wall=clock()``,
 ``t_mono=mono()``; the tegrastats stamp stays in ``sample.stamp``) and keeps ``sample.raw``. Clocks a
-non-root tegrastats leaves out are filled from sysfs (``sysfs.BoardFiles.fill``).
+non-root tegrastats leaves out are filled from sysfs (``sysfs.BoardFiles.fill``). A line longer than
+``MAX_LINE_BYTES`` is cut there and kept as a line that is not a sample, the rest of it dropped, so
+an endless line never grows the monitor. The child's stderr reaches messages only made printable.
 """
 
 from __future__ import annotations
 
-import atexit
 import os
 import select
 import selectors
@@ -38,45 +39,21 @@ from typing import Any
 
 from jtop_roof.formats.parser import parse_line
 from jtop_roof.model.info import SourceInfo
+from jtop_roof.model.metrics import printable
 from jtop_roof.model.records import Event, Record, Sample
+from jtop_roof.sources import children
 from jtop_roof.sources.base import Source
 from jtop_roof.sources.sysfs import BoardFiles
 
-# Process groups started by any TegrastatsSource and not yet reaped; the atexit hook ends them.
-_LIVE_GROUPS: dict[int, subprocess.Popen[bytes]] = {}
 _POLL_S = 0.2  # longest wait between checks of the stop flag
 _STDERR_KEEP = 2000  # bytes of the child's stderr kept for the restart message
+#: The longest line taken from the child (a real one is a few KiB, even with 256 CPUs).
+MAX_LINE_BYTES = 64 << 10
 
 
 class FatalReason(str):
     """A reason the child stopped that retrying cannot fix (a refused ssh login): ``records()``
     yields it as one ``source_error`` and ends, as for a command that cannot start."""
-
-
-def _signal_group(pgid: int, sig: int) -> None:
-    """Signal a process group, ignoring one that is gone or (behind sudo) not ours to signal."""
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _wait_unreaped(proc: subprocess.Popen[bytes], timeout_s: float) -> int | None:
-    """Wait up to ``timeout_s`` for the child to exit, without reaping it: a zombie keeps its pid,
-    so the group id cannot be reused while we still signal it. Returns the Popen-style status
-    (negative: killed by that signal), or ``None`` while it still runs."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            info = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG)
-        except ChildProcessError:  # already reaped (close() in another thread)
-            return proc.returncode
-        if info is not None:
-            killed = info.si_code in (os.CLD_KILLED, os.CLD_DUMPED)
-            return -info.si_status if killed else info.si_status
-        if time.monotonic() >= deadline:
-            return None
-        time.sleep(0.02)
 
 
 def _drain(fd: int, tail: bytes) -> bytes:
@@ -90,20 +67,6 @@ def _drain(fd: int, tail: bytes) -> bytes:
     except OSError:
         pass
     return tail
-
-
-def _end_all_groups() -> None:
-    """atexit: no child outlives the monitor, even if nobody called stop()."""
-    procs = list(_LIVE_GROUPS.values())
-    for proc in procs:
-        _signal_group(proc.pid, signal.SIGTERM)
-    deadline = time.monotonic() + 1.0
-    for proc in procs:
-        _wait_unreaped(proc, max(0.0, deadline - time.monotonic()))
-        _signal_group(proc.pid, signal.SIGKILL)
-
-
-atexit.register(_end_all_groups)
 
 
 def _missing_program_hint(program: str) -> str:
@@ -178,7 +141,7 @@ class TegrastatsSource(Source):
         self._stop.set()
         proc = self._proc
         if proc is not None:
-            _signal_group(proc.pid, signal.SIGTERM)
+            children.signal_group(proc.pid, signal.SIGTERM)
 
     # -- identity ------------------------------------------------------------------------------
 
@@ -270,25 +233,15 @@ class TegrastatsSource(Source):
     def _event(self, kind: str, detail: str) -> Event:
         return Event(kind, detail, self._clock(), self._mono())
 
-    #: The child's stdin: nothing, for tegrastats; a pipe held open, for ssh (see sources/ssh.py).
-    _stdin: int = subprocess.DEVNULL
-
     def _argv(self) -> list[str]:
         """The command line of the child."""
         return [*self.command, "--interval", str(self.interval_ms)]
 
     def _start(self) -> subprocess.Popen[bytes]:
-        proc = subprocess.Popen(
-            self._argv(),
-            stdin=self._stdin,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        _LIVE_GROUPS[proc.pid] = proc
+        proc = children.spawn(self._argv())
         self._proc = proc
         if self._stop.is_set():  # stop() raced with the start: it may have seen no child
-            _signal_group(proc.pid, signal.SIGTERM)
+            children.signal_group(proc.pid, signal.SIGTERM)
         return proc
 
     def _start_error(self, exc: OSError) -> str:
@@ -301,6 +254,7 @@ class TegrastatsSource(Source):
         assert proc.stdout is not None and proc.stderr is not None
         out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
         pending = b""
+        skipping = False  # inside a line longer than MAX_LINE_BYTES, its head already given
         stderr_tail = b""
         selector = selectors.DefaultSelector()
         selector.register(out_fd, selectors.EVENT_READ)
@@ -334,16 +288,34 @@ class TegrastatsSource(Source):
                         return
                     pending += data
                     *lines, pending = pending.split(b"\n")
+                    if skipping and lines:  # the rest of a line cut at MAX_LINE_BYTES
+                        skipping = False
+                        lines.pop(0)
+                    if len(pending) > MAX_LINE_BYTES and not skipping:
+                        lines.append(pending)  # endless: cut here, drop the rest up to its newline
+                        skipping = True
+                    if skipping:
+                        pending = b""
                     for raw in lines:
-                        line = raw.decode("utf-8", "replace").rstrip("\r")
-                        if not line.strip():
+                        record = self._line(raw)
+                        if record is None:
                             continue
                         deadline = time.monotonic() + self._hang_timeout_s
-                        yield self._sample(line)
+                        yield record
                         if self._stop.is_set():
                             return
         finally:
             selector.close()
+
+    def _line(self, raw: bytes) -> Sample | None:
+        """The record of one line of output (None for a blank one); a line too long for a
+        tegrastats line is kept cut, as a line that is not a sample."""
+        line = raw[:MAX_LINE_BYTES].decode("utf-8", "replace").rstrip("\r")
+        if not line.strip():
+            return None
+        if len(raw) <= MAX_LINE_BYTES:
+            return self._sample(line)
+        return Sample(is_sample=False, raw=line, t_wall=self._clock(), t_mono=self._mono())
 
     def _sample(self, line: str) -> Sample:
         sample = parse_line(line)
@@ -361,12 +333,12 @@ class TegrastatsSource(Source):
         self, proc: subprocess.Popen[bytes], stderr_tail: bytes, err_fd: int, selector: selectors.BaseSelector
     ) -> str:
         """Why stdout ended: the exit status and the last words on stderr."""
-        code = _wait_unreaped(proc, self._kill_grace_s)
+        code = children.wait_unreaped(proc, self._kill_grace_s)
         if code is None:
             return f"{self.name} closed its output; killed it"
         if err_fd in selector.get_map():
             stderr_tail = _drain(err_fd, stderr_tail)
-        message = " ".join(stderr_tail.decode("utf-8", "replace").split())
+        message = printable(" ".join(stderr_tail.decode("utf-8", "replace").split()))
         return self._exit_message(code, message)
 
     def _exit_message(self, code: int, message: str) -> str:
@@ -382,22 +354,7 @@ class TegrastatsSource(Source):
         return f"{self.name} {status}" + (f": {message[-300:]}" if message else "")
 
     def _end(self, proc: subprocess.Popen[bytes]) -> None:
-        """SIGTERM the group, close our pipe ends, SIGKILL the group after the grace period."""
+        """End the child's group (SIGTERM, SIGKILL after the grace period) and reap it."""
         if self._proc is proc:
             self._proc = None  # before reaping: stop() must never signal a reused pid
-        _signal_group(proc.pid, signal.SIGTERM)
-        for pipe in (proc.stdin, proc.stdout, proc.stderr):
-            if pipe is not None:
-                try:
-                    pipe.close()
-                except OSError:
-                    pass
-        _wait_unreaped(proc, self._kill_grace_s)
-        # The leader is not reaped yet, so its pid (the group id) cannot have been reused: this
-        # SIGKILL reaches only our group, including members that outlive the leader (a shell's child).
-        _signal_group(proc.pid, signal.SIGKILL)
-        try:
-            proc.wait(timeout=self._kill_grace_s)
-        except subprocess.TimeoutExpired:
-            pass
-        _LIVE_GROUPS.pop(proc.pid, None)
+        children.end(proc, self._kill_grace_s)

@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from jtop_roof.formats.recorder import Recorder
+from jtop_roof.model.metrics import for_terminal
 from jtop_roof.runtime.child import Child, ChildError, kept_output_path
 from jtop_roof.runtime.config import Config
 from jtop_roof.runtime.control import start_listener
@@ -39,7 +40,8 @@ def run_app(
             try:
                 recorders[index] = open_recording(path, sources[index], config)
             except OSError as exc:
-                print(f"jroof-tui: error: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+                print(for_terminal(f"jroof-tui: error: cannot write {path}: {exc.strerror or exc}"),
+                      file=sys.stderr)
                 for opened in recorders:
                     if opened is not None:
                         opened.close()
@@ -65,7 +67,7 @@ def run_app(
             child = Child(child_argv, on_exit=quit_when_done, on_screen=False, log=log,
                           inputs=[] if recorder is None else [recorder.path])
         except ChildError as exc:
-            print(f"jroof-tui: error: {exc}", file=sys.stderr)
+            print(for_terminal(f"jroof-tui: error: {exc}"), file=sys.stderr)
             source.stop()
             if recorder is not None:
                 recorder.close()

@@ -5,12 +5,14 @@ A theme file is a mapping of Textual ``Theme`` fields (``name``, ``dark``, ``pri
 lines, level colours) and any Textual variable. Files are read like the config (small regular files,
 no alias bombs); a file that cannot be used is reported as ``(path, reason)``, the reason naming the
 field and its value on one line, and never stops the monitor. Every value is checked before Textual
-sees it: a bad one would otherwise fail when the stylesheet is built, at start or on the theme key.
+sees it, in each declaration of the stylesheet that uses it (``auto 87%`` is a colour, but no
+border's): a bad one would otherwise fail when the stylesheet is built, at start or on the theme key.
 Reading and listing themes does not import Textual; only ``to_textual_theme`` does.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -202,10 +204,62 @@ def to_textual_theme(spec: ThemeSpec) -> Theme:
             raise ThemeError(f"{spec.path}: variable {shown(key)} is not {what}: {shown(value)}") from None
     theme = Theme(**spec.fields)
     try:
-        theme.to_color_system().generate()
+        variables = _css_variables(theme)
+        unchanged = _css_variables(Theme(**{**spec.fields, "variables": {}}))
     except Exception as exc:  # Textual's colour maths on values that each parsed
         raise ThemeError(f"{spec.path}: its colours cannot be combined: {shown(str(exc))[1:-1]}") from None
+    _check_in_stylesheet(spec.path, variables, {k for k, v in variables.items() if unchanged.get(k) != v})
     return theme
+
+
+def _css_variables(theme: Theme) -> dict[str, str]:
+    """The variables the monitor's stylesheet gets with ``theme`` (as ``App.get_css_variables``)."""
+    generated = theme.to_color_system().generate()
+    return {**theme_variable_defaults(generated), **generated, **theme.variables}
+
+
+#: A declaration that uses a variable (``border: round $pane-border``), and a variable in it.
+_DECLARATION = re.compile(r"(?:^|[{;])\s*([a-z][a-z-]*)\s*:\s*([^;{}]*\$[^;{}]*?)\s*(?=[;}])", re.MULTILINE)
+_VARIABLE = re.compile(r"\$([A-Za-z0-9_-]+)")
+_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
+
+
+def _check_in_stylesheet(path: str, variables: dict[str, str], changed: set[str]) -> None:
+    """ThemeError unless every declaration of the monitor's stylesheet that uses a ``changed``
+    variable parses with ``variables``: a value may be one Textual takes in ``color`` but not where
+    it is used (``initial`` in a border, ``auto 87%`` as a background), and would otherwise fail
+    when the stylesheet is built, at start or on the theme key."""
+    from textual.css.parse import parse_declarations
+
+    for prop, value in _stylesheet_declarations():
+        used = [name for name in _VARIABLE.findall(value) if name in changed]
+        if not used:
+            continue
+        given = _VARIABLE.sub(lambda match: variables.get(match[1], match[0]), value)
+        if "$" in given:  # a variable the stylesheet defines itself: not the theme's to check
+            continue
+        try:
+            parse_declarations(f"{prop}: {given};", (path, ""))
+        except Exception:  # DeclarationError, tokenizer errors
+            raise ThemeError(f"{path}: variable {shown(used[0])} is {shown(variables[used[0]])}, which the "
+                             f"stylesheet's {shown(f'{prop}: {value}')} does not take") from None
+
+
+def _stylesheet_declarations() -> list[tuple[str, str]]:
+    """(property, value) of each declaration that uses a variable, in jroof's stylesheet and in the
+    default CSS of every Textual widget loaded (those the monitor can show)."""
+    from textual.dom import DOMNode
+
+    sources = [(resources.files("jtop_roof.tui") / "app.tcss").read_text(encoding="utf-8")]
+    seen: set[type] = set()
+    pending: list[type] = [DOMNode]
+    while pending:
+        node_class = pending.pop()
+        if node_class not in seen:
+            seen.add(node_class)
+            sources.append(node_class.__dict__.get("DEFAULT_CSS", ""))
+            pending.extend(node_class.__subclasses__())
+    return [found for css in sources for found in _DECLARATION.findall(_COMMENT.sub("", css))]
 
 
 @dataclass(frozen=True)

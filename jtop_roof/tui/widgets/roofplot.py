@@ -3,7 +3,10 @@
 plotext's own log scale breaks on redraw, so x is log10(FLOP per byte) and y log10(FLOP/s), with
 ticks at whole decades labelled in plain numbers. The roof at the mode's maximum clocks is dim, the
 roof at the current clocks bright (its memory slope and compute flat in their own colours), each
-ridge point marked. ``points`` is the place for workload points and their labels (drawn as given).
+ridge point marked. ``points`` is the place for workload points and their labels; a point with no
+finite positive place is left out, and one more than ``POINT_REACH`` decades off the axes' ridge
+span is drawn at that reach (its label still names it), so valid but extreme work cannot stretch the
+axes past what a float holds.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from jtop_roof.tui.widgets.timeplot import MARKER, _rgb
 #: x span around the ridge points: this many decades below the lower and above the higher.
 DECADES_BELOW = 2.0
 DECADES_ABOVE = 1.0
+#: How far (decades) beyond the ridge span's axes a point may pull them.
+POINT_REACH = 6.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,14 +60,12 @@ class RoofPlot(PlotextPlot):
         ridges = [r.ridge_flop_per_byte[precision] for r in roofs]
         x_lo = math.log10(min(ridges)) - DECADES_BELOW
         x_hi = math.log10(max(ridges)) + DECADES_ABOVE
-        shown = [p for p in points if p.intensity > 0 and p.flops_per_s > 0]
-        for point in shown:  # a point far off the ridge still lies inside the axes
-            x_lo = min(x_lo, math.log10(point.intensity) - 0.3)
-            x_hi = max(x_hi, math.log10(point.intensity) + 0.3)
-        peak = max(r.peak_flops_per_s[precision] for r in roofs)
-        floor = min(r.bandwidth_bytes_per_s for r in roofs) * 10**x_lo
-        floor = min([floor, *(p.flops_per_s / 2 for p in shown)])
-        y_lo, y_hi = math.log10(floor), math.log10(peak) + 0.3
+        y_hi = math.log10(max(r.peak_flops_per_s[precision] for r in roofs)) + 0.3
+        slope_lo = math.log10(min(r.bandwidth_bytes_per_s for r in roofs))  # the slope at x = 0
+        shown = _placed(points, (x_lo, x_hi), (slope_lo + x_lo, y_hi))
+        for x, _, _ in shown:  # a point far off the ridge still lies inside the axes
+            x_lo, x_hi = min(x_lo, x - 0.3), max(x_hi, x + 0.3)
+        y_lo = min([slope_lo + x_lo, *(y - math.log10(2) for _, y, _ in shown)])
         variables = self.app.theme_variables
         if state.maximum is not None:
             _roof(plt, state.maximum, precision, x_lo, x_hi, _rgb(variables.get("roof-max")), None)
@@ -73,20 +76,30 @@ class RoofPlot(PlotextPlot):
         if state.current is not None:
             _roof(plt, state.current, precision, x_lo, x_hi, _rgb(variables.get("roof-memory")),
                   _rgb(variables.get("roof-compute")))
-        for point in shown:
-            x, y = math.log10(point.intensity), math.log10(point.flops_per_s)
+        for x, y, label in shown:
             plt.scatter([x], [y], marker="●", color=_rgb(variables.get("plot-3")))
             column = (x_hi - x_lo) / max(20, self.size.width)
             if x < x_lo + 0.6 * (x_hi - x_lo):  # the label beside the dot, on the side with room
-                plt.text(point.label, x + column, y, color=_rgb(variables.get("plot-3")), alignment="left")
+                plt.text(label, x + column, y, color=_rgb(variables.get("plot-3")), alignment="left")
             else:
-                plt.text(point.label, x - column, y, color=_rgb(variables.get("plot-3")), alignment="right")
+                plt.text(label, x - column, y, color=_rgb(variables.get("plot-3")), alignment="right")
         plt.xlim(x_lo, x_hi)
         plt.ylim(y_lo, y_hi)
         plt.xticks(*_decades(x_lo, x_hi, fmt_si))
         plt.yticks(*_decades(y_lo, y_hi, fmt_si))
         plt.xlabel("FLOP/byte")
         self.refresh()
+
+
+def _placed(points: Sequence[RoofPoint], x_span: tuple[float, float],
+            y_span: tuple[float, float]) -> list[tuple[float, float, str]]:
+    """(log10 intensity, log10 FLOP/s, label) of the points with a finite positive place, each
+    within ``POINT_REACH`` decades of the spans (see the module docstring)."""
+    def reach(value: float, span: tuple[float, float]) -> float:
+        return min(max(math.log10(value), span[0] - POINT_REACH), span[1] + POINT_REACH)
+
+    return [(reach(p.intensity, x_span), reach(p.flops_per_s, y_span), p.label) for p in points
+            if 0 < p.intensity < math.inf and 0 < p.flops_per_s < math.inf]
 
 
 def _roof(plt: Any, roof: Ceilings, precision: str, x_lo: float, x_hi: float,
