@@ -330,6 +330,8 @@ class JroofApp(ReplayTransport, ThemedApp):
         self.redraw_now()
 
     def watch_phase(self) -> None:
+        if not self.screen_stack:
+            return  # quitting: records still queued from the worker have no screen to change
         self.refresh_bindings()
         self._update_header()
 
