@@ -193,3 +193,19 @@ def test_a_figure_is_never_drawn_through_a_link(tmp_path):
                           text=True, timeout=WAIT_S, cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert done.returncode == 2 and "symbolic link" in done.stderr, done.stderr
     assert victim.read_text() == "chapter 1\n"
+
+
+def test_a_workload_that_ignores_sigterm_is_killed_after_the_grace(tmp_path, monkeypatch):
+    """The TUI's `run` and headless alike stop it through Child.stop: bounded, whatever it traps."""
+    from jtop_roof.runtime import child as child_module
+
+    monkeypatch.setattr(child_module, "STOP_GRACE_S", 0.5)
+    ready = tmp_path / "trapped"
+    stubborn = Child(["sh", "-c", f"trap '' TERM; touch {ready}; while :; do sleep 1; done"],
+                     on_exit=lambda: None, log=None, on_screen=False)
+    deadline = time.monotonic() + WAIT_S
+    while not ready.exists():
+        assert time.monotonic() < deadline, "the workload never started"
+        time.sleep(0.05)
+    finishes(stubborn.stop)
+    assert stubborn.status == 128 + signal.SIGKILL
