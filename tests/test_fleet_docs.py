@@ -40,9 +40,20 @@ def full_snapshot() -> sv.Snapshot:
                        phase="bench")
 
 
+def target_labels() -> set[str]:
+    """The labels Prometheus puts on every series it scrapes from jroof: its own (job, instance)
+    and those the scrape config gives each board's target, which must name the board."""
+    config = yaml.safe_load((FLEET / "prometheus.yml").read_text(encoding="utf-8"))
+    (job,) = [j for j in config["scrape_configs"] if j["job_name"] == "jroof"]
+    given = [set(entry.get("labels", {})) for entry in job["static_configs"]]
+    assert given and all("board" in labels for labels in given)
+    return {"job", "instance"}.union(*given)
+
+
 @pytest.fixture(scope="module")
 def emitted() -> dict[str, set[str]]:
-    """Metric name -> the label names its series carry, from ``render`` with a board."""
+    """Metric name -> the label names its series carry in Prometheus: ``render``'s with a board,
+    and the target labels of the scrape config."""
     text = sv.render(full_snapshot(), board="nano1")
     labels: dict[str, set[str]] = {}
     for line in text.splitlines():
@@ -50,7 +61,7 @@ def emitted() -> dict[str, set[str]]:
             name, _, rest = line.partition("{")
             name = name.split()[0]
             found = set(re.findall(r'([A-Za-z_][A-Za-z0-9_]*)="', rest.rpartition("}")[0]))
-            labels[name] = labels.get(name, set()) | found
+            labels[name] = labels.get(name, set()) | found | target_labels()
     return labels
 
 

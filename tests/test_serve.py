@@ -147,35 +147,39 @@ def test_metrics_values_escaping_and_throttle():
     samples = [synthetic_sample(i) for i in range(COUNT)]
     assert one(m, "jroof_info", **board, device="orin-nano-8gb-super", model="Jetson Orin Nano 8GB Super",
                power_mode="7W", source="tegrastats", version=sv.__version__) == 1
-    assert one(m, "jroof_gpu_clock_hertz", **board) == last.gpu.mhz * 1e6
-    assert one(m, "jroof_gpu_load_ratio", **board) == pytest.approx(0.99)
-    assert one(m, "jroof_cpu_clock_hertz", **board, core="0") == 960e6
-    assert frozenset({**board, "core": "1"}.items()) not in m["jroof_cpu_load_ratio"]  # offline: absent
-    assert one(m, "jroof_rail_power_watts", **board, rail="VDD_IN") == last.rails["VDD_IN"].now_mw / 1000
-    assert one(m, "jroof_input_power_watts", **board) == last.rails["VDD_IN"].now_mw / 1000
-    assert one(m, "jroof_temperature_celsius", **board, zone="tj") == last.temps_c["tj"]
-    assert frozenset({**board, "zone": "cv0"}.items()) not in m["jroof_temperature_celsius"]
-    assert one(m, "jroof_memory_used_bytes", **board, kind="ram") == last.ram.used_mb * 1024 * 1024
-    assert "jroof_memory_used_bytes" in m and frozenset({**board, "kind": "swap"}.items()) \
+    assert one(m, "jroof_gpu_clock_hertz") == last.gpu.mhz * 1e6
+    assert one(m, "jroof_gpu_load_ratio") == pytest.approx(0.99)
+    assert one(m, "jroof_cpu_clock_hertz", core="0") == 960e6
+    assert frozenset({"core": "1"}.items()) not in m["jroof_cpu_load_ratio"]  # offline: absent
+    # The input rail is the input power, not one of its parts: a sum over rails means something.
+    assert set(m["jroof_rail_power_watts"]) == {frozenset({"rail": "VDD_CPU_GPU_CV"}.items())}
+    assert one(m, "jroof_input_power_watts") == last.rails["VDD_IN"].now_mw / 1000
+    assert one(m, "jroof_temperature_celsius", zone="tj") == last.temps_c["tj"]
+    assert frozenset({"zone": "cv0"}.items()) not in m["jroof_temperature_celsius"]
+    assert one(m, "jroof_memory_used_bytes", kind="ram") == last.ram.used_mb * 1024 * 1024
+    assert "jroof_memory_used_bytes" in m and frozenset({"kind": "swap"}.items()) \
         not in m["jroof_memory_used_bytes"]
-    assert one(m, "jroof_engine_clock_hertz", **board, engine="APE") == 200e6
+    assert one(m, "jroof_engine_clock_hertz", engine="APE") == 200e6
     # Energy: the trapezoid over every sample, written here.
-    for rail in ("VDD_IN", "VDD_CPU_GPU_CV"):
-        expected = trapezoid_j(samples, rail)
-        assert one(m, "jroof_energy_joules_total", **board, rail=rail) == pytest.approx(expected)
-    assert one(m, "jroof_input_energy_joules_total", **board) == pytest.approx(trapezoid_j(samples, "VDD_IN"))
+    assert one(m, "jroof_energy_joules_total", rail="VDD_CPU_GPU_CV") == pytest.approx(
+        trapezoid_j(samples, "VDD_CPU_GPU_CV"))
+    assert set(m["jroof_energy_joules_total"]) == {frozenset({"rail": "VDD_CPU_GPU_CV"}.items())}
+    assert one(m, "jroof_input_energy_joules_total") == pytest.approx(trapezoid_j(samples, "VDD_IN"))
     # The 7W cap is 408 MHz: held at 300 from sample 14 to 21, a closed throttle episode of 3.5 s.
     held = (HELD.stop - 1 - HELD.start) * STEP
-    assert one(m, "jroof_throttle_seconds_total", **board, unit="gpu") == pytest.approx(held)
-    assert one(m, "jroof_mode_cap_seconds_total", **board, unit="gpu") == 0
+    assert one(m, "jroof_throttle_seconds_total", unit="gpu") == pytest.approx(held)
+    assert one(m, "jroof_mode_cap_seconds_total", unit="gpu") == 0
     # A closed event: every (unit, reason) is 0, and every reason is there for every unit reported.
     assert set(m["jroof_throttle_active"].values()) == {0}
     assert {(dict(k)["unit"], dict(k)["reason"]) for k in m["jroof_throttle_active"]} \
-        == {(u, r) for u in ("gpu", "emc", "cpu") for r in sv.REASON_CODES}
-    assert one(m, "jroof_throttle_seconds_total", **board, unit="emc") == 0
-    assert one(m, "jroof_phase_info", **board, name=PHASE) == 1
+        == {(u, r) for u in ("gpu", "emc", "cpu") for r in sv.REASON_CODES if r != "mode_unknown"}
+    assert set(m["jroof_mode_cap_active"].values()) == {0}
+    assert one(m, "jroof_throttle_seconds_total", unit="emc") == 0
+    assert one(m, "jroof_phase_info", name=PHASE) == 1
+    # The board names the exporter on jroof_info alone (the target label does the rest).
+    assert sum("rack" in line for line in text.splitlines() if not line.startswith("#")) == 1
     # Escaping per the exposition format: backslash, quote and line feed.
-    assert 'jroof_phase_info{board="rack \\"1\\"",name="bench \\"x\\"\\n\\\\y"} 1.0\n' in text
+    assert 'jroof_phase_info{name="bench \\"x\\"\\n\\\\y"} 1.0\n' in text
 
 
 def test_the_client_librarys_parser_reads_it():
@@ -191,7 +195,7 @@ def test_the_client_librarys_parser_reads_it():
     (phase,) = families["jroof_phase_info"].samples
     assert phase.labels == {"name": PHASE}
     rails = {s.labels["rail"]: s.value for s in families["jroof_rail_power_watts"].samples}
-    assert rails == {"VDD_IN": 5.29, "VDD_CPU_GPU_CV": 1.029}
+    assert rails == {"VDD_CPU_GPU_CV": 1.029}  # VDD_IN is jroof_input_power_watts
 
 
 def test_active_throttle_while_held_and_a_live_energy_that_grows():
@@ -203,7 +207,8 @@ def test_active_throttle_while_held_and_a_live_energy_that_grows():
         served.stop()
     # The 7W mode is known and nothing else says why: the reason is the mode's cap.
     assert one(m, "jroof_throttle_active", unit="gpu", reason="below_cap") == 1
-    assert one(m, "jroof_throttle_active", unit="gpu", reason="mode_unknown") == 0
+    assert one(m, "jroof_mode_cap_active", unit="gpu") == 0
+    assert frozenset({"unit": "gpu", "reason": "mode_unknown"}.items()) not in m["jroof_throttle_active"]
     assert one(m, "jroof_throttle_active", unit="emc", reason="below_cap") == 0
     assert one(m, "jroof_throttle_seconds_total", unit="gpu") == pytest.approx(5 * STEP)
     assert one(m, "jroof_input_energy_joules_total") == pytest.approx(trapezoid_j(held, "VDD_IN"))
@@ -217,9 +222,11 @@ def test_only_get_metrics():
         assert fetch(base + "/")[0] == 404
         assert fetch(base + "/metrics/x")[0] == 404
         assert fetch(base + "/metrics?x=1")[0] == 200
-        for method in ("POST", "PUT", "DELETE", "HEAD", "OPTIONS"):
+        for method in ("POST", "PUT", "DELETE", "OPTIONS"):
             status, _, headers = fetch(served.url, method)
-            assert status == 405 and headers["Allow"] == "GET", method
+            assert status == 405 and headers["Allow"] == "GET, HEAD", method
+        status, body, headers = fetch(served.url, "HEAD")
+        assert status == 200 and body == "" and int(headers["Content-Length"]) > 0
         assert fetch(base + "/" + "a" * (sv.MAX_REQUEST_LINE + 10))[0] == 414
     finally:
         served.stop()
@@ -321,3 +328,22 @@ def test_serve_takes_prometheus_with_or_without_an_address():
     assert parser.parse_args(["serve", "--prometheus", "[::1]:9200"]).listen == "[::1]:9200"
     assert parser.parse_args(["serve", "--listen", "9200"]).listen == "9200"
     assert parser.parse_args(["--prometheus=9300", "record", "r.jsonl"]).prometheus == "9300"
+
+
+def test_openmetrics_when_asked_and_gzip_when_accepted():
+    import gzip
+
+    served = Served(ScriptedSource([synthetic_sample(i) for i in range(3)], info=ORIN_7W))
+    try:
+        wait_for_samples(served.url, 3)
+        asked = urllib.request.Request(served.url, headers={
+            "Accept": "application/openmetrics-text;version=1.0.0,text/plain;q=0.5",
+            "Accept-Encoding": "gzip"})
+        with urllib.request.urlopen(asked, timeout=5) as reply:
+            kind, encoding = reply.headers["Content-Type"], reply.headers["Content-Encoding"]
+            raw = reply.read()
+    finally:
+        served.stop()
+    text = gzip.decompress(raw).decode()
+    assert kind.startswith("application/openmetrics-text") and encoding == "gzip"
+    assert text.endswith("# EOF\n") and "jroof_samples_total 3.0" in text

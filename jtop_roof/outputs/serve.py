@@ -14,34 +14,42 @@ says on stderr that anyone who can reach it can read the metrics. SIGINT and SIG
 a replay ends it keeps serving the last values until then.
 
 Metrics (Prometheus conventions: base units, ratios 0-1, ``_total`` counters; a value the board does
-not report is absent, never 0; every series also carries ``board="NAME"`` when ``--board`` is given):
+not report is absent, never 0; which board a series is from is Prometheus's target label, as
+docs/fleet/prometheus.yml sets it, not this exporter's):
 
-- ``jroof_info{device,model,power_mode,source,version}`` 1 (unknown values are empty strings)
+- ``jroof_info{device,model,power_mode,source,version}`` 1 (unknown values are empty strings), with
+  ``board="NAME"`` when ``--board`` is given
 - ``jroof_samples_total``; ``jroof_sample_timestamp_seconds`` (unix time of the latest sample)
 - ``jroof_cpu_load_ratio{core}``, ``jroof_cpu_clock_hertz{core}`` (online cores)
 - ``jroof_gpu_load_ratio``, ``jroof_gpu_clock_hertz``; ``jroof_emc_load_ratio``, ``jroof_emc_clock_hertz``
 - ``jroof_engine_load_ratio{engine}``, ``jroof_engine_clock_hertz{engine}`` (engines not ``off``)
 - ``jroof_memory_used_bytes{kind}``, ``jroof_memory_total_bytes{kind}`` (``ram``, ``swap``; tegrastats'
   MB are MiB)
-- ``jroof_rail_power_watts{rail}`` (rails as tegrastats names them, e.g. ``VDD_IN``),
+- ``jroof_rail_power_watts{rail}`` (rails as tegrastats names them, e.g. ``VDD_CPU_GPU_CV``; never
+  the rail that measures the whole input, so that a sum over rails means something),
   ``jroof_input_power_watts`` (the total input, ``model.total_power``)
-- ``jroof_energy_joules_total{rail}``, ``jroof_input_energy_joules_total``: energy since ``serve``
-  started (a replay starts at 0 and grows with playback), the ledger's trapezoid, gaps not bridged
+- ``jroof_energy_joules_total{rail}`` (the same rails), ``jroof_input_energy_joules_total``: energy
+  since ``serve`` started (a replay starts at 0 and grows with playback), the ledger's trapezoid,
+  gaps not bridged
 - ``jroof_temperature_celsius{zone}`` (zones in lower case, e.g. ``tj``; sensors that are off: absent)
 - ``jroof_throttle_active{unit,reason}`` 0 or 1 for ``unit`` in gpu/emc/cpu (those the board
-  reports) and every ``reason`` of ``detectors.REASON_CODES``: the evidence (``thermal``, ``power``,
-  ``over_current``, NVML's ``hw_slowdown``, ``board_limit``, ``reliability``, ``other``), else
-  ``below_cap`` (held below the known mode's cap while busy) or ``mode_unknown`` (below the device's
-  maximum with the mode unknown: information, not a throttle)
+  reports) and every throttle ``reason`` of ``detectors.REASON_CODES``: the evidence (``thermal``,
+  ``power``, ``over_current``, NVML's ``hw_slowdown``, ``board_limit``, ``reliability``, ``other``),
+  else ``below_cap`` (held below the known mode's cap while busy)
+- ``jroof_mode_cap_active{unit}`` 0 or 1: below the device's maximum while busy with the power mode
+  unknown (information, not a throttle)
 - ``jroof_throttle_seconds_total{unit}`` (throttle events), ``jroof_mode_cap_seconds_total{unit}``
   (the mode-unknown ones)
 - ``jroof_phase_info{name}`` 1 while a phase is open
 
-Gauges hold the latest sample's instantaneous values, never an average. Nothing here imports Textual.
+Gauges hold the latest sample's instantaneous values, never an average. The text is Prometheus's
+0.0.4 format, or OpenMetrics when the scraper's Accept asks for it; gzip when it accepts that; HEAD
+answers the headers alone. Nothing here imports Textual.
 """
 
 from __future__ import annotations
 
+import gzip
 import ipaddress
 import math
 import signal
@@ -58,6 +66,8 @@ from urllib.parse import urlsplit
 
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.openmetrics.exposition import CONTENT_TYPE_LATEST as OPENMETRICS_CONTENT_TYPE
+from prometheus_client.openmetrics.exposition import generate_latest as openmetrics_latest
 from prometheus_client.registry import Collector, CollectorRegistry
 
 from jtop_roof import __version__
@@ -84,6 +94,8 @@ MAX_CONCURRENT = 16
 REQUEST_DEADLINE_S = 10.0
 UNITS = ("gpu", "emc", "cpu")
 MIB = 1024 * 1024
+#: The reason of a mode-cap event: information, not a throttle (a gauge of its own).
+MODE_UNKNOWN = "mode_unknown"
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -198,16 +210,12 @@ class Metrics:
         with self._lock:
             self._snapshot = snapshot
 
-    def render(self) -> str:
-        return render(self.snapshot, self.board)
-
 
 class _Families:
     """Metric families for one scrape, built with the official client library's types."""
 
-    def __init__(self, board: str | None) -> None:
+    def __init__(self) -> None:
         self.families: list[Metric] = []
-        self._board = board
 
     def add(self, name: str, kind: str, help_text: str,
             series: Iterable[tuple[Mapping[str, str], float | None]]) -> None:
@@ -215,14 +223,12 @@ class _Families:
         rows = [(labels, value) for labels, value in series if value is not None and math.isfinite(value)]
         if not rows:
             return
-        board = {} if self._board is None else {"board": self._board}
-        label_names = list(board) + list(rows[0][0])
+        label_names = list(rows[0][0])
         family: CounterMetricFamily | GaugeMetricFamily = (
             CounterMetricFamily(name, help_text, labels=label_names) if kind == "counter"
             else GaugeMetricFamily(name, help_text, labels=label_names))
         for labels, value in rows:
-            family.add_metric([*board.values(), *(str(labels[key]) for key in label_names[len(board):])],
-                              value)
+            family.add_metric([str(labels[key]) for key in label_names], value)
         self.families.append(family)
 
 
@@ -243,11 +249,24 @@ def _hertz(mhz: float | None) -> float | None:
 
 
 def render(snap: Snapshot, board: str | None = None) -> str:
-    """The exposition text of a snapshot (see the module docstring for the names)."""
-    out = _Families(board)
+    """The exposition text of a snapshot, Prometheus's 0.0.4 format (names: the module docstring)."""
+    return generate_latest(_registry(snap, board)).decode("utf-8")
+
+
+def exposition(snap: Snapshot, board: str | None, accept: str) -> tuple[bytes, str]:
+    """(body, content type): OpenMetrics when ``accept`` asks for it, else the 0.0.4 text."""
+    if "application/openmetrics-text" in accept:
+        body: bytes = openmetrics_latest(_registry(snap, board))  # type: ignore[no-untyped-call]
+        return body, OPENMETRICS_CONTENT_TYPE
+    return render(snap, board).encode("utf-8"), CONTENT_TYPE
+
+
+def _registry(snap: Snapshot, board: str | None) -> CollectorRegistry:
+    out = _Families()
     s = snap.sample
-    out.add("jroof_info", "gauge", "Device, model, power mode, source and jroof version (always 1).",
-            [(dict(snap.info), 1.0)])
+    identity = dict(snap.info) if board is None else {"board": board, **snap.info}
+    out.add("jroof_info", "gauge", "Board, device, model, power mode, source and jroof version (always 1).",
+            [(identity, 1.0)])
     out.add("jroof_samples_total", "counter", "Samples taken since serve started.", [({}, snap.samples)])
     if s is not None:
         out.add("jroof_sample_timestamp_seconds", "gauge", "Unix time of the latest sample.",
@@ -275,15 +294,18 @@ def render(snap: Snapshot, board: str | None = None) -> str:
                 [({"kind": kind}, m.used_mb * MIB) for kind, m in memory])
         out.add("jroof_memory_total_bytes", "gauge", "Memory size.",
                 [({"kind": kind}, m.total_mb * MIB) for kind, m in memory])
-        out.add("jroof_rail_power_watts", "gauge", "Instantaneous power per rail.",
-                [({"rail": name}, rail.now_mw / 1000.0) for name, rail in s.rails.items()])
         total = s.power_total
+        out.add("jroof_rail_power_watts", "gauge", "Instantaneous power per rail (not the input's).",
+                [({"rail": name}, rail.now_mw / 1000.0) for name, rail in s.rails.items()
+                 if name != _input_rail(s)])
         out.add("jroof_input_power_watts", "gauge", "Instantaneous total input power.",
                 [({}, None if total is None else total.mw / 1000.0)])
         out.add("jroof_temperature_celsius", "gauge", "Temperature per thermal zone.",
                 [({"zone": zone}, value) for zone, value in s.temps_c.items()])
-    out.add("jroof_energy_joules_total", "counter", "Energy per rail since serve started (trapezoid).",
-            [({"rail": name}, joules) for name, joules in sorted(snap.rails_j.items())])
+    out.add("jroof_energy_joules_total", "counter",
+            "Energy per rail (not the input's) since serve started (trapezoid).",
+            [({"rail": name}, joules) for name, joules in sorted(snap.rails_j.items())
+             if s is None or name != _input_rail(s)])
     out.add("jroof_input_energy_joules_total", "counter", "Total input energy since serve started.",
             [({}, snap.energy_j)])
     units: list[str] = []
@@ -293,7 +315,10 @@ def render(snap: Snapshot, board: str | None = None) -> str:
     units += sorted({u for u, _ in snap.throttle_s} - set(units))
     out.add("jroof_throttle_active", "gauge", "1 while a clock is held below its cap while busy, per reason.",
             [({"unit": u, "reason": r}, 1.0 if (u, r) in snap.active else 0.0)
-             for u in units for r in REASON_CODES])
+             for u in units for r in REASON_CODES if r != MODE_UNKNOWN])
+    out.add("jroof_mode_cap_active", "gauge",
+            "1 while a clock is below the device's maximum while busy with the power mode unknown.",
+            [({"unit": u}, 1.0 if (u, MODE_UNKNOWN) in snap.active else 0.0) for u in units])
     out.add("jroof_throttle_seconds_total", "counter",
             "Seconds throttled: held below the mode's cap while busy.",
             [({"unit": u}, snap.throttle_s.get((u, "throttle"), 0.0)) for u in units])
@@ -304,7 +329,13 @@ def render(snap: Snapshot, board: str | None = None) -> str:
         out.add("jroof_phase_info", "gauge", "The open phase (1).", [({"name": snap.phase}, 1.0)])
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_SnapshotCollector(out.families))
-    return generate_latest(registry).decode("utf-8")
+    return registry
+
+
+def _input_rail(sample: Sample) -> str | None:
+    """The rail that measures the whole input (it is the input power, not one of its parts)."""
+    total = sample.power_total
+    return None if total is None or total.source not in sample.rails else total.source
 
 
 # ------------------------------------------------------------------------------------ HTTP
@@ -398,20 +429,28 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(503, b"busy: try again on the next scrape\n")
             return
         try:
-            body = self.server.metrics.render().encode("utf-8")
+            metrics = self.server.metrics
+            body, content_type = exposition(metrics.snapshot, metrics.board, self.headers.get("Accept", ""))
         finally:
             self.server.render_slots.release()
-        self._reply(200, body, CONTENT_TYPE)
+        encoding = None
+        if "gzip" in self.headers.get("Accept-Encoding", ""):
+            body, encoding = gzip.compress(body), "gzip"
+        self._reply(200, body, content_type, encoding=encoding)
+
+    do_HEAD = do_GET  # noqa: N815 (http.server's name): the headers alone (see _reply)
 
     def _refuse(self) -> None:
-        self._reply(405, b"method not allowed: GET /metrics only\n", allow="GET")
+        self._reply(405, b"method not allowed: GET or HEAD /metrics only\n", allow="GET, HEAD")
 
-    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_HEAD = do_TRACE = do_CONNECT = _refuse  # noqa: N815
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _refuse  # noqa: N815
 
     def _reply(self, status: int, body: bytes, content_type: str = "text/plain; charset=utf-8",
-               allow: str | None = None) -> None:
+               allow: str | None = None, encoding: str | None = None) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
+        if encoding is not None:
+            self.send_header("Content-Encoding", encoding)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Connection", "close")
         if allow is not None:
