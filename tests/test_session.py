@@ -104,3 +104,23 @@ def test_explicit_tegrastats_that_is_missing_is_a_session_error(tmp_path, monkey
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(SessionError, match="not found on PATH"):
         make_source(Config(source="tegrastats"), "tegrastats", None)
+
+
+def test_anonymize_leaves_who_and_where_out_of_the_header(tmp_path):
+    from jtop_roof.runtime.config import Config, load_config
+    from jtop_roof.runtime.session import build_header
+    from jtop_roof.sources.demo import DemoSource
+
+    source = DemoSource()
+    try:
+        plain = build_header(source, Config())
+        private = build_header(source, Config(anonymize=True))
+    finally:
+        source.stop()
+    assert {"host", "command"} <= set(plain)
+    assert not {"host", "command", "tegrastats_command", "ssh_host"} & set(private)
+    assert not any(isinstance(v, str) and v.startswith("/") for v in private.values())
+    assert private["model"] == plain["model"] and private["interval_ms"] == plain["interval_ms"]
+    config_file = tmp_path / "config.yaml"
+    config_file.write_text("anonymize: true\n")
+    assert load_config(config_file).anonymize is True

@@ -22,6 +22,8 @@ def source_options(*, prometheus: bool = True) -> Parser:
                         "tegrastats when on PATH, else this host)")
     common.add_argument("--replay", metavar="FILE", help="replay a tegrastats log or a jroof recording")
     common.add_argument("--follow", action="store_true", help="with --replay: keep reading a growing file")
+    common.add_argument("--anonymize", action="store_true", default=argparse.SUPPRESS,
+                        help="leave the host name, the command line and paths out of recordings")
     common.add_argument("--speed", type=float, metavar="X", help="replay speed, 0.25 to 64 (default 1)")
     common.add_argument("--interval", type=int, metavar="MS", dest="interval_ms",
                         help="sampling interval in ms (tegrastats --interval; spacing of logs "
@@ -93,7 +95,7 @@ def file_args(args: argparse.Namespace) -> tuple[tzinfo, float | None]:
 #: The flags that override the config's keys of the same name.
 _CONFIG_OVERRIDES = ("source", "interval_ms", "tz", "speed", "follow", "tegrastats_command", "record",
                      "theme", "device", "power_mode", "ssh_hosts", "probe", "workload", "trtexec",
-                     "trtexec_offset", "prometheus")
+                     "trtexec_offset", "prometheus", "anonymize")
 
 
 def config_of(args: argparse.Namespace, flags: Mapping[str, str] | None = None) -> Config:

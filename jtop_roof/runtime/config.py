@@ -59,6 +59,8 @@ class Config:
     tz: str | None = None
     speed: float = 1.0
     follow: bool = False
+    #: Leave the host name, the command line and paths out of recordings (``--anonymize``).
+    anonymize: bool = False
     record: str | None = None
     record_dir: str = "."
     theme: str = "jroof-dark"
@@ -193,7 +195,7 @@ def _convert(key: str, value: Any) -> Any:
         return _expect_number(key, value, minimum=-86400.0, maximum=86400.0)
     if key == "speed":
         return _expect_number(key, value, minimum=MIN_SPEED, maximum=MAX_SPEED)
-    if key == "follow":
+    if key in ("follow", "anonymize"):
         return _expect_bool(key, value)
     if key == "redraw_hz":
         return _expect_number(key, value, minimum=MIN_REDRAW_HZ, maximum=MAX_REDRAW_HZ)

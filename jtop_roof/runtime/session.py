@@ -187,7 +187,17 @@ def build_header(source: Source, config: Config) -> dict[str, Any]:
         header.setdefault(key, value)
     if info.interval_ms is not None:
         header["interval_ms"] = info.interval_ms  # the stream's own (a replayed 100 ms log, say)
-    return header
+    return anonymized(header) if config.anonymize else header
+
+
+#: What a header says of who recorded it and where: left out by ``--anonymize``.
+IDENTIFYING_KEYS = ("host", "command", "tegrastats_command", "ssh_host")
+
+
+def anonymized(header: dict[str, Any]) -> dict[str, Any]:
+    """The header without the host name, the command line and any path (a replayed file's own)."""
+    return {key: value for key, value in header.items()
+            if key not in IDENTIFYING_KEYS and not (isinstance(value, str) and value.startswith(("/", "~")))}
 
 
 def open_recording(path: str, source: Source, config: Config) -> Recorder:
