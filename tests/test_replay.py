@@ -553,3 +553,86 @@ def test_a_step_longer_than_replay_waits_is_a_gap_played_at_once(tmp_path):
     gap = got[4][0]
     assert gap.gap_s == pytest.approx(100_000 - 3) and gap.t_mono == got[5][0].t_mono
     assert fake.now < 10  # played at once, not after 27 hours
+
+
+def test_index_times_lines_as_it_reads_and_places_them_as_one_release_would(tmp_path, monkeypatch):
+    """Issue 18: the index releases timed lines per chunk (a million lines held ~350 MB of
+    pending stamps before); the offsets and times are those of one release at the end."""
+    path = tmp_path / "day.log"
+    lines = stamped_lines([s // 3 for s in range(900)])  # three lines a second, then a long break
+    lines += stamped_lines([5000 + s for s in range(300)])
+    path.write_text("".join(lines), encoding="utf-8")
+    monkeypatch.setattr(fileindex, "READ_CHUNK", 4096)
+
+    def snapshot() -> tuple[object, ...]:
+        index = fileindex.FileIndex(str(path), tz=timezone.utc, interval_s=None)
+        index.index_new_data(final=True)
+        events = sorted((i, e.kind, e.detail, e.t_mono) for i, e in index._synthetic.items())
+        return (list(index._offsets), list(index._monos), [repr(w) for w in index._walls], events,
+                index.interval_s)
+
+    chunked = snapshot()
+    monkeypatch.setattr(logfile.PlainTimer, "settled", lambda self: False)
+    assert chunked == snapshot()
+    assert len(chunked[0]) == 1200
+
+
+def test_a_long_files_ledger_is_read_while_it_plays_and_taken_when_there(tmp_path):
+    """Issue 18: ``describe`` does not make the first record wait for a day-long file's ledger;
+    the pipeline takes it when it is read (and ``finish`` waits for it)."""
+    from concurrent.futures import Future
+
+    from jtop_roof.runtime.config import Config
+    from jtop_roof.runtime.runtime import Runtime, read_ahead
+
+    path = tmp_path / "run.log"
+    path.write_text("".join(stamped_lines(list(range(40)))), encoding="utf-8")
+    runtime = Runtime(ReplaySource(path, tz="UTC"), Config())
+    build = runtime._ledger_builder()
+    assert build is not None
+    whole = build(()).whole
+    gate = threading.Event()
+
+    def slow(markers):
+        gate.wait(10)
+        return build(markers)
+
+    pending = read_ahead(slow, wait_s=0.0)
+    assert isinstance(pending, Future)
+    pipeline = runtime.pipeline
+    pipeline.load_ledger(build, pending)
+    version = pipeline.ledger_version
+    assert pipeline.ledger.whole.samples == 0  # not there yet: empty, never half a file
+    gate.set()
+    pending.result(10)
+    assert pipeline.ledger_version > version
+    assert pipeline.ledger.whole == whole
+    assert read_ahead(build).whole == whole  # type: ignore[union-attr]  # a short file: at once
+
+    pending = read_ahead(slow, wait_s=0.0)  # the gate is open: done soon; finish waits for it
+    pipeline.load_ledger(build, pending)
+    pipeline.finish()
+    assert pipeline._pending is None and pipeline.ledger.whole == whole
+
+
+@pytest.mark.parametrize("name", ["tests/data/h200_phases.jsonl", "tests/data/tegrastats_lines.txt",
+                                  "tests/data/logfile/agxxavier_jp5_date_header.log"])
+def test_a_span_read_in_one_go_is_what_reading_each_record_gives(name):
+    """Issue 18: a seek's backfill reads its lines in one go (``read_span``), as ``read`` would."""
+    path = Path(__file__).resolve().parents[1] / name
+    index = fileindex.FileIndex(str(path), tz=timezone.utc, interval_s=None)
+    index.index_new_data(final=True)
+    size = len(index)
+    one = [record_to_json(r) if r is not None else None for r in (index.read(i, set()) for i in range(size))]
+    for start, stop in [(0, size), (1, size - 1), (size // 2, size), (size - 2, size - 1), (2, 2)]:
+        span = [record_to_json(r) if r is not None else None for r in index.read_span(start, stop, set())]
+        assert span == one[start:stop]
+
+
+def test_offsets_past_2_gib_are_kept_whole():
+    """The index holds offsets in 32 bits while they fit, in 64 from the first that does not."""
+    path = Path(__file__).resolve().parent / "data" / "tegrastats_lines.txt"
+    index = fileindex.FileIndex(str(path), tz=timezone.utc, interval_s=None)
+    assert index._offsets.typecode == "i"
+    index._append(2**31 + 5, 1e9, None)
+    assert index._offsets.typecode == "q" and index._offsets[-1] == 2**31 + 5

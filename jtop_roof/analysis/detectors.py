@@ -36,6 +36,7 @@ from jtop_roof.model.thermal import is_placeholder
 #: The kinds of event detectors make; a recording's own are dropped on replay (recomputed instead).
 DETECTOR_KINDS = ("throttle", "mode_cap")
 UNITS = ("gpu", "emc", "cpu")
+_NO_CAPS = (None, None, None)
 #: NVML reasons that are not a throttle: an idle GPU, or clocks someone set on purpose.
 _BENIGN_REASONS = ("GpuIdle", "ApplicationsClocksSetting", "DisplayClockSetting", "SyncBoost")
 #: Every reason as a short code (the ``reason`` label of ``jroof_throttle_active``): ``below_cap``
@@ -76,6 +77,7 @@ class ThrottleDetector:
         self._open: dict[str, _Episode] = {}
         self._last_mono: float | None = None
         self._last_oc: dict[str, int] | None = None  # the over-current counters of the last sample
+        self._caps: tuple[object, object, tuple[float | None, ...]] | None = None  # (board, info, caps)
 
     def observe(self, record: Record, context: StreamContext) -> Sequence[Event]:
         if not isinstance(record, Sample) or not record.is_sample or record.t_mono is None:
@@ -86,9 +88,12 @@ class ThrottleDetector:
         over_current = _oc_rose(self._last_oc, record.oc_events)
         if record.oc_events is not None:
             self._last_oc = record.oc_events
+        caps = self._unit_caps(context)
+        if not self._open and caps == _NO_CAPS:
+            return ()  # no unit has a cap to be below (device unknown) and none is open: as below
         closed: list[Event] = []
-        for unit in UNITS:
-            reading = self._reading(unit, record, context)
+        for unit, cap in zip(UNITS, caps, strict=True):
+            reading = None if cap is None else self._reading(unit, record, context, cap)
             episode = self._open.get(unit)
             if reading is not None:
                 mhz, cap = reading
@@ -126,11 +131,18 @@ class ThrottleDetector:
 
     # ------------------------------------------------------------------------------ internals
 
-    def _reading(self, unit: str, sample: Sample, context: StreamContext) -> tuple[float, float] | None:
+    def _unit_caps(self, context: StreamContext) -> tuple[float | None, ...]:
+        """``_cap`` of each unit, asked again only when the board or the description changed."""
+        cached = self._caps
+        if cached is not None and cached[0] is context.board and cached[1] is context.info:
+            return cached[2]
+        caps = tuple(_cap(unit, context) for unit in UNITS)
+        self._caps = (context.board, context.info, caps)
+        return caps
+
+    def _reading(self, unit: str, sample: Sample, context: StreamContext,
+                 cap: float) -> tuple[float, float] | None:
         """(clock, cap) when the unit is busy and below its cap, else None."""
-        cap = _cap(unit, context)
-        if cap is None:
-            return None
         limit = self.settings.below_cap_ratio * cap
         busy = self.settings.busy_pct
         if unit == "gpu":

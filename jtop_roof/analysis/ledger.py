@@ -274,11 +274,12 @@ def _integrate(
 ) -> None:
     if total_mw is not None and previous.total_mw is not None:
         span.energy_j = (span.energy_j or 0.0) + (total_mw + previous.total_mw) * 0.5e-3 * step
+    rails_j, before_mw = span.rails_j, previous.rails_mw
     for name, mw in rails_mw.items():
-        before = previous.rails_mw.get(name)
-        joules = span.rails_j.get(name)  # None for a rail past MAX_NAMED (not counted)
+        before = before_mw.get(name)
+        joules = rails_j.get(name)  # None for a rail past MAX_NAMED (not counted)
         if before is not None and joules is not None:
-            span.rails_j[name] = joules + (mw + before) * 0.5e-3 * step
+            rails_j[name] = joules + (mw + before) * 0.5e-3 * step
 
 
 def _count(span: _Span, reading: _Reading) -> None:
@@ -290,15 +291,21 @@ def _count(span: _Span, reading: _Reading) -> None:
     span.last_mono, span.last_wall = t_mono, t_wall
     span.samples += 1
     if total_mw is not None:
-        span.peak_mw = total_mw if span.peak_mw is None else max(span.peak_mw, total_mw)
+        peak_mw = span.peak_mw
+        if peak_mw is None or total_mw > peak_mw:  # max(peak, total): the same float
+            span.peak_mw = total_mw
         if span.energy_j is None:
             span.energy_j = 0.0
+    peaks = span.rail_peak_mw  # a rail has a peak exactly when it has joules (set together here)
     for name, mw in reading.rails_mw.items():
-        peak = span.rail_peak_mw.get(name)
-        if peak is None and len(span.rail_peak_mw) >= MAX_NAMED:
-            continue  # a hostile stream naming new rails every line must not grow the ledger
-        span.rail_peak_mw[name] = mw if peak is None else max(peak, mw)
-        span.rails_j.setdefault(name, 0.0)
+        peak = peaks.get(name)
+        if peak is None:
+            if len(peaks) >= MAX_NAMED:
+                continue  # a hostile stream naming new rails every line must not grow the ledger
+            peaks[name] = mw
+            span.rails_j.setdefault(name, 0.0)
+        elif mw > peak:
+            peaks[name] = mw
     if reading.gpu_mhz is not None:
         span.gpu_mhz_sum += reading.gpu_mhz
         span.gpu_mhz_n += 1

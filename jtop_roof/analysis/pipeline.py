@@ -27,12 +27,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from jtop_roof.analysis.clock_events import ClockEvents
-from jtop_roof.analysis.history import History
 from jtop_roof.analysis.ledger import BREAK_EVENTS, RESUME_ORIGIN, EnergyLedger, SpanStats
+from jtop_roof.analysis.timesonly import history_for
 from jtop_roof.analysis.verdict import Placement, place
 from jtop_roof.formats.recorder import Recorder
 from jtop_roof.model.info import SourceInfo
@@ -40,6 +41,9 @@ from jtop_roof.model.records import MARKER_KINDS, Event, Marker, Record, Sample,
 from jtop_roof.roofline.board import Board, resolve_board
 from jtop_roof.roofline.devices import Device
 from jtop_roof.roofline.workload import Workload
+
+if TYPE_CHECKING:
+    pass
 
 #: Non-sample records a replay's sink remembers having written (markers and events of a replay
 #: come again after a seek back; each is written once). Bounded: the oldest are forgotten.
@@ -192,8 +196,9 @@ class Pipeline:
         sample); else it is live (a marker moves on from it by ``clock``'s time)."""
         self._history_s = history_s
         self.interval_s = interval_s
-        self.history = History.for_duration(history_s, interval_s)
-        self.ledger = EnergyLedger(interval_s)
+        self.history = history_for(history_s, interval_s)
+        self._ledger = EnergyLedger(interval_s)
+        self._pending: Future[EnergyLedger] | None = None  # a whole file's, being read elsewhere
         self.info = info if info is not None else SourceInfo("unknown")
         self.sink = sink if sink is not None else RecordingSink()
         self.detectors = list(detectors)
@@ -203,8 +208,7 @@ class Pipeline:
         self._clock = clock
         self._wall_clock = wall_clock
         self._anchor: tuple[float | None, float, float] | None = None  # newest sample's times, our clock
-        #: Bumped when the ledger changes (a pane shows phases and energy from it).
-        self.ledger_version = 0
+        self._ledger_version = 0  # ``ledger_version``
         self._ledger_from_file: Callable[[Sequence[Marker | Work]], EnergyLedger] | None = None
         self._session_markers: list[Marker | Work] = []  # made here (markers shown again after seeks)
         self._redisplay: list[Marker] = []  # after a seek: session markers not yet passed again
@@ -231,9 +235,9 @@ class Pipeline:
             interval_s = interval_ms / 1000.0
             if interval_s != self.interval_s:
                 self.interval_s = interval_s
-                self.history = History.for_duration(self._history_s, interval_s)
+                self.history = history_for(self._history_s, interval_s)
                 if self._ledger_from_file is None:
-                    self.ledger = EnergyLedger(interval_s)
+                    self._ledger = EnergyLedger(interval_s)
 
     @property
     def context(self) -> StreamContext:
@@ -258,16 +262,58 @@ class Pipeline:
         return self._ledger_from_file is not None
 
     def load_ledger(
-        self, build: Callable[[Sequence[Marker | Work]], EnergyLedger], ledger: EnergyLedger | None = None
+        self, build: Callable[[Sequence[Marker | Work]], EnergyLedger],
+        ledger: EnergyLedger | Future[EnergyLedger] | None = None,
     ) -> None:
         """Replay: the ledger comes from the whole file (``build`` reads it, with this session's
         markers merged in), not from what has been played. ``ledger``: already built (by the
-        source's thread) for no session markers."""
+        source's thread) for no session markers, or being built (a ``Future``: a long file is
+        read while it plays; the ledger is empty until it is there, then it is taken, at the
+        first ``ledger`` or ``ledger_version`` asked after, and waited for at ``finish``)."""
         self._ledger_from_file = build
-        if ledger is None or self._session_markers:
+        if isinstance(ledger, Future) and not self._session_markers:
+            self._pending = ledger
+            self._ledger_version += 1
+            return
+        if not isinstance(ledger, EnergyLedger) or self._session_markers:
             ledger = build(self._session_markers)
         self.ledger = ledger
         self.ledger_version += 1
+
+    @property
+    def ledger(self) -> EnergyLedger:
+        """Phases and energy: the whole file's in a replay, else what the stream gave."""
+        if self._pending is not None and self._pending.done():
+            self._take_pending()
+        return self._ledger
+
+    @ledger.setter
+    def ledger(self, ledger: EnergyLedger) -> None:
+        self._pending = None  # what is set now holds everything the pending one would
+        self._ledger = ledger
+
+    @property
+    def ledger_version(self) -> int:
+        """Bumped when the ledger changes (a pane shows phases and energy from it)."""
+        if self._pending is not None and self._pending.done():
+            self._take_pending()
+        return self._ledger_version
+
+    @ledger_version.setter
+    def ledger_version(self, version: int) -> None:
+        self._ledger_version = version
+
+    def _take_pending(self) -> None:
+        """The whole file's ledger read elsewhere (waited for if it is not there yet); one that
+        could not be read leaves the ledger as it is (the replay goes on)."""
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return
+        try:
+            self._ledger = pending.result()
+        except Exception:  # noqa: BLE001 - e.g. the file vanished: the replay still plays
+            return
+        self._ledger_version += 1
 
     # ----------------------------------------------------------------------------- records
 
@@ -289,7 +335,10 @@ class Pipeline:
 
     def finish(self) -> list[Event]:
         """The stream ended (stop, end of file): the detectors close what is open, and those
-        events are kept and recorded like the others; then the subscribers hear the end."""
+        events are kept and recorded like the others; then the subscribers hear the end (a whole
+        file's ledger still being read is waited for first)."""
+        if self._pending is not None:
+            self._take_pending()
         context = self.context
         found = [event for detector in self.detectors for event in detector.finish(context)]
         self._keep(found)
@@ -414,13 +463,13 @@ class Pipeline:
             self._anchor = (record.t_wall, t_mono, self._clock())
             if live_ledger:
                 total = record.power_total
-                self.ledger.add_sample(
+                self._ledger.add_sample(
                     t_mono, record.t_wall, None if total is None else total.mw,
                     {name: rail.now_mw for name, rail in record.rails.items()},
                     gpu_mhz=None if record.gpu is None else record.gpu.mhz,
                     emc_mhz=None if record.emc is None else record.emc.mhz,
                 )
-                self.ledger_version += 1
+                self._ledger_version += 1
             while self._redisplay and (self._redisplay[0].t_mono or 0.0) <= t_mono:
                 self.history.add_marker(self._redisplay.pop(0))
         elif isinstance(record, Marker):
@@ -428,12 +477,12 @@ class Pipeline:
                 record.t_mono = self.history.last_t_mono
             self.history.add_marker(record)
             if live_ledger and (session or self._first_time_for_ledger(record)):
-                _mark_ledger(self.ledger, record)
-                self.ledger_version += 1
+                _mark_ledger(self._ledger, record)
+                self._ledger_version += 1
         elif isinstance(record, Work):
             if live_ledger and (session or self._first_work(record)):
-                _add_work(self.ledger, record)
-                self.ledger_version += 1
+                _add_work(self._ledger, record)
+                self._ledger_version += 1
         else:
             if record.kind == "seek":
                 # The replay refills history from the file; this session's markers come back as
@@ -443,18 +492,18 @@ class Pipeline:
                 self._redisplay = sorted((m for m in self._session_markers if isinstance(m, Marker)),
                                          key=lambda m: m.t_mono or 0.0)
             elif live_ledger and record.kind in BREAK_EVENTS:
-                self.ledger.add_break()
-                self.ledger_version += 1
+                self._ledger.add_break()
+                self._ledger_version += 1
             self.history.add_event(record)
 
     def _first_work(self, work: Work) -> bool:
         """A work report from the stream counts once (not again after a replay's seek back)."""
-        last = self.ledger.last_mono
+        last = self._ledger.last_mono
         return last is None or work.t_mono is None or work.t_mono >= last
 
     def _first_time_for_ledger(self, marker: Marker) -> bool:
         """A marker from the stream counts once: a replay plays it again after a seek back."""
-        last = self.ledger.last_mono
+        last = self._ledger.last_mono
         if last is not None and marker.t_mono is not None and marker.t_mono < last:
             return False
         key = (marker.kind, marker.name, marker.t_mono, marker.origin)

@@ -208,6 +208,18 @@ def stamp_seconds(stamp: str) -> float:
 def infer_interval_s(stamps: Iterable[str | None]) -> float | None:
     """Interval from the stamps of consecutive sample lines (the rule in the module docstring);
     None when the stamps cannot tell (no stamps, or fewer than two stamp changes)."""
+    ratios = _interval_ratios(stamps)[0]
+    if not ratios:
+        return None
+    # Whole milliseconds, rounded down: 46 lines a second is 0.021 s, not 0.022 s, which would
+    # spread a 46-line second over 0.99 s and a 47-line one past its end.
+    median = min(statistics.median(ratios), MAX_INTERVAL_S)
+    return max(math.floor(median * 1000 + 1e-6), 1) / 1000
+
+
+def _interval_ratios(stamps: Iterable[str | None]) -> tuple[list[float], bool]:
+    """Seconds per line of the first INFER_GROUPS complete stamp groups, and whether that many
+    were found (then later stamps cannot change the interval)."""
     ratios: list[float] = []
     group_stamp: str | None = None
     group_lines = 0
@@ -226,15 +238,10 @@ def infer_interval_s(stamps: Iterable[str | None]) -> float | None:
             if step > 0:
                 ratios.append(step / group_lines)
                 if len(ratios) >= INFER_GROUPS:
-                    break
+                    return ratios, True
         complete = group_stamp is not None
         group_stamp, group_lines = stamp, 1
-    if not ratios:
-        return None
-    # Whole milliseconds, rounded down: 46 lines a second is 0.021 s, not 0.022 s, which would
-    # spread a 46-line second over 0.99 s and a 47-line one past its end.
-    median = min(statistics.median(ratios), MAX_INTERVAL_S)
-    return max(math.floor(median * 1000 + 1e-6), 1) / 1000
+    return ratios, False
 
 
 def window_is_complete(stamp_groups: int, lines: int) -> bool:
@@ -312,6 +319,20 @@ class PlainTimer(Generic[K]):
         elif stamp != pending[-1][1]:
             self._groups += 1
         pending.append((key, stamp))
+
+    def settled(self) -> bool:
+        """True when ``release(False)`` now times every queued line as a release at the end of the
+        file would: the timeline is made, the first line has no stamp, or the stamps queued
+        already hold all the interval rule reads (so a reader may release as it goes and hold
+        only what is not yet timed)."""
+        pending = self._pending
+        if self.timeline is not None:
+            return True
+        if not pending:
+            return False
+        if pending[0][1] is None:
+            return True
+        return self._groups > INFER_GROUPS + 1 and _interval_ratios([stamp for _, stamp in pending])[1]
 
     def release(self, final: bool) -> list[tuple[K, float | None, float]]:
         if not self._pending:

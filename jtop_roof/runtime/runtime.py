@@ -4,15 +4,19 @@ The monitor, ``record``, ``run``, ``serve``, ``report``, ``export``, ``compare``
 their pipeline from ``build_pipeline`` (the device database with the config's entries, the user's
 ``--device`` and ``--power-mode``, fresh detectors) and feed it through ``pump``, so the numbers
 they show can never differ for the same samples. A ``Runtime`` is one live or replayed source with
-its pipeline: ``describe`` runs in the source's thread (it may run commands, and it reads a whole
-replayed file's ledger there, once), ``apply`` in the pipeline's, and ``pump`` in the source's
+its pipeline: ``describe`` runs in the source's thread (it may run commands, and it starts reading a
+whole replayed file's ledger, once, in a thread of its own: a long file plays while it is read),
+``apply`` in the pipeline's, and ``pump`` in the source's
 again. Consumers listen through ``Pipeline.subscribe``; nothing wraps ``ingest``.
 """
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import tzinfo
@@ -35,6 +39,9 @@ LedgerBuilder = Callable[[Sequence[Marker | Work]], EnergyLedger]
 #: The detectors every pipeline runs, each made fresh from the config's settings: a new detector
 #: is a module under ``analysis/`` and one line here.
 DETECTORS: tuple[Callable[[DetectorSettings], Detector], ...] = (ThrottleDetector,)
+#: How long ``describe`` waits for a replayed file's whole ledger before it lets the file play
+#: while the rest is read (a day-long log's takes seconds; a short one's is there at once).
+LEDGER_WAIT_S = 0.25
 #: The pump's lock where no other thread shares the pipeline.
 _NO_LOCK: AbstractContextManager[object] = nullcontext()
 
@@ -97,11 +104,12 @@ def pump(
 @dataclass(frozen=True)
 class Described:
     """What a source said of itself, with what was read for it off the pipeline's thread: a whole
-    replayed file's ledger, and trtexec's phases placed on its stream."""
+    replayed file's ledger (or its reading, still going: ``Pipeline.load_ledger`` takes it when it
+    is done), and trtexec's phases placed on its stream."""
 
     info: SourceInfo
     ledger_builder: LedgerBuilder | None = None
-    ledger: EnergyLedger | None = None
+    ledger: EnergyLedger | Future[EnergyLedger] | None = None
     extras: tuple[Marker | Work, ...] = ()
 
 
@@ -131,7 +139,8 @@ class Runtime:
         except Exception as exc:  # noqa: BLE001 - a description is optional
             info = SourceInfo(self.source.kind, hints=(f"source description failed: {exc}",))
         build = self._ledger_builder() if self._whole_file else None
-        return Described(info, build, None if build is None else build(()), tuple(self._trtexec_extras()))
+        return Described(info, build, None if build is None else read_ahead(build),
+                         tuple(self._trtexec_extras()))
 
     def apply(self, described: Described) -> None:
         """Give the pipeline what ``describe`` found (in the pipeline's thread)."""
@@ -155,7 +164,7 @@ class Runtime:
         if not (isinstance(source, ReplaySource) and source.whole_file):
             return None
         index, interval_s = source.index, source.interval_s
-        return lambda markers: build_ledger(index.scan(), interval_s, markers)
+        return lambda markers: build_ledger(_offering(index.scan()), interval_s, markers)
 
     def _trtexec_extras(self) -> list[Marker | Work]:
         """``--trtexec`` (else the output ``run`` kept beside the file): its phases and iterations
@@ -178,6 +187,35 @@ class Runtime:
                 raise  # the user's --trtexec was checked before the screen started
             return []  # e.g. trtexec stopped before its summary: the replay goes on without it
         return trtexec_records(run, wall - index.mono(0))
+
+
+def read_ahead(build: LedgerBuilder, wait_s: float = LEDGER_WAIT_S) -> EnergyLedger | Future[EnergyLedger]:
+    """A whole file's ledger, read in a thread of its own: the ledger when it is done within
+    ``wait_s`` (its error raised, as a read here would), else the Future of it, so the replay's
+    first records do not wait for a day-long file to be read."""
+    future: Future[EnergyLedger] = Future()
+
+    def read() -> None:
+        try:
+            future.set_result(build(()))
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever takes the result
+            future.set_exception(exc)
+
+    threading.Thread(target=read, name="jroof-ledger", daemon=True).start()
+    try:
+        return future.result(timeout=wait_s)
+    except FutureTimeout:
+        return future
+
+
+def _offering(records: Iterator[Record], every: int = 32) -> Iterator[Record]:
+    """``records``, the interpreter offered to other threads every ``every`` of them (about a
+    millisecond): a whole file's ledger read beside a replay must not hold up its records and
+    seeks for the interpreter's 5 ms switch interval at each of their reads."""
+    for count, record in enumerate(records):
+        if not count % every:
+            time.sleep(0)
+        yield record
 
 
 def _tz(config: Config) -> tzinfo:

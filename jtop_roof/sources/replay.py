@@ -335,12 +335,11 @@ class ReplaySource(Source):
                 target + self._loop_offset,
             )
         start = bisect_left(monos, target - self._backfill_s)
-        for i in range(start, index):
+        for record in self.index.read_span(start, index, self._noted_types):
             if self._stopped:
                 return
-            record = self._load(i)
             if record is not None:
-                yield record
+                yield self._moved(record)
         self._next = index
         self._last_played = target
         with self._cond:
@@ -409,7 +408,11 @@ class ReplaySource(Source):
     def _load(self, index: int) -> Record | None:
         """Record ``index`` with its times as played (moved on after loops)."""
         record = self.index.read(index, self._noted_types)
-        if record is not None and self._loop_offset:
+        return None if record is None else self._moved(record)
+
+    def _moved(self, record: Record) -> Record:
+        """A record read from the file, with its times as played (moved on after loops)."""
+        if self._loop_offset:
             if record.t_mono is not None:
                 record.t_mono += self._loop_offset
             if record.t_wall is not None:
