@@ -84,6 +84,31 @@ async def test_replay_fills_every_pane(tmp_path):
         assert phase is not None and phase.name == "resnet50-fp16" and phase.energy_j > 0
 
 
+async def test_plots_draw_the_same_strips_as_textuals_own_route(tmp_path):
+    """CanvasPlot builds its strips straight from plotext's matrix: segment for segment (text,
+    colours, the offsets selection needs) what Textual makes of the plot's Text, in every theme."""
+    from textual.widget import Widget
+
+    from jtop_roof.tui.widgets.plotcanvas import CanvasPlot
+
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await park_replay(pilot, app)
+        for _ in range(2):
+            app.redraw_now()
+            await pilot.pause()
+            plots = [plot for plot in app.query(CanvasPlot) if plot.size.area]
+            assert len(plots) >= 5
+            for plot in plots:
+                CanvasPlot._render_content(plot)
+                direct = plot._render_cache.lines
+                Widget._render_content(plot)  # through render(): Text, Content, strips
+                textual = plot._render_cache.lines
+                assert [list(s) for s in direct] == [list(s) for s in textual]
+                assert [s.cell_length for s in direct] == [s.cell_length for s in textual]
+            await pilot.press("t")  # another theme: other colours, another base style
+
+
 async def test_pause_and_resume(tmp_path):
     app = replay_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:

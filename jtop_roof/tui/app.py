@@ -290,11 +290,15 @@ class JroofApp(ReplayTransport, ThemedApp):
         if len(self.screen_stack) > 1 or not self.is_running:
             return
         pipeline = self.pipeline
+        version = (pipeline.history.version, pipeline.ledger_version)
+        if self._painter.settled(version):  # nothing new for the panes: the header's clock only
+            self._draw_header()
+            return
         view = build_view(pipeline, thresholds=self.config.thresholds, tz=self._tz, window_s=self.window_s,
                           wall_axis=self.replay, notes=self._notes, precision=self.precision,
                           probe=self._probe, workload=self._workload)
         self._draw_header()
-        self._painter.paint(self.panes, view, (pipeline.history.version, pipeline.ledger_version))
+        self._painter.paint(self.panes, view, version)
 
     def _redraw_soon(self) -> None:
         self._painter.force()

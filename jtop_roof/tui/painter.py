@@ -34,6 +34,12 @@ class Painter:
         """Other data is shown (another board): no plot's last drawing counts."""
         self.plot_drawn.clear()
 
+    def settled(self, version: Version) -> bool:
+        """True when ``paint`` at ``version`` would draw nothing: not forced, every readout and
+        every plot drawn at that version (the timer's tick then skips building the view)."""
+        return (not self._forced and version == self._drawn_version
+                and all(drawn == version for drawn, _ in self.plot_drawn.values()))
+
     def paint(self, panes: Sequence[Pane], view: View, version: Version) -> None:
         """Update the visible panes from ``view``, the data at ``version``."""
         force, self._forced = self._forced, False

@@ -16,11 +16,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from textual_plotext import PlotextPlot
-
 from jtop_roof.model.metrics import fmt_si
 from jtop_roof.roofline.board import RoofState
 from jtop_roof.roofline.ceilings import Ceilings
+from jtop_roof.tui.widgets.plotcanvas import CanvasPlot
 from jtop_roof.tui.widgets.timeplot import MARKER, _rgb
 
 #: x span around the ridge points: this many decades below the lower and above the higher.
@@ -39,7 +38,7 @@ class RoofPoint:
     label: str
 
 
-class RoofPlot(PlotextPlot):
+class RoofPlot(CanvasPlot):
     """The roofline of one precision; ``draw`` replaces its contents and repaints."""
 
     DEFAULT_CSS = """
@@ -55,7 +54,7 @@ class RoofPlot(PlotextPlot):
         precision = state.precision
         roofs = [roof for roof in (state.maximum, state.current) if roof is not None]
         if precision is None or not roofs or any(precision not in r.peak_flops_per_s for r in roofs):
-            self.refresh()
+            self.changed()
             return
         ridges = [r.ridge_flop_per_byte[precision] for r in roofs]
         x_lo = math.log10(min(ridges)) - DECADES_BELOW
@@ -88,7 +87,7 @@ class RoofPlot(PlotextPlot):
         plt.xticks(*_decades(x_lo, x_hi, fmt_si))
         plt.yticks(*_decades(y_lo, y_hi, fmt_si))
         plt.xlabel("FLOP/byte")
-        self.refresh()
+        self.changed()
 
 
 def _placed(points: Sequence[RoofPoint], x_span: tuple[float, float],

@@ -15,10 +15,10 @@ from datetime import tzinfo
 
 import numpy as np
 from textual.color import Color, ColorParseError
-from textual_plotext import PlotextPlot
 
 from jtop_roof.analysis.history import History, PhaseMark
 from jtop_roof.model.metrics import ago_ticks, clock_ticks, nice_ticks, printable
+from jtop_roof.tui.widgets.plotcanvas import CanvasPlot
 
 #: Characters of a phase label drawn on a plot.
 PHASE_LABEL_CHARS = 12
@@ -49,7 +49,7 @@ class Axis:
     min_high: float | None = None
 
 
-class TimePlot(PlotextPlot):
+class TimePlot(CanvasPlot):
     """A time-series plot fed from ``History``; ``draw`` replaces its contents and repaints."""
 
     DEFAULT_CSS = """
@@ -77,7 +77,7 @@ class TimePlot(PlotextPlot):
         width = max(10, self.size.width)
         t_to = history.last_t_mono
         if t_to is None:
-            self.refresh()
+            self.changed()
             return
         oldest = history.times(0, 1)
         span = window_s if window_s is not None else max(t_to - float(oldest[0]), 1.0)
@@ -125,7 +125,7 @@ class TimePlot(PlotextPlot):
         columns_per_s = max(1, width - 10) / span
         for x, label in _phase_labels(marks, t_to, columns_per_s):
             plt.text(label, x, high, color=phase_colour, background=canvas, alignment="left")
-        self.refresh()
+        self.changed()
 
 
 def _phase_labels(marks: list[PhaseMark], t_to: float, columns_per_s: float) -> list[tuple[float, str]]:
