@@ -22,6 +22,7 @@ import numpy as np
 from jtop_roof.model import codec as model
 from jtop_roof.model.records import Event, Marker, Sample
 from jtop_roof.model.registry import SCALAR_KEYS
+from jtop_roof.model.timeline import stream_time
 
 #: Upper bound on rows, whatever ``history_s`` and the interval ask for: 200k rows of ~60 float32
 #: columns stay near 50 MB, inside the 150 MB budget for the whole monitor.
@@ -110,13 +111,8 @@ class History:
         """Store one sample (O(1) unless a new rail, zone or core appears)."""
         if not sample.is_sample:
             return
-        last = self.last_t_mono
-        t_mono = sample.t_mono
-        if t_mono is None:
-            t_mono = 0.0 if last is None else last + self.interval_s
-        elif last is not None and t_mono < last:
-            # The stream's clock went back (a replay looped, a source restarted its timeline):
-            # a sorted time axis is what every window relies on, so start over.
+        t_mono, restart = stream_time(sample.t_mono, self.last_t_mono, self.interval_s)
+        if restart:
             self.clear()
         if self.first_t_mono is None or t_mono < self.first_t_mono:
             self.first_t_mono = t_mono

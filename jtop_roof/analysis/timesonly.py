@@ -12,12 +12,14 @@ from collections import deque
 from typing import TYPE_CHECKING, cast
 
 from jtop_roof.model.records import Event, Marker, Sample
+from jtop_roof.model.timeline import stream_time
 
 if TYPE_CHECKING:
     from jtop_roof.analysis.history import History
 
 #: Stream events a history keeps for the event log (``history.EVENT_LOG_SIZE``, without numpy).
 EVENT_LOG_SIZE = 500
+
 
 
 class TimesOnlyHistory:
@@ -46,11 +48,8 @@ class TimesOnlyHistory:
     def append(self, sample: Sample) -> None:
         if not sample.is_sample:
             return
-        last = self.last_t_mono
-        t_mono = sample.t_mono
-        if t_mono is None:
-            t_mono = 0.0 if last is None else last + self.interval_s
-        elif last is not None and t_mono < last:
+        t_mono, restart = stream_time(sample.t_mono, self.last_t_mono, self.interval_s)
+        if restart:
             self.clear()
         if self.first_t_mono is None or t_mono < self.first_t_mono:
             self.first_t_mono = t_mono

@@ -258,3 +258,12 @@ class Timeline:
 def max_step_for(interval_s: float) -> float:
     """The longest step between samples that is still integrated: max(5 s, 10 intervals)."""
     return max(5.0, 10.0 * interval_s)
+
+
+def stream_time(sample_mono: float | None, last: float | None, interval_s: float) -> tuple[float, bool]:
+    """(a sample's stream time, whether the history starts over): a sample without one is placed
+    an interval after the last; one earlier than the last (a replay looped, a source restarted its
+    timeline) starts the history over, since every window relies on a sorted time axis."""
+    if sample_mono is None:
+        return (0.0 if last is None else last + interval_s), False
+    return sample_mono, last is not None and sample_mono < last
