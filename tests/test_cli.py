@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from factories import COUNT, write_synthetic
 
 DATA = Path(__file__).parent / "data"
 
@@ -139,3 +140,25 @@ def test_parse_into_a_reader_that_leaves_early_is_quiet(tmp_path):
     assert proc.wait(60) == 0
     assert json.loads(first)["gpu"] is not None
     assert proc.stderr.read() == b""
+
+
+def test_report_and_export_read_standard_input(tmp_path):
+    """`-` is standard input: spooled to a private temporary file (read twice), gone after."""
+    recording = tmp_path / "bench.jsonl"
+    write_synthetic(recording)
+    env = dict(os.environ, TMPDIR=str(tmp_path / "spool"))
+    (tmp_path / "spool").mkdir()
+    from_file = subprocess.run([sys.executable, "-m", "jtop_roof", "report", str(recording), "--format",
+                                "json"], capture_output=True, text=True, timeout=60, env=env)
+    with open(recording, "rb") as stdin:
+        piped = subprocess.run([sys.executable, "-m", "jtop_roof", "report", "-", "--format", "json"],
+                               stdin=stdin, capture_output=True, text=True, timeout=60, env=env)
+    assert piped.returncode == 0, piped.stderr
+    report, reference = json.loads(piped.stdout), json.loads(from_file.stdout)
+    assert report["source"]["file"] == "-"
+    assert report["whole"] == reference["whole"] and report["phases"] == reference["phases"]
+    with open(recording, "rb") as stdin:
+        rows = subprocess.run([sys.executable, "-m", "jtop_roof", "export", "-"], stdin=stdin,
+                              capture_output=True, text=True, timeout=60, env=env)
+    assert rows.returncode == 0 and len(rows.stdout.splitlines()) == 1 + COUNT, rows.stderr
+    assert not any((tmp_path / "spool").iterdir())  # the spool is gone

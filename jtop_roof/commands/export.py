@@ -7,7 +7,7 @@ import os
 import sys
 
 from jtop_roof.commands.base import Command, warn
-from jtop_roof.commands.options import file_args, file_flags
+from jtop_roof.commands.options import file_args, file_flags, readable
 from jtop_roof.runtime.config import Config
 
 #: What ``--format`` takes; without it, ``--out``'s suffix when it is one of these, else csv.
@@ -30,7 +30,8 @@ def run(args: argparse.Namespace, config: Config) -> int:
     if fmt is None:
         suffix = os.path.splitext(args.out or "")[1].lower().lstrip(".")
         fmt = suffix if suffix in EXPORT_FORMATS else "csv"
-    export_file(args.file, fmt, args.out, tz=tz, interval_s=interval_s, config=config, warn=warn)
+    with readable(args.file) as path:
+        export_file(path, fmt, args.out, tz=tz, interval_s=interval_s, config=config, warn=warn)
     sys.stdout.flush()
     return 0
 

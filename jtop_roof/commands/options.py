@@ -4,7 +4,11 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from datetime import tzinfo
 
 from jtop_roof.commands.base import Parser
@@ -114,3 +118,16 @@ def flag_names(parser: argparse.ArgumentParser, command: str | None) -> dict[str
             parsers.append(action.choices[command])
     return {action.dest: max(action.option_strings, key=len)
             for each in parsers for action in each._actions if action.option_strings}
+
+
+@contextmanager
+def readable(path: str) -> Iterator[str]:
+    """``path``, or for ``-`` standard input spooled to a private temporary file: the readers go
+    through a file twice (its interval first, then the pipeline), which a pipe cannot give."""
+    if path != "-":
+        yield path
+        return
+    with tempfile.NamedTemporaryFile(prefix="jroof-stdin-", suffix=".log") as spool:
+        shutil.copyfileobj(sys.stdin.buffer, spool)
+        spool.flush()
+        yield spool.name

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from jtop_roof.commands.base import Command, emit, fail, warn
-from jtop_roof.commands.options import board_flags, file_args
+from jtop_roof.commands.options import board_flags, file_args, readable
 from jtop_roof.runtime.config import REPORT_FORMATS, Config
 
 
@@ -46,12 +46,14 @@ def run(args: argparse.Namespace, config: Config) -> int:
     path = args.file
     stats = ReadStats()
     try:
-        report = report_file(
-            path, tz=tz, interval_s=interval_s, config=config, stats=stats,
-            trtexec=None if args.trtexec is None else read_trtexec(args.trtexec, tz, args.trtexec_offset),
-            workload=None if args.workload is None else load_workload(args.workload),
-            kernels=() if args.ncu is None else read_ncu_csv(args.ncu),
-            probe=None if args.probe is None else load_probe(args.probe))
+        with readable(path) as readable_path:
+            report = report_file(
+                readable_path, tz=tz, interval_s=interval_s, config=config, stats=stats,
+                trtexec=None if args.trtexec is None else read_trtexec(args.trtexec, tz, args.trtexec_offset),
+                workload=None if args.workload is None else load_workload(args.workload),
+                kernels=() if args.ncu is None else read_ncu_csv(args.ncu),
+                probe=None if args.probe is None else load_probe(args.probe))
+        report["source"]["file"] = path  # "-": standard input, not where it was spooled
     except OSError as exc:
         return fail(f"cannot read {path}: {exc.strerror or exc}")
     except (RecordingError, TrtexecError, WorkloadError, NcuError, ProbeError) as exc:
