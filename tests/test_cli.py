@@ -10,6 +10,7 @@ import pytest
 from factories import COUNT, write_synthetic
 
 DATA = Path(__file__).parent / "data"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def jroof(*args: str, stdin: str | None = None, **kwargs) -> subprocess.CompletedProcess:
@@ -162,3 +163,22 @@ def test_report_and_export_read_standard_input(tmp_path):
                               capture_output=True, text=True, timeout=60, env=env)
     assert rows.returncode == 0 and len(rows.stdout.splitlines()) == 1 + COUNT, rows.stderr
     assert not any((tmp_path / "spool").iterdir())  # the spool is gone
+
+
+@pytest.mark.parametrize("command", [["record", "{out}", "--duration", "1"], ["serve", "--listen", "0"],
+                                     ["run", "--headless", "--record", "{out}", "--", "true"]])
+@pytest.mark.parametrize("flag", [["--workload", "examples/resnet50_int8.yaml"],
+                                  ["--probe", "tests/data/h200_probe.json"]])
+def test_commands_that_draw_no_roof_refuse_its_inputs(tmp_path, command, flag):
+    """--workload and --probe feed the roof; a command that keeps none says so instead of
+    dropping them (and starts nothing)."""
+    out = tmp_path / "kept.jsonl"
+    args = [a.format(out=out) for a in command]
+    at = args.index("--") if "--" in args else len(args)
+    given = [str(ROOT / f) if f.endswith((".yaml", ".json")) else f for f in flag]
+    argv = [sys.executable, "-m", "jtop_roof", *args[:at], "--source", "demo", *given, *args[at:]]
+    done = subprocess.run(argv,
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT), XDG_RUNTIME_DIR=str(tmp_path)))
+    assert done.returncode == 2 and "keeps no roof" in done.stderr, done.stderr
+    assert not out.exists()

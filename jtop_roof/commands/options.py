@@ -131,3 +131,16 @@ def readable(path: str) -> Iterator[str]:
         shutil.copyfileobj(sys.stdin.buffer, spool)
         spool.flush()
         yield spool.name
+
+
+#: Flags of the shared source options that only the monitor's roof and ``report`` use.
+ROOF_ONLY_FLAGS = ("workload", "probe")
+
+
+def refuse_roof_only(args: argparse.Namespace, command: str) -> None:
+    """A command that draws no roof refuses ``--workload`` and ``--probe`` in one line, rather
+    than take them and use nothing (FlagError)."""
+    for dest in ROOF_ONLY_FLAGS:
+        if hasattr(args, dest):  # given on the command line (the default is to leave it out)
+            raise FlagError(f"--{dest} is for the monitor's roofline and `report`: `{command}` keeps no "
+                            f"roof (give it to `jroof-tui report FILE --{dest} ...` afterwards)")

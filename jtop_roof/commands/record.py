@@ -6,7 +6,7 @@ import argparse
 import math
 
 from jtop_roof.commands.base import Command, fail, warn
-from jtop_roof.commands.options import source_options
+from jtop_roof.commands.options import refuse_roof_only, source_options
 from jtop_roof.runtime.config import Config
 
 
@@ -20,6 +20,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     from jtop_roof.runtime.headless import run_headless
     from jtop_roof.runtime.session import make_source, open_recording, resolve_source_kind
 
+    refuse_roof_only(args, "record")
     duration = getattr(args, "duration", None)
     if duration is not None and not (math.isfinite(duration) and duration > 0):
         return fail("--duration must be a positive number of seconds")

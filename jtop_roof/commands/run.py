@@ -7,7 +7,7 @@ import os
 from collections.abc import Sequence
 
 from jtop_roof.commands.base import Command, fail, warn
-from jtop_roof.commands.options import source_options
+from jtop_roof.commands.options import refuse_roof_only, source_options
 from jtop_roof.runtime.config import Config
 
 
@@ -38,6 +38,8 @@ def run(args: argparse.Namespace, config: Config) -> int:
         return fail("give the workload after --: jroof-tui run --headless --record r.jsonl -- python w.py")
     if args.headless and args.run_record is None:
         return fail("--headless needs --record FILE (the run is kept there)")
+    if args.headless:
+        refuse_roof_only(args, "run --headless")
     log = None if args.run_record is None else kept_output_path(args.run_record, argv)
     if not args.without_markers:
         try:
