@@ -130,10 +130,13 @@ async def test_the_roofline_pane_draws_extreme_work(tmp_path):
     async with app.run_test(size=(160, 50)) as pilot:
         app.request_seek(50.0 - 25.4, relative=False)  # inside the GEMM phase
         await wait_until(pilot, lambda: (app.history.last_t_mono or 0) > 49.0, "the GEMM phase")
-        app.redraw_now()
-        await pilot.pause()
         pane = app.query_one("#roofline")
-        assert "gemm-bf16: " in pane.readout.plain
+
+        def placed() -> bool:  # the whole file's ledger (its phases) is read in a thread of its own
+            app.redraw_now()
+            return "gemm-bf16: " in pane.readout.plain
+
+        await wait_until(pilot, placed, "the GEMM phase placed", rounds=500)
         assert not pane.query_one("RoofPlot").has_class("-empty")
 
 
