@@ -19,6 +19,12 @@ and never writes them (``App._display`` returns early when headless), so it read
 
 Then headless ``jroof-tui record`` of the same replay at 1x, CPU from /proc likewise.
 
+Part "power" (``--part power``) measures the power sampler (``--power-hz``): the CPU time of one
+read of a fake INA3221 tree (3 rails, 6 value files), of writing its reading to a recording and of
+the pipeline's ingest of it; then headless ``record --source host`` for ``--seconds`` each, under a
+``--sysfs-root`` without monitors (no sampler), with the fake tree at the default rate, and at
+50 Hz, CPU from /proc as above. Target: the sampler adds <= 0.3 % of one core at the default rate.
+
 Part 2, in a fresh process, ingests 24 h of 1 Hz samples into the app's history, draws every pane
 zoomed to "all", and reports the ingest cost per sample, the time of that redraw, and the RSS.
 Target: <= 150 MB.
@@ -202,11 +208,67 @@ def record_run(seconds: float, jroof: Path = JROOF) -> None:
           f"{100 * cpu / wall:.2f} % of one core (process and children, /proc)")
 
 
+def power_run(seconds: float, jroof: Path = JROOF) -> None:
+    """The power sampler's cost per reading, then headless record without it, at the default
+    rate and at 50 Hz (``--part power``)."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from power_tree import FakeIna3221
+
+    from jtop_roof.formats.recorder import Recorder
+    from jtop_roof.model.info import SourceInfo
+    from jtop_roof.runtime.runtime import build_pipeline
+    from jtop_roof.sources.power import DEFAULT_POWER_HZ, PowerSampler, board_meters
+
+    rails = {"VDD_IN": (5048, 1432), "VDD_CPU_GPU_CV": (5040, 304), "VDD_SOC": (5032, 248)}
+    with tempfile.TemporaryDirectory() as tmp:
+        tree, empty = Path(tmp) / "sys_tree", Path(tmp) / "empty"
+        empty.mkdir()
+        FakeIna3221(tree, rails)
+        found = board_meters(tree)
+        sampler = PowerSampler(found.meters, DEFAULT_POWER_HZ)
+        count = 20_000
+        start = time.process_time()
+        readings = [sampler.read_once()[0] for _ in range(count)]
+        read_us = (time.process_time() - start) / count * 1e6
+        with Recorder(Path(tmp) / "r.jsonl", {"tz": "UTC"}) as recorder:
+            start = time.process_time()
+            for reading in readings:
+                recorder.write(reading)
+            write_us = (time.process_time() - start) / count * 1e6
+        pipeline = build_pipeline(BENCH_CONFIG, SourceInfo("tegrastats"))
+        start = time.process_time()
+        for reading in readings:
+            pipeline.ingest(reading)
+        ingest_us = (time.process_time() - start) / count * 1e6
+        for meter in found.meters:
+            meter.close()
+        print(f"power sampler, per reading of 3 INA3221 rails: read {read_us:.1f} us, "
+              f"recorded {write_us:.1f} us, ingested {ingest_us:.1f} us of CPU")
+        env = {**os.environ, "XDG_CONFIG_HOME": f"{tmp}/config", "XDG_RUNTIME_DIR": tmp}
+        env.pop("JROOF_CONFIG", None)
+        runs = (("no power monitor (no sampler)", empty, DEFAULT_POWER_HZ),
+                (f"INA3221 tree at the default {DEFAULT_POWER_HZ:g} Hz", tree, DEFAULT_POWER_HZ),
+                ("INA3221 tree at 50 Hz", tree, 50.0))
+        for label, root, hz in runs:
+            out = Path(tmp) / f"out-{hz:g}-{root.name}.jsonl"
+            proc = subprocess.Popen([str(jroof), "record", str(out), "--source", "host", "--sysfs-root",
+                                     str(root), "--power-hz", str(hz)], env=env,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                time.sleep(3.0)  # start-up
+                cpu, wall = measure_pid(proc.pid, seconds)
+            finally:
+                proc.terminate()
+                proc.wait(timeout=20)
+            print(f"headless record --source host, {label}, {wall:.1f} s: CPU {cpu:.2f} s = "
+                  f"{100 * cpu / wall:.2f} % of one core (process and children, /proc)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0, help="length of the measured live run")
     parser.add_argument("--size", default="120x40", help="terminal size, e.g. 120x40")
-    parser.add_argument("--part", choices=("all", "live", "tmux", "record", "day"), default="all")
+    parser.add_argument("--part", choices=("all", "live", "tmux", "record", "power", "day"), default="all")
     parser.add_argument("--tmux", action="store_true", help="also run the real jroof-tui in tmux (part all)")
     parser.add_argument("--jroof", type=Path, default=JROOF,
                         help="the jroof-tui to run in tmux and record (e.g. another tree's, to compare)")
@@ -218,6 +280,8 @@ def main() -> int:
         tmux_run(args.seconds, (width, height), args.jroof)
     if args.part in ("all", "record"):
         record_run(args.seconds, args.jroof)
+    if args.part in ("all", "power"):
+        power_run(args.seconds, args.jroof)
     if args.part in ("all", "day"):
         if args.part == "all":
             # A fresh process, so the RSS is that of a day of history and not of part 1 as well.

@@ -254,3 +254,12 @@ def recombined(pool: list[Item]) -> st.SearchStrategy[tuple[list[Item], list[str
         return items, junk, " ".join(tokens)
 
     return build()
+
+
+def held_at_306(lines: list[str], start: int, count: int) -> list[str]:
+    """Real 7W lines with ``count`` lines from ``start`` made a GPU held at 306 MHz (an OPP of
+    the Orin GPU) while saturated: a throttle the log's own lines never show."""
+    held = [re.sub(r"GR3D_FREQ \d+%@\[\d+\]", "GR3D_FREQ 99%@[306]", line)
+            for line in lines[start:start + count]]
+    assert all("GR3D_FREQ 99%@[306]" in line for line in held)
+    return lines[:start] + held + lines[start + count:]

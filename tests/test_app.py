@@ -84,29 +84,31 @@ async def test_replay_fills_every_pane(tmp_path):
         assert phase is not None and phase.name == "resnet50-fp16" and phase.energy_j > 0
 
 
-async def test_plots_draw_the_same_strips_as_textuals_own_route(tmp_path):
-    """CanvasPlot builds its strips straight from plotext's matrix: segment for segment (text,
-    colours, the offsets selection needs) what Textual makes of the plot's Text, in every theme."""
+async def test_readouts_draw_the_same_strips_as_textuals_own_route(tmp_path):
+    """Readout builds its lines straight from its chunks: segment for segment (text, colours, the
+    offsets selection needs) what Textual makes of its Text, cut lines included, in every theme."""
     from textual.widget import Widget
 
-    from jtop_roof.tui.widgets.plotcanvas import CanvasPlot
+    from jtop_roof.tui.widgets import Readout
 
-    app = replay_app(tmp_path)
-    async with app.run_test(size=(160, 50)) as pilot:
+    app = replay_app(tmp_path, device="orin-nano-8gb-super", power_mode="MAXN_SUPER")
+    async with app.run_test(size=(120, 40)) as pilot:  # the roofline's long lines are cut here
         await park_replay(pilot, app)
+        cut = 0
         for _ in range(2):
             app.redraw_now()
             await pilot.pause()
-            plots = [plot for plot in app.query(CanvasPlot) if plot.size.area]
-            assert len(plots) >= 5
-            for plot in plots:
-                CanvasPlot._render_content(plot)
-                direct = plot._render_cache.lines
-                Widget._render_content(plot)  # through render(): Text, Content, strips
-                textual = plot._render_cache.lines
+            readouts = [r for r in app.query(Readout) if r.size.area]
+            assert len(readouts) >= 8
+            for readout in readouts:
+                direct = [readout.render_line(y) for y in range(len(readout.lines))]
+                Widget._render_content(readout)  # through render(): Text, Content, strips
+                textual = readout._render_cache.lines[: len(readout.lines)]
                 assert [list(s) for s in direct] == [list(s) for s in textual]
                 assert [s.cell_length for s in direct] == [s.cell_length for s in textual]
+                cut += sum(1 for s in direct if s.text.endswith("…"))
             await pilot.press("t")  # another theme: other colours, another base style
+        assert cut > 0
 
 
 async def test_pause_and_resume(tmp_path):
@@ -479,7 +481,7 @@ async def test_80x24_shows_rails_in_mw_energy_a_trend_plot_and_events(tmp_path):
         await park_replay(pilot, app)
         power = app.query_one("#power", PowerPane).readout.plain.splitlines()
         # The whole file and the whole phase at the playhead (the ledger is read from the file).
-        assert power[0].startswith("PWR  21.39 W VDD_IN  energy 866 J  phase 376 J  ")
+        assert power[0].startswith("PWR  21.39 W VDD_IN  energy 866 J  phase 378 J  ")
         assert "VDD_IN 21389 mW  VDD_CPU_GPU_CV 9416 mW  VDD_SOC 5934 mW" in power[1]
         assert all(len(line) <= 78 for line in power)
         trends = app.query_one("#trends")

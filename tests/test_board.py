@@ -131,8 +131,11 @@ def test_report_names_the_device_and_the_roof_at_each_phases_mean_clocks(tmp_pat
     assert 1000 < roof["gpu_mhz"] <= 1020 and roof["emc_mhz"] == 3199
     assert roof["bandwidth_bytes_per_s"] == pytest.approx(102.4e9, rel=0.001)  # 128-bit LPDDR5 at 3199
     plain = json.loads(run_cli("report", str(DEMO_LOG), "--format", "json").stdout)
-    assert plain["device"] is None and plain["whole"]["ceilings"] is None
-    assert "--device" in plain["device_note"]
+    # Without flags the plain log's RAM, rails and clocks tell its board and mode, said as inferred.
+    assert (plain["device"], plain["device_source"]) == ("orin-nano-8gb-super", "inferred")
+    assert (plain["power_mode"], plain["power_mode_source"]) == ("MAXN_SUPER", "inferred")
+    assert plain["whole"]["ceilings"] == report["whole"]["ceilings"]
+    assert (report["device_source"], report["power_mode_source"]) == ("given", "given")
 
 
 # ------------------------------------------------------------------------------------------- TUI

@@ -134,7 +134,7 @@ def test_thresholds_come_from_the_config():
 
 def test_an_open_event_is_closed_at_the_end_and_reported_while_active():
     detector = ThrottleDetector()
-    lines = gpu_samples([(700, 99.0)] * 10)
+    lines = gpu_samples([(1020, 99.0)] * 2 + [(700, 99.0)] * 10)  # the cap reached: the mode holds
     pipeline = build_pipeline(Config(), SourceInfo.from_mapping(json.loads(lines[0])), interval_s=0.5,
                               history_s=60)
     pipeline.detectors = [detector]
@@ -143,7 +143,7 @@ def test_an_open_event_is_closed_at_the_end_and_reported_while_active():
         assert pipeline.ingest(record) == []
     assert [e.kind for e in pipeline.active_events()] == ["throttle"]
     (closed,) = pipeline.finish()
-    assert closed.t_mono == 4.5 and pipeline.active_events() == []
+    assert closed.t_mono == 5.5 and pipeline.active_events() == []
 
 
 # ------------------------------------------------------------------------ live and replay agree

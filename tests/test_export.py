@@ -11,7 +11,7 @@ from datetime import timezone
 from pathlib import Path
 
 import pytest
-from factories import BENCH, COUNT, HELD, SECOND_SESSION, STEP, recording_header, write_synthetic
+from factories import BENCH, COUNT, HELD, SECOND_SESSION, STEP, held_at_306, recording_header, write_synthetic
 
 from jtop_roof.model.codec import json_line, record_to_json
 from jtop_roof.model.records import Rail, Sample
@@ -146,19 +146,25 @@ def test_hostile_names_are_safe_columns(tmp_path):
 
 
 @pytest.mark.skipif(not SEVEN_W.is_file(), reason="../shared not beside the repo")
-def test_real_log_mode_cap_rows_match_the_reports_events():
+def test_real_log_throttle_rows_match_the_reports_events(tmp_path):
+    """A real 7W log with a 10 s GPU hold at 306 MHz (its mode inferred): the rows that export marks
+    throttled are exactly those inside the report's events."""
     from jtop_roof.outputs.compare import file_report
 
-    opts = options(device="orin-nano-8gb-super")  # mode unknown: the 7W caps read as mode_cap events
-    report = file_report(str(SEVEN_W), tz=UTC, interval_s=None, config=opts)
-    _, rows = read_csv(export_text(str(SEVEN_W), "csv", opts))
+    lines = SEVEN_W.read_text().splitlines()
+    busy = next(i for i, line in enumerate(lines) if "GR3D_FREQ 99%" in line)
+    held = tmp_path / "7w_held.log"
+    held.write_text("\n".join(held_at_306(lines, busy + 30, 91)) + "\n")
+    opts = options(device="orin-nano-8gb-super")
+    report = file_report(str(held), tz=UTC, interval_s=None, config=opts)
+    _, rows = read_csv(export_text(str(held), "csv", opts))
     assert len(rows) == report["whole"]["samples"]
     events = [e for e in report["events"] if e["unit"] == "gpu"]
-    assert events
+    assert [e["kind"] for e in events] == ["throttle"]
     for row in rows:
         t = float(row["t_s"])
         inside = any(e["start_s"] - 1e-6 <= t <= e["end_s"] + 1e-6 for e in events)
-        assert ("mode_cap:gpu" in row["throttle"]) == inside
+        assert ("throttle:gpu" in row["throttle"]) == inside
     energy = sum((float(a["rail_VDD_IN_mw"]) + float(b["rail_VDD_IN_mw"])) / 2
                  * (float(b["t_s"]) - float(a["t_s"])) for a, b in zip(rows, rows[1:], strict=False)) / 1000
     assert energy == pytest.approx(report["whole"]["energy_j"]["total"], rel=1e-6)

@@ -84,21 +84,26 @@ def test_copy_ran_at_full_clock_without_a_cap():
 
 def test_phase_energy_matches_an_independent_trapezoid():
     """The pipeline's per-rail phase energy against numpy's trapezoid over the same instantaneous
-    samples: those of the phase, first to last (the step into it belongs to no phase)."""
+    samples, between the phase's own markers (linear interpolation at the edges)."""
     records = load()
     pipeline = Pipeline(history_s=3600, interval_s=0.5)
-    in_phase: list[Sample] = []
-    inside = False
+    edges: list[float] = []
+    samples: list[Sample] = []
     for record in records:
         pipeline.ingest(record)
-        if isinstance(record, Marker) and not pipeline.ledger.phases()[1:]:
-            inside = record.kind == "phase_start"
-        elif isinstance(record, Sample) and inside:
-            in_phase.append(record)
+        if isinstance(record, Marker) and len(edges) < 2 and record.t_mono is not None:
+            if edges or record.kind == "phase_start":
+                edges.append(record.t_mono)
+        elif isinstance(record, Sample) and record.t_mono is not None and "NVML_GPU" in record.rails:
+            samples.append(record)
     first = pipeline.ledger.phases()[0]
-    t = np.array([s.t_mono for s in in_phase])
-    watts = np.array([s.rails["NVML_GPU"].now_mw for s in in_phase]) / 1000
+    start, end = edges
+    t_all = np.array([s.t_mono for s in samples])
+    w_all = np.array([s.rails["NVML_GPU"].now_mw for s in samples]) / 1000
+    inside = (t_all > start) & (t_all < end)
+    t = np.concatenate(([start], t_all[inside], [end]))
+    watts = np.interp(t, t_all, w_all)
     expected_j = float(np.sum((watts[1:] + watts[:-1]) / 2 * np.diff(t)))
-    assert first.samples == len(in_phase) and first.duration_s == pytest.approx(t[-1] - t[0])
+    assert first.samples == int(inside.sum()) and first.duration_s == pytest.approx(end - start)
     assert first.rails_j["NVML_GPU"] == pytest.approx(expected_j, rel=1e-9)
     assert 7_000 < expected_j < 12_000  # ~16 s at up to 700 W, idle edges included

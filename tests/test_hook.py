@@ -250,7 +250,8 @@ def test_the_command_phase_gives_way_to_the_first_phase_the_command_or_user_star
     ledger.add_sample(3.0, None, 1000.0, {})
     ledger.add_sample(4.0, None, 1000.0, {})
     assert [p.name for p in ledger.phases()] == ["phase 1"]
-    assert ledger.whole.energy_j == pytest.approx(4.0) and ledger.phases()[0].energy_j == pytest.approx(1.0)
+    # phase 1 runs from its marker at 2.5 s to the last sample at 4 s: 1.5 s at 1 W
+    assert ledger.whole.energy_j == pytest.approx(4.0) and ledger.phases()[0].energy_j == pytest.approx(1.5)
     # Kept when nothing else starts a phase; a resume of it continues it.
     alone = EnergyLedger(interval_s=1.0)
     alone.start_phase("sleep 2", 0.0, origin=COMMAND_ORIGIN)
@@ -297,12 +298,16 @@ def test_report_with_trtexec_counts_only_the_timed_window():
                       tzinfo=dt.timezone.utc).timestamp()
     start = end - float(walltime)
     with open(BENCH_LOG, encoding="utf-8") as f:
-        inside = [s for s in read(f, tz="UTC") if isinstance(s, Sample) and s.is_sample
-                  and start <= s.t_wall <= end]
-    t = np.array([s.t_mono for s in inside])
-    watts = np.array([s.rails["VDD_IN"].now_mw for s in inside]) / 1000
+        samples = [s for s in read(f, tz="UTC") if isinstance(s, Sample) and s.is_sample]
+    inside = [s for s in samples if start <= s.t_wall <= end]
+    # The trapezoid over exactly [start, end]: VDD_IN interpolated linearly at both edges.
+    wall = np.array([s.t_wall for s in samples])
+    mw = np.array([s.rails["VDD_IN"].now_mw for s in samples])
+    t = np.concatenate(([start], wall[(wall > start) & (wall < end)], [end]))
+    watts = np.interp(t, wall, mw) / 1000
     expected_j = float(np.sum((watts[1:] + watts[:-1]) / 2 * np.diff(t)))
     assert timed["samples"] == len(inside)
+    assert timed["duration_s"] == pytest.approx(end - start, abs=1e-6)
     assert timed["energy_j"]["total"] == pytest.approx(expected_j, rel=1e-9)
     assert timed["workload"]["j_per_iter"] == pytest.approx(expected_j / iterations, rel=1e-9)
 
@@ -343,6 +348,23 @@ def subprocess_run_cli(*args: str):
                           timeout=60, cwd=ROOT)
 
 
+def restamped_now(log: Path, tmp_path: Path) -> Path:
+    """A real trtexec log moved in time to start now (local time, as trtexec stamps): a fake
+    trtexec printing it runs within the recording that ``run`` makes of it."""
+    import re
+    from datetime import datetime
+
+    stamp = re.compile(r"\[(\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d)\]")
+    text = log.read_text()
+    first = datetime.strptime(stamp.search(text).group(1), "%m/%d/%Y-%H:%M:%S")
+    shift = datetime.now().replace(microsecond=0) - first
+    moved = stamp.sub(lambda m: (datetime.strptime(m.group(1), "%m/%d/%Y-%H:%M:%S") + shift)
+                      .strftime("[%m/%d/%Y-%H:%M:%S]"), text)
+    out = tmp_path / log.name
+    out.write_text(moved)
+    return out
+
+
 def test_run_keeps_trtexecs_output_for_report(runtime_dir, tmp_path):
     """`run -- trtexec ...`: its output is shown and kept beside the recording, and `report` of the
     recording reads it with no --trtexec (saying so), as an explicit --trtexec would."""
@@ -351,7 +373,7 @@ def test_run_keeps_trtexecs_output_for_report(runtime_dir, tmp_path):
     import subprocess
     import sys
 
-    excerpt = sorted((ROOT / "tests" / "data" / "trtexec").glob("*.log"))[0]
+    excerpt = restamped_now(sorted((ROOT / "tests" / "data" / "trtexec").glob("*.log"))[0], tmp_path)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     fake = bin_dir / "trtexec"

@@ -54,11 +54,13 @@ def test_every_finished_phase_is_kept_with_its_own_samples_only():
          Marker("phase_start", None, None, 4.5), sample(5.0, {"VDD_IN": 2000.0}),
          sample(6.0, {"VDD_IN": 2000.0}))
     warm, second = pipeline.ledger.phases()
-    # The step 1 s -> 2 s leads into the phase: it is the run's, not the phase's (duration 2..3).
-    assert (warm.name, warm.samples, warm.duration_s, warm.is_open) == ("warm", 2, 1.0, False)
-    assert warm.energy_j == pytest.approx(5.0) and warm.mean_mw == pytest.approx(5000.0)
-    assert warm.peak_mw == 6000.0 and warm.start_mono == 1.5 and warm.first_mono == 2.0
-    assert second.name == "phase 2" and second.is_open and second.energy_j == pytest.approx(2.0)
+    # The phase runs marker to marker, 1.5 s to 3.0 s: 3 W interpolated at 1.5 s, then 4 W and 6 W.
+    assert (warm.name, warm.samples, warm.duration_s, warm.is_open) == ("warm", 2, 1.5, False)
+    assert warm.energy_j == pytest.approx((3 + 4) / 2 * 0.5 + (4 + 6) / 2)
+    assert warm.mean_mw == pytest.approx(warm.energy_j / 1.5 * 1000)
+    assert warm.peak_mw == 6000.0 and warm.start_mono == 1.5 and warm.first_mono == 1.5
+    assert (second.first_mono, second.last_mono) == (4.5, 6.0)
+    assert second.name == "phase 2" and second.is_open and second.energy_j == pytest.approx(3.0)
     assert pipeline.ledger.whole.energy_j == pytest.approx(2 + 3 + 5 + 4 + 2 + 2)
     assert pipeline.ledger.phase_at(2.5) == warm and pipeline.ledger.phase_at(4.0) is None
 

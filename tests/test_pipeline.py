@@ -145,8 +145,8 @@ def test_a_second_session_comes_after_the_first_with_a_gap_everywhere(tmp_path, 
     assert whole["energy_j"]["total"] == pytest.approx(8.0)  # 4 steps of 1 J in each session
     (phase,) = report["phases"]
     assert (phase["name"], phase["samples"], phase["gaps"], phase["open"]) == ("a", 8, 1, True)
-    # from its first sample (the marker came just after the sample at 101)
-    assert phase["start_s"] == 2.0 and phase["start"] == "1970-01-01T00:16:42.000+00:00"
+    # from its marker, at 101 (made just after the sample there: that sample is the run's alone)
+    assert phase["start_s"] == 1.0 and phase["start"] == "1970-01-01T00:16:41.000+00:00"
     # parse prints the gap between the sessions
     out = run_cli("parse", str(path), "--tz", "UTC")
     assert out.returncode == 0
@@ -179,9 +179,12 @@ def test_report_formats_and_errors(tmp_path):
     out = run_cli("report", str(FIXTURE), "--format", "json", "--tz", "UTC")
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
-    assert set(report) == {"source", "device", "power_mode", "device_note", "events", "whole", "phases"}
+    assert set(report) == {"source", "device", "power_mode", "device_note", "device_source",
+                           "power_mode_source", "device_candidates", "throttle_detection",
+                           "throttle_detection_note", "power_mode_check", "events", "whole", "phases"}
     span_keys = {"name", "start", "end", "start_s", "end_s", "duration_s", "samples", "gaps", "open",
-                 "energy_j", "power_w", "ceilings", "throttled_s", "workload", "roofline"}
+                 "energy_j", "power_w", "ceilings", "throttled_s", "workload", "roofline",
+                 "energy_source", "power_period_s"}
     assert all(set(span) == span_keys for span in [report["whole"], *report["phases"]])
     fp16 = report["phases"][2]
     assert fp16["duration_s"] == fp16["end_s"] - fp16["start_s"]

@@ -56,7 +56,7 @@ def test_the_figure_has_phases_events_and_the_roofline(recording):
     series = pl._columns(iter_rows(str(recording), scan, tz=UTC), scan.columns)
     report = file_report(str(recording), tz=UTC, interval_s=None)
     assert report["phases"][0]["roofline"]["verdict"] in ("compute-bound", "memory-bound", "clock-bound")
-    figure = pl.draw(plt, series, scan, report, config=None, tz=UTC, title="run")
+    figure = pl.draw(plt, series, report, config=None, tz=UTC, title="run")
     try:
         axes = figure.get_axes()
         assert len(axes) == 5  # clocks, loads, power, temperatures, roofline
@@ -99,7 +99,8 @@ def test_without_matplotlib_one_line_names_the_extra(recording, tmp_path, monkey
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import fails as if not installed
     with pytest.raises(pl.PlotError) as info:
         pl.plot_file(str(recording), str(tmp_path / "x.png"), tz=UTC)
-    assert str(info.value) == "plot needs matplotlib: pip install 'jroof-tui[plot]'"
+    assert str(info.value) == pl.NEEDS_EXTRA
+    assert "pip install '.[plot]'" in pl.NEEDS_EXTRA  # as the README says
     assert not (tmp_path / "x.png").exists()
 
 

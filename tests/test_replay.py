@@ -597,7 +597,7 @@ def test_a_long_files_ledger_is_read_while_it_plays_and_taken_when_there(tmp_pat
         gate.wait(10)
         return build(markers)
 
-    pending = read_ahead(slow, wait_s=0.0)
+    pending = read_ahead(lambda: slow(()), wait_s=0.0)
     assert isinstance(pending, Future)
     pipeline = runtime.pipeline
     pipeline.load_ledger(build, pending)
@@ -607,9 +607,9 @@ def test_a_long_files_ledger_is_read_while_it_plays_and_taken_when_there(tmp_pat
     pending.result(10)
     assert pipeline.ledger_version > version
     assert pipeline.ledger.whole == whole
-    assert read_ahead(build).whole == whole  # type: ignore[union-attr]  # a short file: at once
+    assert read_ahead(lambda: build(())).whole == whole  # type: ignore[union-attr]  # short: at once
 
-    pending = read_ahead(slow, wait_s=0.0)  # the gate is open: done soon; finish waits for it
+    pending = read_ahead(lambda: slow(()), wait_s=0.0)  # the gate is open: done soon; finish waits for it
     pipeline.load_ledger(build, pending)
     pipeline.finish()
     assert pipeline._pending is None and pipeline.ledger.whole == whole

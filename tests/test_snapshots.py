@@ -2,7 +2,7 @@
 
 Deterministic by construction: a fixed recording (tests/data/tui), replayed paused at a known
 position, axis labels from the recording's own UTC stamps, no wall clock on screen, and pinned
-textual / textual-plotext / plotext versions (pyproject). Update with
+the textual version (tests/constraints.txt). Update with
 ``pytest tests/test_snapshots.py --snapshot-update`` only after looking at snapshot_report.html.
 """
 

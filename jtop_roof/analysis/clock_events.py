@@ -39,7 +39,7 @@ def union_s(intervals: Iterable[Interval], first: float, last: float) -> float:
 
 
 class ClockEvents:
-    """The closed detector events of a stream (``throttle``, ``mode_cap``), by unit."""
+    """The closed detector events of a stream (``throttle``, ``mode_cap``, ``mode_check``), by unit."""
 
     def __init__(self) -> None:
         self._closed: dict[tuple[str, str, float], Event] = {}
@@ -89,6 +89,11 @@ class ClockEvents:
         return frozenset(e.unit for e in self._events(active, kind) if e.unit is not None
                          and e.start_mono is not None and e.t_mono is not None
                          and e.start_mono <= last and e.t_mono >= first)
+
+    def mode_check(self) -> Event | None:
+        """The detectors' doubt about the stated power mode (``detectors.MODE_CHECK``: no unit
+        reached the mode's caps before a hold no evidence explains), made once; else None."""
+        return next((e for e in self.closed() if e.kind == "mode_check"), None)
 
     def totals(self, active: Sequence[Event] = ()) -> dict[tuple[str, str], float]:
         """All the time each (unit, kind) spent in its events so far, the open ones included

@@ -1,24 +1,43 @@
-"""Throttle and DVFS detection: a clock held below what the power mode allows while the unit is busy.
+"""Throttle and DVFS detection: a clock held below its cap while the unit wants more.
 
 Pure functions of the sample stream and its context (device, power-mode caps, trip points), plugged
 into the pipeline, so live, replay, headless ``record`` and ``report`` give the same events for the
-same samples. Per unit (``gpu``, ``emc``, ``cpu``):
+same samples.
 
-* busy: load >= ``busy_pct`` (the GPU's load; any online CPU core's; the EMC's);
-* below cap: clock < ``below_cap_ratio`` x the cap. The cap is the known power mode's, else the
-  source's maximum clock (sysfs or NVML), else the device database's maximum;
-* an event opens when both hold for >= ``min_duration_s`` and >= ``min_samples`` samples, starting
-  at the first such sample, and closes after ``close_after_s`` without them, ending at the last such
-  sample. A governor ramp or an idle clock is too short or not busy: neither.
+The rule, from the shared real logs: an AGX Orin GPU ramping 305 -> 407 -> 508 -> 611 MHz at
+68-86 % load under DVFS (no throttle); Nano and AGX Orin CPU governors hopping between clocks
+(102 <-> 1479 MHz, 729 <-> 1190 MHz) from one sample to the next with one core at 40-90 % (none);
+the H200's power cap, 1395-1575 MHz of 1980 at 94-100 % load with NVML's SwPowerCap (a throttle);
+inference phases at 90-99 % GPU load, engine builds at 50-70 % (benchlab Orin Nano Super runs).
+Per unit (``gpu``, ``emc``, ``cpu``) and sample:
+
+* its clock and load: the GPU's, the EMC's, the CPU's busiest core's (the fastest of them);
+* the cap: the known power mode's, else the source's maximum clock (sysfs or NVML), else the device
+  database's maximum; below it: clock < ``below_cap_ratio`` x the cap;
+* wants more: saturated (load >= ``SATURATED_PCT``), or busy (load >= ``busy_pct``) while the
+  device itself says the clock is held (an NVML reason other than idle or set clocks);
+* held: wants more, below the cap, and no more than ``HOLD_BAND`` x the cap above the lowest clock
+  of the hold so far (a throttle steps the clock down, never up); with the device's own reason,
+  whatever the clock's shape.
+
+A hold opens at its first held sample and ends at its last: at once when the clock reaches the cap
+or rises out of the band (the governor raising it: a ramp or a hop, not a hold; the rising sample
+may open the next hold), or after ``close_after_s`` of samples neither held nor released (the load
+dipped with the clock still down; no reading). A hold of >= ``min_duration_s`` and >= ``min_samples``
+samples is an event: a ramp (each step a new, short hold) and hopping (each hop up ends the hold)
+are none, a clock held flat at saturation is one after a few seconds.
 
 Kind: ``throttle`` when the mode is known (the clock is below the mode's cap) or the evidence says
 so (NVML clock-event reasons; a temperature within ``thermal_margin_c`` of its zone's trip point,
 placeholders never; input power at the mode's budget; an over-current counter ``oc1..3`` that rose);
-otherwise ``mode_cap``: information (the mode
-is unknown, so a low clock may just be a low mode's cap, which ``--power-mode`` would tell). A dGPU
-has no modes: its cap is its maximum clock and only NVML's reasons make an event. The reason names
-the evidence, else "clock below the mode's cap while busy". The stream is taken forward only (a
-replay's seek back plays samples again).
+otherwise ``mode_cap``: information (the mode is unknown, so a low clock may just be a low mode's
+cap, which ``--power-mode`` would tell). Mode sanity: where no unit has yet been at its stated
+mode's cap while busy (within the band above it: a clock far above a cap says that cap is not this
+board's), a hold no evidence explains says more about the mode than about a throttle: the first
+such hold is one ``mode_check`` event (``MODE_CHECK``), the next ones nothing, until a unit reaches
+its cap (holds closing after that are throttles). A dGPU has no modes: its cap is its maximum clock and only
+NVML's reasons make an event. The reason names the evidence, else "clock below the mode's cap while
+busy". The stream is taken forward only (a replay's seek back plays samples again).
 
 Nothing here imports Textual.
 """
@@ -33,14 +52,27 @@ from jtop_roof.model.records import Event, Record, Sample
 from jtop_roof.model.settings import DetectorSettings
 from jtop_roof.model.thermal import is_placeholder
 
-#: The kinds of event detectors make; a recording's own are dropped on replay (recomputed instead).
-DETECTOR_KINDS = ("throttle", "mode_cap")
+#: The kinds of event detectors make (``Event.unit`` set: a recording's own are made again on replay).
+DETECTOR_KINDS = ("throttle", "mode_cap", "mode_check")
 UNITS = ("gpu", "emc", "cpu")
 _NO_CAPS = (None, None, None)
+#: How far (a fraction of the cap) a held clock may rise above its lowest: the H200's power-capped
+#: clock moves 15-105 MHz (at most 5 % of 1980) from one sample to the next, and a Jetson governor's
+#: step up is 77 MHz of a 1.7-2.2 GHz CPU (3.5-4.5 %) and 100 MHz of a 1-1.3 GHz GPU (8-10 %): two
+#: CPU steps or one GPU step leave the band, a capped clock's jitter does not.
+HOLD_BAND = 0.05
+#: Load at which a unit wants more clock than it has: schedutil asks a core's maximum from 80 %
+#: (its 1.25 headroom), the GPU's governor raises its clock above its load target. The shared logs'
+#: inference phases run at 90-99 %, their engine builds at 50-70 %, a hopping CPU core at 40-90 %
+#: for a sample at a time.
+SATURATED_PCT = 80.0
+#: What a ``mode_check`` event says, once (``ClockEvents.mode_check`` for the report's note).
+MODE_CHECK = "the stated mode's caps were never reached: is the power mode right?"
 #: NVML reasons that are not a throttle: an idle GPU, or clocks someone set on purpose.
 _BENIGN_REASONS = ("GpuIdle", "ApplicationsClocksSetting", "DisplayClockSetting", "SyncBoost")
 #: Every reason as a short code (the ``reason`` label of ``jroof_throttle_active``): ``below_cap``
-#: (no evidence but a known mode's cap), ``mode_unknown`` (a ``mode_cap`` event), else the evidence.
+#: (no evidence but a known mode's cap), ``mode_unknown`` (a ``mode_cap`` or ``mode_check``
+#: event), else the evidence.
 REASON_CODES = ("thermal", "power", "over_current", "hw_slowdown", "board_limit", "reliability", "other",
                 "below_cap", "mode_unknown")
 #: NVML's throttle reasons: (in words, code); an unlisted one is itself in words and ``other``.
@@ -55,29 +87,40 @@ _NVML_REASONS = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """One unit in one sample: its clock, its load and its cap."""
+
+    mhz: float
+    load_pct: float
+    cap_mhz: float
+
+
 @dataclass(slots=True)
-class _Episode:
-    """A run of busy-and-below-cap samples of one unit, and the evidence seen during it."""
+class _Hold:
+    """A run of held samples of one unit, and the evidence seen during it."""
 
     start_wall: float | None
     start_mono: float
     last_wall: float | None
     last_mono: float
+    lowest_mhz: float
+    cap_mhz: float
     samples: int = 1
-    lowest_mhz: float = 0.0
-    cap_mhz: float = 0.0
     evidence: dict[str, str] = field(default_factory=dict)  # reason in words -> its code, in order
 
 
 class ThrottleDetector:
-    """One state machine per unit over the sample stream; see the module docstring."""
+    """One hold per unit over the sample stream; see the module docstring."""
 
     def __init__(self, settings: DetectorSettings | None = None) -> None:
         self.settings = settings or DetectorSettings()
-        self._open: dict[str, _Episode] = {}
+        self._open: dict[str, _Hold] = {}
         self._last_mono: float | None = None
         self._last_oc: dict[str, int] | None = None  # the over-current counters of the last sample
         self._caps: tuple[object, object, tuple[float | None, ...]] | None = None  # (board, info, caps)
+        self._cap_reached = False  # a unit was at its cap while busy: the caps are reachable
+        self._mode_checked = False  # the ``mode_check`` event was made
 
     def observe(self, record: Record, context: StreamContext) -> Sequence[Event]:
         if not isinstance(record, Sample) or not record.is_sample or record.t_mono is None:
@@ -93,43 +136,64 @@ class ThrottleDetector:
             return ()  # no unit has a cap to be below (device unknown) and none is open: as below
         closed: list[Event] = []
         for unit, cap in zip(UNITS, caps, strict=True):
-            reading = None if cap is None else self._reading(unit, record, context, cap)
-            episode = self._open.get(unit)
-            if reading is not None:
-                mhz, cap = reading
-                if episode is None:
-                    episode = _Episode(record.t_wall, record.t_mono, record.t_wall, record.t_mono,
-                                       lowest_mhz=mhz, cap_mhz=cap)
-                    self._open[unit] = episode
-                else:
-                    episode.last_wall, episode.last_mono = record.t_wall, record.t_mono
-                    episode.samples += 1
-                    episode.lowest_mhz = min(episode.lowest_mhz, mhz)
-                for words, code in _evidence(unit, record, context, self.settings) + over_current:
-                    episode.evidence.setdefault(words, code)
-            elif episode is not None and record.t_mono - episode.last_mono > self.settings.close_after_s:
-                del self._open[unit]
-                event = self._event(unit, episode, context)
-                if event is not None:
-                    closed.append(event)
+            reading = None if cap is None else _read(unit, record, cap)
+            closed += self._step(unit, record, record.t_mono, reading, context, over_current)
         return closed
 
     def active(self, context: StreamContext) -> list[Event]:
-        """Episodes long enough to be events that have not closed yet (the header's flag)."""
+        """Holds long enough to be events that have not closed yet (the header's flag)."""
         out = []
-        for unit, episode in self._open.items():
-            event = self._event(unit, episode, context)
+        for unit, hold in self._open.items():
+            event = self._event(unit, hold, context)
             if event is not None:
                 out.append(event)
         return out
 
     def finish(self, context: StreamContext) -> list[Event]:
         """The stream ended: close what is open (written to the recording at stop)."""
-        out = self.active(context)
-        self._open.clear()
-        return out
+        return [event for unit in list(self._open) for event in self._close(unit, context)]
 
     # ------------------------------------------------------------------------------ internals
+
+    def _step(self, unit: str, sample: Sample, now: float, reading: _Reading | None,
+              context: StreamContext, over_current: list[tuple[str, str]]) -> list[Event]:
+        """One unit in one sample: its hold goes on, opens, or ends (its event, if it is one)."""
+        settings, hold = self.settings, self._open.get(unit)
+        if reading is None:  # no clock: a hold waits ``close_after_s`` for one
+            if hold is not None and now - hold.last_mono > settings.close_after_s:
+                return self._close(unit, context)
+            return []
+        told = _device_says_held(unit, sample)
+        limit, cap = settings.below_cap_ratio * reading.cap_mhz, reading.cap_mhz
+        busy = reading.load_pct >= settings.busy_pct
+        if busy and limit <= reading.mhz <= cap * (1 + HOLD_BAND):
+            self._cap_reached = True  # at its cap (not above it: that cap is not this board's)
+        closed: list[Event] = []
+        rising = hold is not None and not told and reading.mhz > hold.lowest_mhz + HOLD_BAND * cap
+        if hold is not None and (reading.mhz >= limit or rising):
+            closed, hold = self._close(unit, context), None  # released: at the cap, or rising
+        wants_more = reading.load_pct >= SATURATED_PCT or (busy and bool(told))
+        if wants_more and 0 < reading.mhz < limit:
+            if hold is None:
+                hold = _Hold(sample.t_wall, now, sample.t_wall, now, lowest_mhz=reading.mhz, cap_mhz=cap)
+                self._open[unit] = hold
+            else:
+                hold.last_wall, hold.last_mono = sample.t_wall, now
+                hold.samples += 1
+                hold.lowest_mhz = min(hold.lowest_mhz, reading.mhz)
+            for words, code in told + _evidence(unit, sample, context, settings) + over_current:
+                hold.evidence.setdefault(words, code)
+        elif hold is not None and now - hold.last_mono > settings.close_after_s:
+            closed += self._close(unit, context)  # the load stayed down with the clock
+        return closed
+
+    def _close(self, unit: str, context: StreamContext) -> list[Event]:
+        """End ``unit``'s hold: its event, if it is one."""
+        event = self._event(unit, self._open.pop(unit), context)
+        if event is None:
+            return []
+        self._mode_checked |= event.kind == "mode_check"
+        return [event]
 
     def _unit_caps(self, context: StreamContext) -> tuple[float | None, ...]:
         """``_cap`` of each unit, asked again only when the board or the description changed."""
@@ -140,48 +204,56 @@ class ThrottleDetector:
         self._caps = (context.board, context.info, caps)
         return caps
 
-    def _reading(self, unit: str, sample: Sample, context: StreamContext,
-                 cap: float) -> tuple[float, float] | None:
-        """(clock, cap) when the unit is busy and below its cap, else None."""
-        limit = self.settings.below_cap_ratio * cap
-        busy = self.settings.busy_pct
-        if unit == "gpu":
-            gpu = sample.gpu
-            if gpu is None or gpu.load_pct is None or gpu.mhz is None:
-                return None
-            return (gpu.mhz, cap) if gpu.load_pct >= busy and 0 < gpu.mhz < limit else None
-        if unit == "emc":
-            emc = sample.emc
-            if emc is None or emc.load_pct is None or emc.mhz is None:
-                return None
-            return (emc.mhz, cap) if emc.load_pct >= busy and 0 < emc.mhz < limit else None
-        low = [core.mhz for core in sample.cpus or () if core is not None and core.load_pct is not None
-               and core.mhz is not None and core.load_pct >= busy and 0 < core.mhz < limit]
-        return (min(low), cap) if low else None
-
-    def _event(self, unit: str, episode: _Episode, context: StreamContext) -> Event | None:
+    def _event(self, unit: str, hold: _Hold, context: StreamContext) -> Event | None:
         settings = self.settings
-        if (episode.samples < settings.min_samples
-                or episode.last_mono - episode.start_mono < settings.min_duration_s):
+        if hold.samples < settings.min_samples or hold.last_mono - hold.start_mono < settings.min_duration_s:
             return None
         board = context.board
-        evidence = list(episode.evidence)
-        codes = tuple(dict.fromkeys(episode.evidence.values()))
+        evidence = list(hold.evidence)
+        codes = tuple(dict.fromkeys(hold.evidence.values()))
         dgpu = board.device is not None and not board.device.power_modes
         if dgpu and not evidence:
             return None  # NVML's reasons decide on a dGPU
         kind = "throttle" if board.mode is not None or evidence else "mode_cap"
-        clock = f"{unit.upper()} {episode.lowest_mhz:.0f} MHz of {episode.cap_mhz:.0f}"
+        clock = f"{unit.upper()} {hold.lowest_mhz:.0f} MHz of {hold.cap_mhz:.0f}"
         if evidence:
             reason = "; ".join(evidence)
+        elif kind == "throttle" and not self._cap_reached:
+            if self._mode_checked:
+                return None  # said once
+            kind, reason, codes = "mode_check", MODE_CHECK, ("mode_unknown",)
         elif kind == "throttle":
             reason, codes = "clock below the mode's cap while busy", ("below_cap",)
         else:
             reason = ("clock below the device's maximum while busy (power mode unknown: --power-mode would "
                       "tell a mode cap from a throttle)")
             codes = ("mode_unknown",)
-        return Event(kind, f"{reason} ({clock})", episode.last_wall, episode.last_mono, unit=unit,
-                     start_wall=episode.start_wall, start_mono=episode.start_mono, reasons=codes)
+        return Event(kind, f"{reason} ({clock})", hold.last_wall, hold.last_mono, unit=unit,
+                     start_wall=hold.start_wall, start_mono=hold.start_mono, reasons=codes)
+
+
+def _read(unit: str, sample: Sample, cap: float) -> _Reading | None:
+    """The unit's clock and load in ``sample`` (the CPU's: its busiest core's, the fastest of the
+    busiest), and its cap; None without both."""
+    if unit in ("gpu", "emc"):
+        clocked = sample.gpu if unit == "gpu" else sample.emc
+        if clocked is None or clocked.load_pct is None or clocked.mhz is None:
+            return None
+        return _Reading(float(clocked.mhz), clocked.load_pct, cap)
+    cores = [(core.load_pct, core.mhz) for core in sample.cpus or () if core is not None
+             and core.load_pct is not None and core.mhz is not None]
+    if not cores:
+        return None
+    load, mhz = max(cores)
+    return _Reading(float(mhz), load, cap)
+
+
+def _device_says_held(unit: str, sample: Sample) -> list[tuple[str, str]]:
+    """NVML's own reasons for holding the GPU's clock in this sample: (in words, code)."""
+    if unit != "gpu" or not sample.throttle_reasons:
+        return []
+    named = [_NVML_REASONS.get(r, (r, "other")) for r in sample.throttle_reasons if r not in _BENIGN_REASONS]
+    return [(f"NVML: {words}", code) for words, code in named]
 
 
 def _cap(unit: str, context: StreamContext) -> float | None:
@@ -213,12 +285,8 @@ def _oc_rose(before: dict[str, int] | None, now: dict[str, int] | None) -> list[
 
 def _evidence(unit: str, sample: Sample, context: StreamContext,
               settings: DetectorSettings) -> list[tuple[str, str]]:
-    """Reasons the data gives for a low clock: (in words, its code)."""
+    """Reasons the board's data gives for a low clock, besides NVML's: (in words, its code)."""
     out = []
-    if unit == "gpu" and sample.throttle_reasons:
-        named = [_NVML_REASONS.get(r, (r, "other")) for r in sample.throttle_reasons
-                 if r not in _BENIGN_REASONS]
-        out += [(f"NVML: {words}", code) for words, code in named]
     for zone, value in sample.temps_c.items():
         trip = context.info.trips_c.get(zone.lower())
         if value is None or trip is None or is_placeholder(zone, value):

@@ -1,26 +1,37 @@
 """Phases and their energy: what the monitor, headless ``record`` and ``report`` all compute alike.
 
-The ledger takes samples, phase markers and stream breaks in stream order and keeps, for the whole
-run and for every phase (finished phases are kept, not forgotten), the first and last sample, the
-energy per rail and in total, and the peak power.
+The ledger takes samples, power readings, phase markers and stream breaks in stream order and
+keeps, for the whole run and for every phase (finished phases are kept, not forgotten), its bounds,
+samples, energy per rail and in total, and peak power.
 
-Energy is the trapezoid rule over ``t_mono`` of instantaneous readings only (never tegrastats'
-running average). A step between two samples counts for a span only when both samples belong to
-it, so a phase's energy covers exactly its duration (first sample to last) and ``mean = energy ÷
-duration`` holds. Nothing is integrated across a break (a ``gap``, ``source_restart``,
-``source_error`` or ``seek`` event) or across a step longer than ``max_step_s``: energy over time
-nobody observed is not made up; such a step is counted as a gap of the spans it falls in.
+A phase starts and ends at its markers' own times, never at the samples next to them. Its energy
+is the integral of the finest power stream between those edges (``analysis.energy``): an energy
+counter where there is one, else the fastest instantaneous readings (a board monitor read at
+``--power-hz``), else the samples' rails (never tegrastats' running average), interpolated at the
+edges. A span's bounds (``first_mono``..``last_mono``) are exactly what its energy is integrated
+over: its edges, or the first and last reading of that stream inside them where the stream
+starts later or stops earlier (the run's are its stream's first and last reading). So ``mean =
+energy ÷ duration`` holds, duration edge to edge. Nothing is integrated across a break (a ``gap``,
+``source_restart``, ``source_error`` or ``seek`` event), across a step longer than the stream's
+``max_step_for`` its period, or where a counter went backwards: such a step inside a span is
+counted as a gap of it.
+
+Streams arrive interleaved (samples, readings), each in its own order: a step is shared among the
+spans by time, whenever it arrives. A marker stamped before a reading already taken (it came late)
+is placed at that reading: an edge never moves energy already counted.
 
 Nothing here imports Textual.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
+from jtop_roof.analysis.energy import COUNTER, POWER, Channel, Coverage, Point, Step, finite, point
 from jtop_roof.model.codec import MAX_NAMED
-from jtop_roof.model.records import auto_phase_name
+from jtop_roof.model.records import PowerReading, auto_phase_name
 from jtop_roof.model.timeline import max_step_for
 
 #: Event kinds that break the stream: no energy is integrated across them.
@@ -32,20 +43,26 @@ RESUME_ORIGIN = "resume"
 #: while the command marks nothing. A phase the command (or the user) starts replaces it: the open
 #: command phase is dropped, its samples stay in the whole run, and it is not counted in ``phase N``.
 COMMAND_ORIGIN = "run"
+#: Power streams kept apart (sources x kinds); a hostile recording naming a new one on every line
+#: has the rest left out.
+MAX_CHANNELS = 16
+_SAMPLES = ("samples", POWER)
 
 
 @dataclass(frozen=True, slots=True)
 class SpanStats:
-    """One phase, or the whole run. Times are stream seconds (``t_mono``) and unix seconds; a
-    span without samples has ``first_mono`` None. Energy in joules, power in milliwatts.
-    ``energy_j`` is None when nothing measured total input power (a dGPU host: per rail only)."""
+    """One phase, or the whole run. ``first_mono``..``last_mono`` (stream seconds; ``*_wall`` unix
+    seconds) are the bounds its energy is integrated over; None before anything measured it.
+    Energy in joules, power in milliwatts. ``energy_j`` is None when nothing measured total input
+    power (a dGPU host: per rail only). ``energy_source`` says what measured it ("INA3221 hwmon,
+    50 Hz", "NVML energy counter", "tegrastats VDD_IN, 1000 ms"), read every ``power_period_s``."""
 
     name: str
     first_mono: float | None
     last_mono: float | None
     first_wall: float | None
     last_wall: float | None
-    start_mono: float | None  # the marker that opened the phase (the first sample for the run)
+    start_mono: float | None  # the edge that opened the phase (the run: its first bound)
     samples: int
     gaps: int
     energy_j: float | None
@@ -61,10 +78,12 @@ class SpanStats:
     flops: float | None = None
     bytes: float | None = None
     precision: str | None = None
+    energy_source: str | None = None
+    power_period_s: float | None = None
 
     @property
     def duration_s(self) -> float:
-        """First sample to last sample (0 for fewer than two samples)."""
+        """Edge to edge: the time the energy is integrated over (0 before two readings)."""
         if self.first_mono is None or self.last_mono is None:
             return 0.0
         return self.last_mono - self.first_mono
@@ -85,18 +104,15 @@ class SpanStats:
 
 @dataclass(slots=True)
 class _Span:
-    """The running sums of one span; frozen into ``SpanStats`` when asked."""
+    """One span's edges and running sums; frozen into ``SpanStats`` when asked. ``start``/``end``
+    are its edges (-inf/inf: open that way)."""
 
     name: str
-    start_mono: float | None
-    first_mono: float | None = None
-    last_mono: float | None = None
-    first_wall: float | None = None
-    last_wall: float | None = None
+    start: float
+    end: float = math.inf
+    start_mono: float | None = None
+    coverage: dict[tuple[str, str], Coverage] = field(default_factory=dict)
     samples: int = 0
-    gaps: int = 0
-    energy_j: float | None = None
-    rails_j: dict[str, float] = field(default_factory=dict)
     peak_mw: float | None = None
     rail_peak_mw: dict[str, float] = field(default_factory=dict)
     gpu_mhz_sum: float = 0.0
@@ -108,18 +124,45 @@ class _Span:
     bytes: float | None = None
     precision: str | None = None
 
-    def freeze(self, *, is_open: bool) -> SpanStats:
+    def covered(self, key: tuple[str, str]) -> Coverage:
+        found = self.coverage.get(key)
+        if found is None:
+            found = self.coverage[key] = Coverage()
+        return found
+
+    def freeze(self, channels: Mapping[tuple[str, str], Channel], *, is_open: bool) -> SpanStats:
+        covered = sorted(((channels[key], cov) for key, cov in self.coverage.items()
+                          if cov.start is not None), key=lambda item: item[0].rank)
+        totalled = [item for item in covered if item[1].total_j is not None]
+        rails_j: dict[str, float] = {}
+        measured: list[str] = []  # what gave the rails their energy, finest first
+        for channel, cov in covered:  # each rail from the finest stream that measured it
+            taken = {name: joules for name, joules in cov.rails_j.items() if name not in rails_j}
+            if taken:
+                rails_j.update(taken)
+                measured.append(channel.label(channel.total_source(), taken))
+        label = period = None
+        bounds = Coverage()
+        candidates = totalled or [item for item in covered if item[1].rails_j] or covered
+        if candidates:  # the bounds: the finest stream of the total, else of a rail
+            channel, bounds = candidates[0]
+            if bounds.total_j is not None:
+                label = channel.label(channel.total_source(), bounds.rails_j)
+            elif measured:  # no total: every stream that measured a rail (NVML's and RAPL's counters)
+                label = " + ".join(measured)
+            period = channel.period_s if label is not None else None
+        start_mono = self.start_mono if self.start_mono is not None else bounds.start
         return SpanStats(
             name=self.name,
-            first_mono=self.first_mono,
-            last_mono=self.last_mono,
-            first_wall=self.first_wall,
-            last_wall=self.last_wall,
-            start_mono=self.start_mono,
+            first_mono=bounds.start,
+            last_mono=bounds.end,
+            first_wall=bounds.start_wall,
+            last_wall=bounds.end_wall,
+            start_mono=start_mono,
             samples=self.samples,
-            gaps=self.gaps,
-            energy_j=self.energy_j,
-            rails_j=dict(self.rails_j),
+            gaps=bounds.gaps,
+            energy_j=bounds.total_j,
+            rails_j=rails_j,
             peak_mw=self.peak_mw,
             rail_peak_mw=dict(self.rail_peak_mw),
             is_open=is_open,
@@ -129,31 +172,34 @@ class _Span:
             flops=self.flops,
             bytes=self.bytes,
             precision=self.precision,
+            energy_source=label,
+            power_period_s=period,
         )
-
-
-@dataclass(frozen=True, slots=True)
-class _Reading:
-    t_mono: float
-    t_wall: float | None
-    total_mw: float | None
-    rails_mw: Mapping[str, float]
-    gpu_mhz: float | None = None
-    emc_mhz: float | None = None
 
 
 class EnergyLedger:
     """Phases (auto-named, resumable) and energy for the run and every phase; see the module doc."""
 
-    def __init__(self, interval_s: float = 1.0) -> None:
+    def __init__(self, interval_s: float = 1.0, samples_source: str = "tegrastats") -> None:
         self.max_step_s = max_step_for(interval_s)
-        self._whole = _Span("whole run", None)
+        self._channels: dict[tuple[str, str], Channel] = {
+            _SAMPLES: Channel(samples_source, POWER, interval_s, of_samples=True)}
+        self._whole = _Span("whole run", -math.inf)
         self._open: _Span | None = None
         self._open_origin = ""
-        self._finished: list[SpanStats] = []
-        self._previous: _Reading | None = None  # the last sample, unless a break came after it
-        self._broken = False  # a break since the previous sample: the next step is a gap
+        self._finished: list[_Span] = []
         self._phases_started = 0
+        self._last_mono: float | None = None  # the newest reading of any stream
+        self._last_edge = -math.inf  # edges never run backwards: phases stay in time order
+
+    @property
+    def samples_source(self) -> str:
+        """What gave the samples (``tegrastats``, ``host``): it names their energy."""
+        return self._channels[_SAMPLES].name
+
+    @samples_source.setter
+    def samples_source(self, name: str) -> None:
+        self._channels[_SAMPLES].name = name
 
     # ------------------------------------------------------------------------------- input
 
@@ -169,33 +215,57 @@ class EnergyLedger:
     ) -> None:
         """One sample, in stream order. Forward only: a sample not later than the last one taken
         (a replay played it again after a seek back) is ignored, so nothing counts twice."""
-        previous = self._previous
-        if previous is not None and t_mono <= previous.t_mono:
+        channel = self._channels[_SAMPLES]
+        if channel.last is not None and t_mono <= channel.last.t:
             return
-        spans = [self._whole] if self._open is None else [self._whole, self._open]
-        if previous is not None:
-            step = t_mono - previous.t_mono
-            for span in spans:
-                if not span.samples:
-                    continue  # the step leads into the span's first sample: not the span's
-                if self._broken or step > self.max_step_s:
-                    span.gaps += 1
-                else:
-                    _integrate(span, previous, total_mw, rails_mw, step)
-        self._broken = False
-        reading = _Reading(t_mono, t_wall, total_mw, dict(rails_mw), gpu_mhz, emc_mhz)
-        for span in spans:
-            _count(span, reading)
-        self._previous = reading
+        total = total_mw if total_mw is not None and math.isfinite(total_mw) else None
+        reading = Point(t_mono, t_wall, finite(rails_mw), total)
+        self._take(_SAMPLES, channel, reading)
+        for span in self._holding(t_mono):
+            span.samples += 1
+            _peaks(span, reading)
+            if gpu_mhz is not None:
+                span.gpu_mhz_sum += gpu_mhz
+                span.gpu_mhz_n += 1
+            if emc_mhz is not None:
+                span.emc_mhz_sum += emc_mhz
+                span.emc_mhz_n += 1
+
+    def add_power(self, reading: PowerReading) -> None:
+        """A reading of a power stream (its rails in mW, its counters in mJ), in its stream's order;
+        one not later than its stream's last is ignored, as a sample is."""
+        t_mono = reading.t_mono
+        if t_mono is None or not math.isfinite(t_mono):
+            return
+        period = reading.period_s if math.isfinite(reading.period_s) and reading.period_s > 0 \
+            else self._channels[_SAMPLES].period_s
+        for kind, values in ((POWER, reading.rails_mw), (COUNTER, reading.counters_mj)):
+            if not values:
+                continue
+            key = (reading.source, kind)
+            channel = self._channels.get(key)
+            if channel is None:
+                if len(self._channels) >= MAX_CHANNELS:
+                    continue
+                channel = self._channels[key] = Channel(reading.source, kind, period)
+            if channel.last is not None and t_mono <= channel.last.t:
+                continue
+            taken = point(t_mono, reading.t_wall, values)
+            self._take(key, channel, taken)
+            if kind == POWER:
+                for span in self._holding(t_mono):
+                    _peaks(span, taken)
 
     def add_break(self) -> None:
-        """The stream broke (gap, restart, error, seek): the next step is not integrated."""
-        self._broken = True
+        """The stream broke (gap, restart, error, seek): the next step of every stream is not
+        integrated."""
+        for channel in self._channels.values():
+            channel.broken = True
 
     @property
     def last_mono(self) -> float | None:
-        """Stream time of the last sample taken (markers before it come too late for the ledger)."""
-        return None if self._previous is None else self._previous.t_mono
+        """Stream time of the newest reading taken, of any stream (an edge is never earlier)."""
+        return self._last_mono
 
     def add_work(self, iterations: float, flops: float | None, bytes_: float | None,
                  precision: str | None) -> None:
@@ -211,24 +281,28 @@ class EnergyLedger:
                 span.precision = precision
 
     def start_phase(self, name: str | None, t_mono: float | None, *, origin: str = "key") -> str:
-        """Open a phase (ending the open one); returns its name. ``name`` None: ``phase N``. A
-        start with ``origin == "resume"`` and the open phase's name continues that phase."""
+        """Open a phase at ``t_mono`` (ending the open one there); returns its name. ``name`` None:
+        ``phase N``. A start with ``origin == "resume"`` and the open phase's name continues that
+        phase. ``t_mono`` None: at the newest reading."""
         if origin == RESUME_ORIGIN and self._open is not None and (name or "") == self._open.name:
             return self._open.name
         if self._open is not None and self._open_origin == COMMAND_ORIGIN \
                 and origin not in (COMMAND_ORIGIN, RESUME_ORIGIN):
             self._open = None  # the command marks its own phases: its catch-all phase gives way
             self._phases_started -= 1
-        self.end_phase()
+        edge = self._edge(t_mono)
+        self.end_phase(edge)
         self._phases_started += 1
         phase_name = name if name else auto_phase_name(self._phases_started)
-        self._open = _Span(phase_name, t_mono)
+        self._open = _Span(phase_name, edge, start_mono=None if math.isinf(edge) else edge)
         self._open_origin = origin
         return phase_name
 
-    def end_phase(self) -> None:
+    def end_phase(self, t_mono: float | None = None) -> None:
+        """End the open phase at ``t_mono`` (None: at the newest reading)."""
         if self._open is not None:
-            self._finished.append(self._open.freeze(is_open=False))
+            self._open.end = self._edge(t_mono)
+            self._finished.append(self._open)
             self._open = None
 
     # ------------------------------------------------------------------------------ output
@@ -244,71 +318,89 @@ class EnergyLedger:
 
     @property
     def whole(self) -> SpanStats:
-        return self._whole.freeze(is_open=False)
+        return self._whole.freeze(self._channels, is_open=False)
 
     @property
     def current(self) -> SpanStats | None:
-        return None if self._open is None else self._open.freeze(is_open=True)
+        return None if self._open is None else self._open.freeze(self._channels, is_open=True)
 
     def phases(self) -> list[SpanStats]:
         """Every phase in order, the open one last (marked ``is_open``)."""
-        out = list(self._finished)
+        out = [span.freeze(self._channels, is_open=False) for span in self._finished]
         if self._open is not None:
-            out.append(self._open.freeze(is_open=True))
+            out.append(self._open.freeze(self._channels, is_open=True))
         return out
 
     def phase_at(self, t_mono: float) -> SpanStats | None:
-        """The phase whose first..last samples hold ``t_mono`` (or the open one from its start)."""
-        for phase in reversed(self.phases()):
-            start = phase.start_mono if phase.start_mono is not None else phase.first_mono
-            if start is None or t_mono < start:
+        """The phase whose edges hold ``t_mono`` (the open one from its start on)."""
+        spans = self._finished if self._open is None else [*self._finished, self._open]
+        for span in reversed(spans):
+            if t_mono < span.start:
                 continue
-            if phase.is_open or (phase.last_mono is not None and t_mono <= phase.last_mono):
-                return phase
+            if t_mono <= span.end:
+                return span.freeze(self._channels, is_open=span is self._open)
             return None
         return None
 
+    # ---------------------------------------------------------------------------- internals
 
-def _integrate(
-    span: _Span, previous: _Reading, total_mw: float | None, rails_mw: Mapping[str, float], step: float
-) -> None:
-    if total_mw is not None and previous.total_mw is not None:
-        span.energy_j = (span.energy_j or 0.0) + (total_mw + previous.total_mw) * 0.5e-3 * step
-    rails_j, before_mw = span.rails_j, previous.rails_mw
-    for name, mw in rails_mw.items():
-        before = before_mw.get(name)
-        joules = rails_j.get(name)  # None for a rail past MAX_NAMED (not counted)
-        if before is not None and joules is not None:
-            rails_j[name] = joules + (mw + before) * 0.5e-3 * step
+    def _edge(self, t_mono: float | None) -> float:
+        """A marker's time as an edge: not before the newest reading (its energy is counted), nor
+        before the last edge (a marker stamped out of order); None: at the newest reading."""
+        last = self._last_mono
+        if t_mono is None or not math.isfinite(t_mono):
+            t_mono = -math.inf if last is None else last
+        elif last is not None and t_mono < last:
+            t_mono = last
+        self._last_edge = max(self._last_edge, t_mono)
+        return self._last_edge
+
+    def _take(self, key: tuple[str, str], channel: Channel, reading: Point) -> None:
+        before = channel.last
+        if before is None:  # a stream's first reading: the spans holding it are observed from it
+            for span in self._spans_between(reading.t, reading.t):
+                if span.start <= reading.t:
+                    span.covered(key).reach(reading.t, reading, reading)
+        else:
+            step = Step(channel, before, reading)
+            for span in self._spans_between(before.t, reading.t):
+                step.add_to(span.covered(key), span.start, span.end)
+        channel.last = reading
+        channel.broken = False
+        if self._last_mono is None or reading.t > self._last_mono:
+            self._last_mono = reading.t
+
+    def _spans_between(self, a: float, b: float) -> Iterator[_Span]:
+        """The run and every phase whose edges overlap ``[a, b]`` (phases are in time order)."""
+        yield self._whole
+        if self._open is not None and self._open.start <= b:
+            yield self._open
+        for span in reversed(self._finished):
+            if span.end < a:
+                return
+            if span.start <= b:
+                yield span
+
+    def _holding(self, t: float) -> Iterator[_Span]:
+        """The run and the phase a reading at ``t`` belongs to: the latest whose edges hold it (one
+        at an edge is the phase's that was open when it came)."""
+        spans = self._spans_between(t, t)
+        yield next(spans)
+        for span in spans:
+            if span.start <= t <= span.end:
+                yield span
+                return
 
 
-def _count(span: _Span, reading: _Reading) -> None:
-    t_mono, t_wall, total_mw = reading.t_mono, reading.t_wall, reading.total_mw
-    if span.first_mono is None:
-        span.first_mono, span.first_wall = t_mono, t_wall
-        if span.start_mono is None:
-            span.start_mono = t_mono
-    span.last_mono, span.last_wall = t_mono, t_wall
-    span.samples += 1
-    if total_mw is not None:
-        peak_mw = span.peak_mw
-        if peak_mw is None or total_mw > peak_mw:  # max(peak, total): the same float
-            span.peak_mw = total_mw
-        if span.energy_j is None:
-            span.energy_j = 0.0
-    peaks = span.rail_peak_mw  # a rail has a peak exactly when it has joules (set together here)
-    for name, mw in reading.rails_mw.items():
+def _peaks(span: _Span, reading: Point) -> None:
+    total = reading.total
+    if total is not None and (span.peak_mw is None or total > span.peak_mw):
+        span.peak_mw = total
+    peaks = span.rail_peak_mw
+    for name, mw in reading.values.items():
         peak = peaks.get(name)
         if peak is None:
-            if len(peaks) >= MAX_NAMED:
-                continue  # a hostile stream naming new rails every line must not grow the ledger
-            peaks[name] = mw
-            span.rails_j.setdefault(name, 0.0)
+            if len(peaks) < MAX_NAMED:  # a hostile stream naming new rails every line stays bounded
+                peaks[name] = mw
         elif mw > peak:
             peaks[name] = mw
-    if reading.gpu_mhz is not None:
-        span.gpu_mhz_sum += reading.gpu_mhz
-        span.gpu_mhz_n += 1
-    if reading.emc_mhz is not None:
-        span.emc_mhz_sum += reading.emc_mhz
-        span.emc_mhz_n += 1

@@ -24,7 +24,6 @@ Nothing here imports Textual.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
@@ -33,22 +32,18 @@ from typing import TYPE_CHECKING, Protocol
 
 from jtop_roof.analysis.clock_events import ClockEvents
 from jtop_roof.analysis.ledger import BREAK_EVENTS, RESUME_ORIGIN, EnergyLedger, SpanStats
+from jtop_roof.analysis.sink import RecordingSink as RecordingSink  # re-exported for its users
 from jtop_roof.analysis.timesonly import history_for
 from jtop_roof.analysis.verdict import Placement, place
-from jtop_roof.formats.recorder import Recorder
 from jtop_roof.model.info import SourceInfo
-from jtop_roof.model.records import MARKER_KINDS, Event, Marker, Record, Sample, Work
+from jtop_roof.model.records import MARKER_KINDS, Event, Marker, PowerReading, Record, Sample, Work
 from jtop_roof.roofline.board import Board, resolve_board
 from jtop_roof.roofline.devices import Device
+from jtop_roof.roofline.inference import BoardObservation
 from jtop_roof.roofline.workload import Workload
 
 if TYPE_CHECKING:
     pass
-
-#: Non-sample records a replay's sink remembers having written (markers and events of a replay
-#: come again after a seek back; each is written once). Bounded: the oldest are forgotten.
-WRITTEN_KEYS_LIMIT = 100_000
-
 
 @dataclass(frozen=True, slots=True)
 class StreamContext:
@@ -91,87 +86,6 @@ class Subscriber(Protocol):
         ...
 
 
-class RecordingSink:
-    """The recording the worker and the UI both write to; swapped and closed under a lock.
-
-    Stream records are written by the pump before they are analysed (write-ahead); as the
-    pipeline's subscriber it writes what the pipeline made (markers, work, detector events).
-
-    With ``forward_only`` (replays), a record read from the file is written only the first time the
-    stream passes it: samples only when their stream time moves forward, markers and events once
-    (a seek back plays them again). Markers made in this session are always written. Seek events
-    are never written: they describe the viewer, not the board."""
-
-    def __init__(self, recorder: Recorder | None = None, *, forward_only: bool = False) -> None:
-        self._lock = threading.Lock()
-        self._recorder = recorder
-        self._forward_only = forward_only
-        self._last_mono: float | None = None
-        self._written: dict[tuple[object, ...], None] = {}
-
-    @property
-    def path(self) -> str | None:
-        with self._lock:
-            return None if self._recorder is None else self._recorder.path
-
-    def start(self, recorder: Recorder) -> None:
-        with self._lock:
-            previous, self._recorder = self._recorder, recorder
-            self._last_mono = None
-            self._written.clear()
-        if previous is not None:
-            previous.close()
-
-    def stop(self) -> None:
-        with self._lock:
-            recorder, self._recorder = self._recorder, None
-        if recorder is not None:
-            recorder.close()
-
-    def write(self, record: Record, *, from_stream: bool = True) -> None:
-        """Write one record; ``from_stream`` False for what this session made (a marker, a
-        detector's event). Raises OSError when the file cannot be written (the caller stops
-        recording)."""
-        with self._lock:
-            if self._recorder is None:
-                return
-            if isinstance(record, Event) and record.kind == "seek":
-                return  # the viewer's, not the board's
-            if isinstance(record, Event) and from_stream and record.unit is not None:
-                return  # a detector's event read back: the detectors make it again
-            if self._forward_only and from_stream and not self._first_pass(record):
-                return
-            self._recorder.write(record)
-
-    def on_record(self, record: Record, *, made_here: bool) -> None:
-        if made_here:
-            self.write(record, from_stream=False)
-
-    def on_finish(self) -> None:
-        """Closing is the owner's: a replay's recording outlives the stream's end."""
-
-    def _first_pass(self, record: Record) -> bool:
-        if isinstance(record, Sample):
-            if record.t_mono is None:
-                return True
-            if self._last_mono is not None and record.t_mono <= self._last_mono:
-                return False
-            self._last_mono = record.t_mono
-            return True
-        if isinstance(record, Marker):
-            key: tuple[object, ...] = ("marker", record.kind, record.name, record.t_mono, record.origin)
-        elif isinstance(record, Work):
-            key = ("work", record.iterations, record.flops, record.bytes, record.t_mono)
-        else:
-            key = ("event", record.kind, record.detail, record.t_mono)
-        if key in self._written:
-            return False
-        if len(self._written) >= WRITTEN_KEYS_LIMIT:
-            del self._written[next(iter(self._written))]
-        self._written[key] = None
-        return True
-
-
 class Pipeline:
     """History, phases, energy, detectors and the recording of one stream (see the module doc)."""
 
@@ -197,9 +111,9 @@ class Pipeline:
         self._history_s = history_s
         self.interval_s = interval_s
         self.history = history_for(history_s, interval_s)
-        self._ledger = EnergyLedger(interval_s)
-        self._pending: Future[EnergyLedger] | None = None  # a whole file's, being read elsewhere
         self.info = info if info is not None else SourceInfo("unknown")
+        self._ledger = EnergyLedger(interval_s, _samples_source(self.info))
+        self._pending: Future[EnergyLedger] | None = None  # a whole file's, being read elsewhere
         self.sink = sink if sink is not None else RecordingSink()
         self.detectors = list(detectors)
         self.clock_events = ClockEvents()
@@ -208,6 +122,8 @@ class Pipeline:
         self._clock = clock
         self._wall_clock = wall_clock
         self._anchor: tuple[float | None, float, float] | None = None  # newest sample's times, our clock
+        self._power_anchor: tuple[float | None, float, float] | None = None  # newest power reading's
+        self._seeked = False  # a replay jumped: the stream may play records the ledger took
         self._ledger_version = 0  # ``ledger_version``
         self._ledger_from_file: Callable[[Sequence[Marker | Work]], EnergyLedger] | None = None
         self._session_markers: list[Marker | Work] = []  # made here (markers shown again after seeks)
@@ -218,6 +134,8 @@ class Pipeline:
         self._power_mode = power_mode
         self._board: tuple[tuple[int, bool], Board] | None = None
         self._info_version = 0
+        self._observed: BoardObservation | None = None
+        self._observed_later: Future[BoardObservation] | None = None
 
     # ------------------------------------------------------------------------------ setup
 
@@ -238,6 +156,17 @@ class Pipeline:
                 self.history = history_for(self._history_s, interval_s)
                 if self._ledger_from_file is None:
                     self._ledger = EnergyLedger(interval_s)
+        if self._ledger_from_file is None:
+            self._ledger.samples_source = _samples_source(info)
+
+    def observe_board(self, observed: BoardObservation,
+                      later: Future[BoardObservation] | None = None) -> None:
+        """What a file's samples show of a board nothing names (``roofline.inference``);
+        ``later``: what the whole file shows, being read elsewhere (a replay's first samples
+        are ``observed``), taken when it is there."""
+        self._observed = observed
+        self._observed_later = later
+        self._info_version += 1
 
     @property
     def context(self) -> StreamContext:
@@ -247,12 +176,17 @@ class Pipeline:
     def board(self) -> Board:
         """The device and power mode of the stream (``board.resolve_board``), resolved again when
         the source describes itself and once a sample tells the RAM size (32 or 64 GB)."""
+        later = self._observed_later
+        if later is not None and later.done():
+            self._observed_later = None
+            if later.exception() is None:
+                self.observe_board(later.result())
         latest = self.history.latest
         ram_mb = None if latest is None or latest.ram is None else latest.ram.total_mb
         key = (self._info_version, ram_mb is not None)
         if self._board is None or self._board[0] != key:
             board = resolve_board(self.info, self._devices, device_id=self._device_id,
-                                  power_mode=self._power_mode, ram_total_mb=ram_mb)
+                                  power_mode=self._power_mode, ram_total_mb=ram_mb, observed=self._observed)
             self._board = (key, board)
         return self._board[1]
 
@@ -430,17 +364,19 @@ class Pipeline:
     def now(self) -> tuple[float | None, float | None]:
         """(t_wall, t_mono) of a marker made now: the newest sample's, moved on by the time since
         it was analysed when live (a replay's stays at its sample); our clock before any sample
-        of a live stream, nothing of a replay's."""
-        anchor = self._anchor
-        if anchor is None:
+        of a live stream, nothing of a replay's. Where a power stream runs beside the samples, the
+        later of the two (its readings come more often: less of the time is guessed)."""
+        anchors = [a for a in (self._anchor, self._power_anchor) if a is not None]
+        if not anchors:
             return (None, None) if self._replayed else (self._wall_clock(), self._clock())
-        t_wall, t_mono, seen_at = anchor
         if self._replayed:
+            t_wall, t_mono, _ = max(anchors, key=lambda anchor: anchor[1])
             return t_wall, t_mono
-        return self._wall_clock(), t_mono + max(0.0, self._clock() - seen_at)
+        now = self._clock()
+        return self._wall_clock(), max(t_mono + max(0.0, now - seen_at) for _, t_mono, seen_at in anchors)
 
     def throttled_s(self, span: SpanStats, unit: str | None = None) -> float:
-        """Seconds of the span (first to last sample) inside a throttle of ``unit``, else of any
+        """Seconds of the span (edge to edge) inside a throttle of ``unit``, else of any
         unit: the union over units, closed and open events alike."""
         return self.clock_events.seconds(span.first_mono, span.last_mono, self.active_events(), unit=unit)
 
@@ -483,12 +419,20 @@ class Pipeline:
             if live_ledger and (session or self._first_work(record)):
                 _add_work(self._ledger, record)
                 self._ledger_version += 1
+        elif isinstance(record, PowerReading):
+            anchor, t_mono = self._power_anchor, record.t_mono
+            if t_mono is not None and (anchor is None or t_mono >= anchor[1]):
+                self._power_anchor = (record.t_wall, t_mono, self._clock())
+            if live_ledger:
+                self._ledger.add_power(record)
+                self._ledger_version += 1
         else:
             if record.kind == "seek":
                 # The replay refills history from the file; this session's markers come back as
                 # the stream passes them. The ledger is not touched (it never counts twice).
                 self.history.clear()
-                self._anchor = None
+                self._anchor = self._power_anchor = None
+                self._seeked = True
                 self._redisplay = sorted((m for m in self._session_markers if isinstance(m, Marker)),
                                          key=lambda m: m.t_mono or 0.0)
             elif live_ledger and record.kind in BREAK_EVENTS:
@@ -499,18 +443,28 @@ class Pipeline:
     def _first_work(self, work: Work) -> bool:
         """A work report from the stream counts once (not again after a replay's seek back)."""
         last = self._ledger.last_mono
-        return last is None or work.t_mono is None or work.t_mono >= last
+        return not self._seeked or last is None or work.t_mono is None or work.t_mono >= last
 
     def _first_time_for_ledger(self, marker: Marker) -> bool:
-        """A marker from the stream counts once: a replay plays it again after a seek back."""
+        """A marker from the stream counts once: a replay plays it again after a seek back. (Without
+        a seek, one stamped before a reading already taken is the ledger's to place.)"""
         last = self._ledger.last_mono
-        if last is not None and marker.t_mono is not None and marker.t_mono < last:
+        if self._seeked and last is not None and marker.t_mono is not None and marker.t_mono < last:
             return False
         key = (marker.kind, marker.name, marker.t_mono, marker.origin)
         if key in self._ledger_markers:
             return False
         self._ledger_markers.add(key)
         return True
+
+
+def _samples_source(info: SourceInfo) -> str:
+    """What gave a stream's samples, for naming their energy: the recording's source, else the live
+    one's; a plain log is tegrastats'."""
+    recorded = info.header.get("source")
+    if isinstance(recorded, str) and recorded:
+        return recorded[:64]
+    return "tegrastats" if info.source in ("replay", "unknown") else info.source
 
 
 def _made_by_detector(record: Record) -> bool:
@@ -526,7 +480,7 @@ def _mark_ledger(ledger: EnergyLedger, marker: Marker) -> None:
     if marker.kind == "phase_start":
         ledger.start_phase(marker.name, marker.t_mono, origin=marker.origin)
     elif marker.kind == "phase_end":
-        ledger.end_phase()
+        ledger.end_phase(marker.t_mono)
 
 
 def build_ledger(

@@ -26,6 +26,8 @@ from jtop_roof.roofline.board import Board
 from jtop_roof.roofline.ceilings import Ceilings, ceilings, max_ceilings
 from jtop_roof.roofline.workload import Workload
 
+#: The verdicts that name what bounds a phase (the fourth, ``unknown``, names nothing).
+BOUND_VERDICTS = ("memory-bound", "compute-bound", "clock-bound")
 #: How a workload names its precision -> the device database's key.
 PRECISION_KEYS = {
     "fp64": "fp64", "fp32": "fp32", "tf32": "fp32", "fp16": "fp16_tensor", "half": "fp16_tensor",

@@ -6,12 +6,21 @@ import argparse
 import os
 import sys
 
-from jtop_roof.commands.base import Command, warn
-from jtop_roof.commands.options import file_args, file_flags, readable
+from jtop_roof.commands.base import Command, fail, warn
+from jtop_roof.commands.options import (
+    file_args,
+    file_flags,
+    placed_trtexec,
+    readable,
+    tell_written,
+    trtexec_flags,
+)
 from jtop_roof.runtime.config import Config
 
 #: What ``--format`` takes; without it, ``--out``'s suffix when it is one of these, else csv.
 EXPORT_FORMATS = ("csv", "jsonl", "parquet")
+#: What one row of each ``--table`` is, as the line after ``--out`` says.
+ROWS_OF = {"samples": "samples", "power": "power readings"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -19,7 +28,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=EXPORT_FORMATS, default=None,
                         help="csv (default; or from --out's suffix), jsonl, or parquet (needs pyarrow)")
     parser.add_argument("--out", metavar="PATH", default=None, help="write here instead of stdout")
-    file_flags(parser)
+    parser.add_argument("--table", choices=("samples", "power"), default="samples",
+                        help="samples (default: one row per sample) or power (one row per power "
+                        "reading of `record --power-hz`: the board's monitors, NVML, RAPL)")
+    file_flags(parser, refuse=("--workload", "--ncu", "--probe"))
+    trtexec_flags(parser)
 
 
 def run(args: argparse.Namespace, config: Config) -> int:
@@ -31,14 +44,23 @@ def run(args: argparse.Namespace, config: Config) -> int:
         suffix = os.path.splitext(args.out or "")[1].lower().lstrip(".")
         fmt = suffix if suffix in EXPORT_FORMATS else "csv"
     with readable(args.file) as path:
-        export_file(path, fmt, args.out, tz=tz, interval_s=interval_s, config=config, warn=warn)
+        try:
+            placed = placed_trtexec(args, path, tz=tz, interval_s=interval_s)
+        except OSError as exc:
+            return fail(f"cannot read {args.file}: {exc.strerror or exc}")
+        if placed.note is not None:
+            warn(placed.note)
+        rows = export_file(path, fmt, args.out, tz=tz, interval_s=interval_s, config=config, warn=warn,
+                           table=args.table, trtexec=placed.run, log_start=placed.log_start)
     sys.stdout.flush()
+    if args.out is not None:
+        tell_written(args.out, f"{rows} {ROWS_OF[args.table]}, {fmt}")
     return 0
 
 
 COMMAND = Command(
     name="export",
-    help="one flat row per sample (csv, jsonl, parquet) for pandas and spreadsheets",
+    help="one flat row per sample or power reading (csv, jsonl, parquet) for pandas and spreadsheets",
     description="Export every sample of a recording or a tegrastats log as one flat row, with the "
     "phase and the throttle events as columns (names in the README).",
     epilog="example: jroof-tui export run1.jsonl --out run1.csv",

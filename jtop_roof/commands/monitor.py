@@ -7,7 +7,7 @@ import argparse
 
 from jtop_roof import __version__
 from jtop_roof.commands.base import PROG, Command, fail, warn
-from jtop_roof.commands.options import source_options
+from jtop_roof.commands.options import check_trtexec, refuse_unplaced, source_options
 from jtop_roof.runtime.config import Config
 
 
@@ -26,22 +26,18 @@ def run(args: argparse.Namespace, config: Config) -> int:
     problem = theme_name_error(config.theme)
     if problem is not None:
         return fail(problem)
-    from jtop_roof.formats.trtexec import read_trtexec
-    from jtop_roof.model.timeline import parse_tz
     from jtop_roof.roofline.measured import load_probe
     from jtop_roof.roofline.workload import load_workload
 
-    if config.trtexec is not None and getattr(args, "replay", None) is None:
-        return fail("--trtexec goes with --replay (the log of the same run)")
+    refuse_unplaced(config, getattr(args, "replay", None))
     # A bad file is one line now, not a surprise on screen.
     if config.probe is not None:
         load_probe(config.probe)
     if config.workload is not None:
         load_workload(config.workload)
-    if config.trtexec is not None:
-        read_trtexec(config.trtexec, parse_tz(config.tz), config.trtexec_offset)
     kind, hint = resolve_source_kind(config, getattr(args, "replay", None))
     sources = make_sources(config, kind, getattr(args, "replay", None), interactive=True)
+    check_trtexec(sources, config)
     status = run_app(sources[0], config, record_path=config.record, notices=[hint] if hint else (),
                      more=sources[1:])
     if hint:

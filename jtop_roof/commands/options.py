@@ -7,13 +7,19 @@ import argparse
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import tzinfo
+from typing import TYPE_CHECKING
 
-from jtop_roof.commands.base import Parser
+from jtop_roof.commands.base import Parser, warn
 from jtop_roof.model.errors import UserError
 from jtop_roof.runtime.config import MIN_INTERVAL_MS, SOURCES, Config, load_config
+from jtop_roof.sources.base import Source
+
+if TYPE_CHECKING:
+    from jtop_roof.formats.trtexec import TrtexecRun
 
 
 def source_options(*, prometheus: bool = True) -> Parser:
@@ -45,12 +51,19 @@ def source_options(*, prometheus: bool = True) -> Parser:
                         help="with --replay: trtexec's output of that run (its phases, iterations)")
     common.add_argument("--trtexec-offset", metavar="S", type=float, dest="trtexec_offset",
                         default=argparse.SUPPRESS, help="seconds added to trtexec's stamps")
+    common.add_argument("--log-start", metavar="TIME", dest="log_start", default=argparse.SUPPRESS,
+                        help=LOG_START_HELP)
     if prometheus:
         common.add_argument("--prometheus", metavar="ADDR", default=argparse.SUPPRESS,
                             help="also serve Prometheus metrics, as --prometheus=ADDR (HOST:PORT or PORT on "
                             "loopback; e.g. --prometheus=9101)")
     common.add_argument("--probe", metavar="FILE", dest="probe", default=argparse.SUPPRESS,
                         help="a `jroof-tui probe` result: its measured roof drawn beside the datasheet's")
+    common.add_argument("--sysfs-root", metavar="DIR", dest="sysfs_root", default=argparse.SUPPRESS,
+                        help="where the board's /sys is (a container's mount of the host's; default /)")
+    common.add_argument("--power-hz", metavar="N", type=str, dest="power_hz", default=argparse.SUPPRESS,
+                        help="rate of the power sampler: the board's monitors, NVML and RAPL read "
+                        "between samples (default 5)")
     board_flags(common)
     return common
 
@@ -69,14 +82,72 @@ def board_flags(parser: argparse.ArgumentParser) -> None:
                         help="the nvpmodel mode (e.g. 7W, MAXN_SUPER) where the source does not say")
 
 
-def file_flags(parser: argparse.ArgumentParser) -> None:
-    """What every command that reads one log or recording takes (as ``report`` does)."""
+def file_flags(parser: argparse.ArgumentParser, refuse: Sequence[str] | None = None) -> None:
+    """What every command that reads one log or recording takes (as ``report`` does); ``refuse``:
+    those of ``report``'s inputs it would read and not use (default: all, ``REPORT_INPUTS``), each
+    refused in one line saying where it goes (``refused_inputs``)."""
     parser.add_argument("--interval", type=int, metavar="MS", dest="interval_ms", default=None,
                         help="spacing of lines without timestamps (default 1000)")
     parser.add_argument("--tz", metavar="ZONE", default=None, help="zone of tegrastats stamps")
     parser.add_argument("--config", metavar="PATH", default=argparse.SUPPRESS,
                         help="config file (its `devices:` and detector settings)")
     board_flags(parser)
+    refused_inputs(parser, REPORT_INPUTS if refuse is None else refuse)
+
+
+def trtexec_flags(parser: argparse.ArgumentParser) -> None:
+    """``--trtexec``, ``--trtexec-offset`` and ``--log-start`` of a command that reads one file
+    (``report``, ``plot``, ``export``): trtexec's phases and iterations placed on it
+    (``placed_trtexec``)."""
+    parser.add_argument("--trtexec", metavar="FILE", default=None,
+                        help="trtexec's output for the same run: its build, warm-up and timed phases "
+                        "(only timed counts), iterations and throughput")
+    parser.add_argument("--trtexec-offset", metavar="S", type=float, dest="trtexec_offset", default=0.0,
+                        help="seconds added to trtexec's stamps (for clocks that disagree)")
+    parser.add_argument("--log-start", metavar="TIME", dest="log_start", default=None, help=LOG_START_HELP)
+
+
+def roof_flags(parser: argparse.ArgumentParser) -> None:
+    """``--workload``, ``--ncu`` and ``--probe``: what ``report`` and ``plot`` put on the roofline."""
+    parser.add_argument("--workload", metavar="FILE", default=None,
+                        help="workload spec (YAML): FLOPs or MACs and DRAM bytes per iteration")
+    parser.add_argument("--ncu", metavar="FILE", default=None,
+                        help="Nsight Compute CSV (ncu --csv): each kernel on the roof, by ncu's own numbers")
+    parser.add_argument("--probe", metavar="FILE", default=None,
+                        help="a `jroof-tui probe` result: measured ceilings beside the datasheet's")
+
+
+#: How ``--log-start`` reads, for every command that takes it.
+LOG_START_HELP = ("when a log without timestamps started (its first line), to place --trtexec's "
+                  "output on it: 2023-03-29T17:56:40 or 03-29-2023 17:56:40, in --tz unless it "
+                  "names an offset")
+#: ``report``'s inputs, which the other commands that read a file refuse (``refused_inputs``).
+REPORT_INPUTS = ("--trtexec", "--trtexec-offset", "--log-start", "--workload", "--ncu", "--probe")
+#: Where each command's user takes ``report``'s inputs instead.
+_INPUTS_GO = {
+    "compare": "give compare a report saved with them (`jroof-tui report FILE {flag} ... --format "
+               "json --out FILE.json`)",
+    "export": "export writes the samples as they are; `jroof-tui report FILE {flag} ...` uses it",
+}
+
+
+class _Refused(argparse.Action):
+    """An input of ``report`` given to a command that would read it and use nothing: one line."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        command = parser.prog.rsplit(" ", 1)[-1]
+        where = _INPUTS_GO.get(command, "`jroof-tui report FILE {flag} ...` uses it")
+        parser.error(f"{option_string} is not used by `{command}`: "
+                     + where.format(flag=option_string))
+
+
+def refused_inputs(parser: argparse.ArgumentParser, flags: Sequence[str] = REPORT_INPUTS) -> None:
+    """``flags`` of ``report``'s inputs on ``parser``, hidden, each refused when given (exit 2, one
+    line)."""
+    for flag in flags:
+        parser.add_argument(flag, action=_Refused, metavar="X", help=argparse.SUPPRESS,
+                            dest=f"refused_{flag.strip('-').replace('-', '_')}", default=argparse.SUPPRESS)
 
 
 class FlagError(UserError):
@@ -99,7 +170,7 @@ def file_args(args: argparse.Namespace) -> tuple[tzinfo, float | None]:
 #: The flags that override the config's keys of the same name.
 _CONFIG_OVERRIDES = ("source", "interval_ms", "tz", "speed", "follow", "tegrastats_command", "record",
                      "theme", "device", "power_mode", "ssh_hosts", "probe", "workload", "trtexec",
-                     "trtexec_offset", "prometheus", "anonymize")
+                     "trtexec_offset", "log_start", "prometheus", "anonymize", "sysfs_root", "power_hz")
 
 
 def config_of(args: argparse.Namespace, flags: Mapping[str, str] | None = None) -> Config:
@@ -144,3 +215,70 @@ def refuse_roof_only(args: argparse.Namespace, command: str) -> None:
         if hasattr(args, dest):  # given on the command line (the default is to leave it out)
             raise FlagError(f"--{dest} is for the monitor's roofline and `report`: `{command}` keeps no "
                             f"roof (give it to `jroof-tui report FILE --{dest} ...` afterwards)")
+
+
+#: Why ``--log-start`` without ``--trtexec`` is refused.
+LOG_START_ALONE = "--log-start places --trtexec's output on a log without timestamps: give --trtexec FILE too"
+
+
+def refuse_unplaced(config: Config, replay: str | None) -> None:
+    """``--trtexec`` places a finished run's output on a replayed file: on a live source it would be
+    read and dropped; ``--log-start`` places nothing without it (FlagError, one line)."""
+    if config.trtexec is not None and replay is None:
+        raise FlagError("--trtexec goes with --replay (the log of the same run)")
+    if config.log_start is not None and config.trtexec is None:
+        raise FlagError(LOG_START_ALONE)
+
+
+def check_trtexec(sources: Sequence[Source], config: Config) -> None:
+    """The user's ``--trtexec`` placed on the replayed file now, so that one that cannot be read or
+    placed is one line and exit 2 before a screen or a recording starts (the sources are stopped)."""
+    if config.trtexec is None:
+        return
+    from jtop_roof.runtime.inputs import trtexec_extras
+
+    try:
+        for source in sources:
+            trtexec_extras(source, config)
+    except UserError:
+        for source in sources:
+            source.stop()
+        raise
+
+
+@dataclass(frozen=True)
+class PlacedRun:
+    """``--trtexec``'s run as ``placed_trtexec`` found it on a file (all None without it)."""
+
+    run: TrtexecRun | None
+    #: ``--log-start`` in unix seconds: the first line's wall time, for a log without stamps.
+    log_start: float | None
+    #: Where only part of the run lies inside the file, how much.
+    note: str | None
+
+
+def placed_trtexec(args: argparse.Namespace, path: str, *, tz: tzinfo, interval_s: float | None) -> PlacedRun:
+    """``--trtexec`` (with ``--trtexec-offset`` and ``--log-start``) read and placed on ``path``
+    (``args.file``, or where standard input was spooled) before anything is written, so that a run
+    that cannot be placed is one line (``TrtexecError``, ``LogStartError``), never phases without
+    samples; FlagError for the other two given without it. OSError and ``RecordingError``: the file."""
+    from jtop_roof.formats.trtexec import read_trtexec
+    from jtop_roof.formats.trtexec_span import parse_log_start, place_run
+    from jtop_roof.runtime.inputs import file_span
+
+    log_start = None if args.log_start is None else parse_log_start(args.log_start, tz)
+    if args.trtexec is None:
+        if log_start is not None:
+            raise FlagError(LOG_START_ALONE)
+        if args.trtexec_offset:
+            raise FlagError("--trtexec-offset shifts --trtexec's stamps: give --trtexec FILE too")
+        return PlacedRun(None, None, None)
+    run = read_trtexec(args.trtexec, tz, args.trtexec_offset)
+    span = file_span(path, tz=tz, interval_s=interval_s, name=args.file)
+    return PlacedRun(run, log_start, place_run(run, args.trtexec, span, tz, log_start)[1])
+
+
+def tell_written(out: str, what: str) -> None:
+    """The one line ``report``, ``export`` and ``plot`` say on stderr once ``--out`` is written
+    (without ``--out`` stdout is the data, and nothing is said)."""
+    warn(f"wrote {out} ({what})")

@@ -1,38 +1,89 @@
-"""``jroof-tui plot FILE``: a figure of a run (matplotlib, imported only here)."""
+"""``jroof-tui plot FILE``: a figure of a run (matplotlib, imported only here).
+
+It takes ``report``'s inputs and draws the report ``report`` builds from them (``report.reported``):
+trtexec's phases on the time panels, the workload's and the kernels' points and the probe's roof
+on the roofline, the device and mode the ceilings are of.
+"""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import Any
 
-from jtop_roof.commands.base import Command, warn
-from jtop_roof.commands.options import file_args, file_flags
+from jtop_roof.commands.base import Command
+from jtop_roof.commands.options import (
+    FlagError,
+    file_args,
+    file_flags,
+    readable,
+    roof_flags,
+    tell_written,
+    trtexec_flags,
+)
+from jtop_roof.model.extras import install_hint
 from jtop_roof.runtime.config import Config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", metavar="FILE")
+    parser.add_argument("file", metavar="FILE", help="a recording or a tegrastats log (`-`: standard input, "
+                        "with --out)")
     parser.add_argument("--out", metavar="PATH", default=None,
                         help="chart.png, .svg or .pdf (default: FILE's name with .png, here)")
     parser.add_argument("--title", metavar="TEXT", default=None, help="the figure's title (default: FILE)")
-    file_flags(parser)
+    file_flags(parser, refuse=())
+    trtexec_flags(parser)
+    roof_flags(parser)
 
 
 def run(args: argparse.Namespace, config: Config) -> int:
-    from jtop_roof.outputs.plot import plot_file
+    from jtop_roof.commands.report import reported
+    from jtop_roof.outputs.plot import default_out, figure_format, plot_file, pyplot
 
     tz, interval_s = file_args(args)
-    written = plot_file(args.file, args.out, tz=tz, interval_s=interval_s, config=config, title=args.title)
-    warn(f"wrote {written}")
+    if args.file == "-" and args.out is None:
+        raise FlagError("plot -: give --out PATH (standard input has no name to make one from)")
+    out = args.out or default_out(args.file)
+    fmt = figure_format(out)
+    pyplot()  # without matplotlib: one line now, before the file is read
+    with readable(args.file) as path:
+        report, inputs = reported(args, config, path, tz=tz, interval_s=interval_s, command="plot")
+        refused = undrawn_input(args, report, config)
+        if refused is not None:
+            raise FlagError(refused)
+        written = plot_file(path, out, tz=tz, interval_s=interval_s, config=config,
+                            title=args.title or Path(args.file).name, report=report, probe=inputs.probe)
+    tell_written(written, f"figure, {fmt}")
     return 0
+
+
+def undrawn_input(args: argparse.Namespace, report: dict[str, Any], config: Config) -> str | None:
+    """Why ``--workload``, ``--ncu`` or ``--probe`` would be read and drawn nowhere (plot shows
+    them only on the roofline), or None; ``report`` has already refused what fits no board."""
+    from jtop_roof.outputs.plot import roofline_data
+
+    given = [(flag, value) for flag, value in (("--workload", args.workload), ("--ncu", args.ncu),
+                                               ("--probe", args.probe)) if value is not None]
+    if not given:
+        return None
+    flag, value = given[0]
+    if roofline_data(report, config) is None:
+        why = ("its device is unknown (give --device ID)" if not report.get("device") else
+               "no phase reported its work (iterations with FLOPs) and no kernel has a rate")
+        return f"{flag} {value}: plot draws it on the roofline, which {args.file} has none of: {why}"
+    if args.ncu is not None and not any(k.get("achieved_flops_per_s") for k in report.get("ncu") or []):
+        return f"--ncu {args.ncu}: no kernel has FLOPs and a duration to place on the roofline"
+    return None
 
 
 COMMAND = Command(
     name="plot",
     help="a figure of a run: clocks, loads, power, temperatures, phases, roofline",
     description="Draw a recording or a tegrastats log: clocks, loads, power and temperatures over "
-    "time with phases and throttle events, and the roofline where phases reported their work. "
-    "Needs matplotlib: pip install 'jroof-tui[plot]'.",
-    epilog="example: jroof-tui plot run1.jsonl --out run1.svg",
+    "time with phases and throttle events, and the roofline where phases reported their work. It "
+    "takes report's inputs (--trtexec, --workload, --ncu, --probe, --device, --power-mode) and draws "
+    "what report finds with them. Needs matplotlib: " + install_hint("plot", "matplotlib") + ".",
+    epilog="example: jroof-tui plot run1.jsonl --trtexec trtexec.log --workload resnet50.yaml --out run1.svg",
     add_arguments=add_arguments,
     run=run,
 )

@@ -6,7 +6,7 @@ import argparse
 import math
 
 from jtop_roof.commands.base import Command, fail, warn
-from jtop_roof.commands.options import refuse_roof_only, source_options
+from jtop_roof.commands.options import check_trtexec, refuse_roof_only, refuse_unplaced, source_options
 from jtop_roof.runtime.config import Config
 
 
@@ -21,11 +21,13 @@ def run(args: argparse.Namespace, config: Config) -> int:
     from jtop_roof.runtime.session import make_source, open_recording, resolve_source_kind
 
     refuse_roof_only(args, "record")
+    refuse_unplaced(config, getattr(args, "replay", None))
     duration = getattr(args, "duration", None)
     if duration is not None and not (math.isfinite(duration) and duration > 0):
         return fail("--duration must be a positive number of seconds")
     kind, hint = resolve_source_kind(config, getattr(args, "replay", None))
     source = make_source(config, kind, getattr(args, "replay", None))
+    check_trtexec([source], config)
     if hint:
         warn(hint)
     try:

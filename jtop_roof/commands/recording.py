@@ -17,7 +17,10 @@ def headless_runtime(
     """The source described, its pipeline recording to ``recorder``, and the metrics server (None
     without ``--prometheus``, or when it cannot listen: said once, and recording goes on)."""
     runtime = Runtime(source, config, recorder=recorder)
-    runtime.apply(runtime.describe())
+    described = runtime.describe()
+    runtime.apply(described)
+    for note in described.notes:
+        warn(note)
     if config.prometheus is None:
         return runtime, None
     try:

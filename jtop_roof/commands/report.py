@@ -1,13 +1,48 @@
-"""``jroof-tui report FILE``: the run and each phase, through the same pipeline as the monitor."""
+"""``jroof-tui report FILE``: the run and each phase, through the same pipeline as the monitor.
+
+``reported`` is the one place a file's report is built from the inputs the user gave (trtexec's
+output, a workload, Nsight Compute's kernels, a probe), each used or refused in one line: ``plot``
+draws the report it returns, so the two cannot disagree.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+from typing import TYPE_CHECKING, Any
 
-from jtop_roof.commands.base import Command, emit, fail, warn
-from jtop_roof.commands.options import board_flags, file_args, readable
+from jtop_roof.commands.base import Command, emit, warn
+from jtop_roof.commands.options import (
+    board_flags,
+    file_args,
+    placed_trtexec,
+    readable,
+    roof_flags,
+    tell_written,
+    trtexec_flags,
+)
+from jtop_roof.model.errors import UserError
 from jtop_roof.runtime.config import REPORT_FORMATS, Config
+
+if TYPE_CHECKING:
+    from jtop_roof.formats.ncu import Kernel
+    from jtop_roof.roofline.measured import Probe
+    from jtop_roof.roofline.workload import Workload
+
+
+class ReportInputError(UserError):
+    """A file or an input of ``report`` (or ``plot``) that cannot be read or used (one line)."""
+
+
+@dataclass(frozen=True)
+class RoofInputs:
+    """``--workload``, ``--ncu`` and ``--probe`` as read (None or empty where not given)."""
+
+    workload: Workload | None
+    kernels: tuple[Kernel, ...]
+    probe: Probe | None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,59 +55,97 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="zone of tegrastats stamps and of the times printed (default: this machine's)")
     parser.add_argument("--config", metavar="PATH", default=argparse.SUPPRESS,
                         help="config file (its `devices:` entries)")
-    parser.add_argument("--trtexec", metavar="FILE", default=None,
-                        help="trtexec's output for the same run: its build, warm-up and timed phases "
-                        "(only timed counts), iterations and throughput")
-    parser.add_argument("--trtexec-offset", metavar="S", type=float, dest="trtexec_offset", default=0.0,
-                        help="seconds added to trtexec's stamps (for clocks that disagree)")
-    parser.add_argument("--workload", metavar="FILE", default=None,
-                        help="workload spec (YAML): FLOPs or MACs and DRAM bytes per iteration")
-    parser.add_argument("--ncu", metavar="FILE", default=None,
-                        help="Nsight Compute CSV (ncu --csv): each kernel on the roof, by ncu's own numbers")
-    parser.add_argument("--probe", metavar="FILE", default=None,
-                        help="a `jroof-tui probe` result: measured ceilings beside the datasheet's")
+    trtexec_flags(parser)
+    roof_flags(parser)
     board_flags(parser)
 
 
 def run(args: argparse.Namespace, config: Config) -> int:
-    from jtop_roof.formats.logfile import ReadStats, RecordingError
-    from jtop_roof.formats.ncu import NcuError, read_ncu_csv
-    from jtop_roof.formats.trtexec import TrtexecError, read_trtexec
-    from jtop_roof.outputs.report import report_file, to_csv, to_markdown
-    from jtop_roof.roofline.measured import ProbeError, load_probe
-    from jtop_roof.roofline.workload import WorkloadError, load_workload
+    from jtop_roof.outputs.report import to_csv, to_markdown
 
     tz, interval_s = file_args(args)
-    path = args.file
-    stats = ReadStats()
-    try:
-        with readable(path) as readable_path:
-            report = report_file(
-                readable_path, tz=tz, interval_s=interval_s, config=config, stats=stats,
-                trtexec=None if args.trtexec is None else read_trtexec(args.trtexec, tz, args.trtexec_offset),
-                workload=None if args.workload is None else load_workload(args.workload),
-                kernels=() if args.ncu is None else read_ncu_csv(args.ncu),
-                probe=None if args.probe is None else load_probe(args.probe))
-        report["source"]["file"] = path  # "-": standard input, not where it was spooled
-    except OSError as exc:
-        return fail(f"cannot read {path}: {exc.strerror or exc}")
-    except (RecordingError, TrtexecError, WorkloadError, NcuError, ProbeError) as exc:
-        return fail(f"cannot report {path}: {exc}")
-    if args.trtexec is None and report["source"].get("trtexec"):
-        warn(f"with trtexec's output kept beside it by `run`: {report['source']['trtexec']}")
-    if report["source"].get("trtexec_unread"):
-        warn(f"{report['source']['trtexec_unread']}; reported without it")
-    if stats.truncated_tail:
-        warn(f"{path}: the last line is cut short (line {stats.last_line}); the rest is used")
-    elif stats.skipped_lines:
-        warn(f"{path}: skipped {len(stats.skipped_lines)} lines that are not records")
+    with readable(args.file) as path:
+        report = reported(args, config, path, tz=tz, interval_s=interval_s, command="report")[0]
     if args.format == "json":
         text = json.dumps(report, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
     elif args.format == "csv":
         text = to_csv(report)
     else:
         text = to_markdown(report)
-    return emit(text, args.out, inputs=[args.file])
+    code = emit(text, args.out, inputs=[args.file])
+    if code == 0 and args.out is not None:
+        tell_written(args.out, f"report, {args.format}")
+    return code
+
+
+def reported(args: argparse.Namespace, config: Config, path: str, *, tz: tzinfo, interval_s: float | None,
+             command: str) -> tuple[dict[str, Any], RoofInputs]:
+    """The report of ``path`` (``args.file``, or where standard input was spooled) with every input
+    of ``report`` in ``args``, each used or refused in one line (UserError), and the roof inputs
+    as read; its notes are said on stderr. ``command`` names what failed in an error."""
+    from jtop_roof.formats.logfile import ReadStats, RecordingError
+    from jtop_roof.formats.ncu import NcuError, read_ncu_csv
+    from jtop_roof.formats.trtexec import TrtexecError
+    from jtop_roof.outputs.report import report_file
+    from jtop_roof.roofline.measured import ProbeError, load_probe
+    from jtop_roof.roofline.workload import WorkloadError, load_workload
+
+    name = args.file
+    stats = ReadStats()
+    try:
+        inputs = RoofInputs(None if args.workload is None else load_workload(args.workload),
+                            () if args.ncu is None else read_ncu_csv(args.ncu),
+                            None if args.probe is None else load_probe(args.probe))
+        placed = placed_trtexec(args, path, tz=tz, interval_s=interval_s)
+        report = report_file(path, tz=tz, interval_s=interval_s, config=config, stats=stats,
+                             trtexec=placed.run, workload=inputs.workload, kernels=inputs.kernels,
+                             probe=inputs.probe, log_start=placed.log_start)
+    except OSError as exc:
+        raise ReportInputError(f"cannot read {name}: {exc.strerror or exc}") from None
+    except (RecordingError, TrtexecError, WorkloadError, NcuError, ProbeError) as exc:
+        raise ReportInputError(f"cannot {command} {name}: {exc}") from None
+    report["source"]["file"] = name  # "-": standard input, not where it was spooled
+    refused = unused_input(args, report, config, inputs)
+    if refused is not None:
+        raise ReportInputError(refused)
+    if placed.log_start is not None:
+        report["source"]["log_start"] = datetime.fromtimestamp(placed.log_start, tz).isoformat()
+    if placed.note is not None:
+        report["source"]["trtexec_note"] = placed.note
+        warn(placed.note)
+    if args.trtexec is None and report["source"].get("trtexec"):
+        warn(f"with trtexec's output kept beside it by `run`: {report['source']['trtexec']}")
+    if report["source"].get("trtexec_unread"):
+        warn(f"{report['source']['trtexec_unread']}; reported without it")
+    if stats.truncated_tail:
+        warn(f"{name}: the last line is cut short (line {stats.last_line}); the rest is used")
+    elif stats.skipped_lines:
+        warn(f"{name}: skipped {len(stats.skipped_lines)} lines that are not records")
+    return report, inputs
+
+
+def unused_input(args: argparse.Namespace, report: dict[str, Any], config: Config,
+                 inputs: RoofInputs) -> str | None:
+    """Why an input given would be read and used for nothing, or placed on a roof not this
+    board's (the report is then refused: one line), or None."""
+    from jtop_roof.analysis.input_fit import kernels_misfit, probe_misfit, workload_misfit
+    from jtop_roof.roofline.devices import load_devices
+
+    devices = load_devices(config.devices)
+    named = [report["device"]] if report["device"] else report.get("device_candidates") or []
+    board = [devices[each] for each in named if each in devices]  # its device, else its candidates
+    if inputs.workload is not None:
+        if not any(span["workload"] for span in [report["whole"], *report["phases"]]):
+            return (f"--workload {args.workload}: {args.file} reports no work (iterations) to put it "
+                    "on: give --trtexec, or report the work from the run (`from jtop_roof import hook`)")
+        why = workload_misfit(inputs.workload, board)
+        if why is not None:
+            return f"--workload {args.workload}: {why}"
+    why = None if inputs.probe is None else probe_misfit(inputs.probe, board)
+    if why is not None:
+        return f"--probe {args.probe}: {why}"
+    why = kernels_misfit(inputs.kernels, board, devices)
+    return None if why is None else f"--ncu {args.ncu}: {why}"
 
 
 COMMAND = Command(

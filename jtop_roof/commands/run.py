@@ -7,7 +7,7 @@ import os
 from collections.abc import Sequence
 
 from jtop_roof.commands.base import Command, fail, warn
-from jtop_roof.commands.options import refuse_roof_only, source_options
+from jtop_roof.commands.options import check_trtexec, refuse_roof_only, refuse_unplaced, source_options
 from jtop_roof.runtime.config import Config
 
 
@@ -40,6 +40,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
         return fail("--headless needs --record FILE (the run is kept there)")
     if args.headless:
         refuse_roof_only(args, "run --headless")
+    refuse_unplaced(config, getattr(args, "replay", None))
     log = None if args.run_record is None else kept_output_path(args.run_record, argv)
     if not args.without_markers:
         try:
@@ -49,6 +50,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
                         "(or run with --without-markers)")
     kind, hint = resolve_source_kind(config, getattr(args, "replay", None))
     source = make_source(config, kind, getattr(args, "replay", None))
+    check_trtexec([source], config)
     if hint:
         warn(hint)
     recorder = None

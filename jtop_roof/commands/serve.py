@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from jtop_roof.commands.base import Command, warn
-from jtop_roof.commands.options import refuse_roof_only, serve_source_options
+from jtop_roof.commands.options import check_trtexec, refuse_roof_only, refuse_unplaced, serve_source_options
 from jtop_roof.runtime.config import Config
 
 
@@ -22,9 +22,11 @@ def run(args: argparse.Namespace, config: Config) -> int:
     from jtop_roof.runtime.session import make_source, resolve_source_kind
 
     refuse_roof_only(args, "serve")
+    refuse_unplaced(config, getattr(args, "replay", None))
     host, port = parse_listen(args.listen or config.prometheus)  # --prometheus=ADDR is the same
     kind, hint = resolve_source_kind(config, getattr(args, "replay", None))
     source = make_source(config, kind, getattr(args, "replay", None))
+    check_trtexec([source], config)
     if hint:
         warn(hint)
     return run_serve(source, config, host=host, port=port, board=args.board)

@@ -37,8 +37,9 @@ from collections.abc import Callable
 from typing import Any
 
 import jtop_roof
+from jtop_roof.formats.jsonout import power_line
 from jtop_roof.model.codec import json_line, record_to_json
-from jtop_roof.model.records import SCHEMA_VERSION, Event, Record, Sample
+from jtop_roof.model.records import SCHEMA_VERSION, Event, PowerReading, Record, Sample
 
 # The first line of an existing file is read at most this far to recognise our header.
 _HEADER_PROBE_BYTES = 1 << 16
@@ -111,7 +112,10 @@ class Recorder:
 
         Raises ``OSError`` when the file cannot be written (disk full, I/O error); a later write
         may succeed and starts on a fresh line."""
-        data = _encode(record_to_json(record))
+        if isinstance(record, PowerReading):  # up to 1000 a second: the fast route, same text
+            data = power_line(record).encode("utf-8", "backslashreplace")
+        else:
+            data = _encode(record_to_json(record))
         with self._lock:
             if self._fd is None:
                 return False

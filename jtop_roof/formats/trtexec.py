@@ -510,18 +510,22 @@ def _trtexec_extras(run: TrtexecRun) -> list[tuple[float, str, str | None]]:
     return extras
 
 
-def with_trtexec(records: Iterable[Record], run: TrtexecRun) -> Iterator[Record]:
+def with_trtexec(records: Iterable[Record], run: TrtexecRun, start_wall: float | None = None
+                 ) -> Iterator[Record]:
     """The stream with trtexec's phases as markers (origin ``trtexec``) and its timed iterations as
     a work report at the timed window's end, each placed by wall time among the samples (its
-    stream time from the samples' own wall-to-stream offset)."""
+    stream time from the samples' own wall-to-stream offset). ``start_wall``: the first sample's
+    wall time where the samples carry none (a plain log placed by ``--log-start``)."""
     extras = _trtexec_extras(run)
     offset: float | None = None
     for record in records:
-        if offset is None and isinstance(record, Sample) and record.t_wall is not None \
-                and record.t_mono is not None:
-            offset = record.t_wall - record.t_mono
-        while extras and offset is not None and record.t_wall is not None \
-                and _before(extras[0], record.t_wall):
+        if offset is None and isinstance(record, Sample) and record.t_mono is not None:
+            first_wall = record.t_wall if record.t_wall is not None else start_wall
+            offset = None if first_wall is None else first_wall - record.t_mono
+        t_wall = record.t_wall
+        if t_wall is None and start_wall is not None and offset is not None and record.t_mono is not None:
+            t_wall = record.t_mono + offset
+        while extras and offset is not None and t_wall is not None and _before(extras[0], t_wall):
             yield _trtexec_record(extras.pop(0), offset, run)
         yield record
     for extra in extras:

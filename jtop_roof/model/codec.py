@@ -24,6 +24,7 @@ from jtop_roof.model.records import (
     Iram,
     Marker,
     Memory,
+    PowerReading,
     Rail,
     Record,
     Sample,
@@ -363,6 +364,8 @@ def record_to_json(record: Record) -> dict[str, Any]:
             "mono": record.t_mono,
             "origin": record.origin,
         }
+    if isinstance(record, PowerReading):
+        return power_reading_to_json(record)
     if isinstance(record, Marker):
         return {
             "type": "marker",
@@ -385,6 +388,43 @@ def record_to_json(record: Record) -> dict[str, Any]:
     return obj
 
 
+def power_reading_to_json(reading: PowerReading) -> dict[str, Any]:
+    """A power reading's line: empty maps are left out."""
+    obj: dict[str, Any] = {"type": "power", "t": reading.t_wall, "mono": reading.t_mono}
+    if reading.rails_mw:
+        obj["rails_mw"] = {name: _num(mw) for name, mw in reading.rails_mw.items()}
+    if reading.counters_mj:
+        obj["counters_mj"] = {name: _num(mj) for name, mj in reading.counters_mj.items()}
+    obj["source"] = reading.source
+    obj["period_s"] = reading.period_s
+    return obj
+
+
+#: Largest cumulative energy counter (mJ): NVML's is a u64 of mJ, RAPL's wraps near 2^32 µJ or
+#: 2^64 µJ; beyond this (about 30 years at 1 MW) it is not a counter.
+MAX_COUNTER_MJ = 1e18
+#: Shortest sampler period a reading may claim (1 kHz is the fastest ``--power-hz``).
+MIN_PERIOD_S = 1e-3
+
+
+def power_reading_from_json(obj: dict[str, Any], tally: Tally | None = None) -> PowerReading | None:
+    """Inverse of ``power_reading_to_json``; None (counted) without a positive finite period, since
+    a reading's span is its period. Bad entries are dropped and counted as a sample's are."""
+    check = _Check(tally if tally is not None else Tally())
+    t_wall, t_mono = check.times(obj)
+    period_s = check.num(obj.get("period_s"), MIN_PERIOD_S, MAX_MONO_S)
+    if period_s is None:
+        if obj.get("period_s") is None:
+            check.bad(obj)  # a missing period: the line as a whole is bad
+        return None
+    rails = {name: mw for name, v in check.items(obj.get("rails_mw"), MAX_NAMED)
+             if (mw := check.num(v)) is not None}
+    counters = {name: mj for name, v in check.items(obj.get("counters_mj"), MAX_NAMED)
+                if (mj := check.num(v, 0, MAX_COUNTER_MJ)) is not None}
+    source = check.text(obj.get("source"), MAX_NAME_CHARS) or "unknown"
+    return PowerReading(t_wall, t_mono, rails, counters, source, period_s)
+
+
 def record_from_json(obj: dict[str, Any], tally: Tally | None = None) -> Record | None:
     """Inverse of ``record_to_json``; ``None`` for the header or an unknown line type. Values of the
     wrong type or range are None (a marker of an unknown kind is no marker: None), counted in
@@ -392,6 +432,8 @@ def record_from_json(obj: dict[str, Any], tally: Tally | None = None) -> Record 
     kind = obj.get("type")
     if kind == "sample":
         return sample_from_json(obj, tally)
+    if kind == "power":
+        return power_reading_from_json(obj, tally)
     if kind not in ("marker", "event", "work"):
         return None
     check = _Check(tally if tally is not None else Tally())

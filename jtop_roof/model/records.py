@@ -26,6 +26,8 @@ UNCONNECTED_RAILS = ("NC",)
 # Rails that measure one device, not the board: NVML's GPU board power on a host ("NVML_GPU").
 # They are shown and integrated per rail, but a sum of them is not the machine's input power.
 DEVICE_ONLY_RAIL_PREFIX = "NVML_"
+# So are a host CPU's RAPL domains ("RAPL_package-0"): the CPU package, not the machine.
+DEVICE_ONLY_PREFIXES = (DEVICE_ONLY_RAIL_PREFIX, "RAPL_")
 
 MARKER_KINDS = ("phase_start", "phase_end")
 #: Characters kept of an event's detail read from a file (a hostile one may be megabytes).
@@ -198,7 +200,7 @@ def _make_power_plan(names: tuple[str, ...]) -> PowerPlan | None:
     summed = [
         (place, name)
         for place, name in enumerate(names)
-        if _base_rail_name(name) not in UNCONNECTED_RAILS and not name.startswith(DEVICE_ONLY_RAIL_PREFIX)
+        if _base_rail_name(name) not in UNCONNECTED_RAILS and not name.startswith(DEVICE_ONLY_PREFIXES)
     ]
     if not summed:
         return None
@@ -269,4 +271,17 @@ class Work:
     origin: str = "script"
 
 
-Record = Sample | Marker | Event | Work
+@dataclass(slots=True)
+class PowerReading:
+    """Power read at its source between samples (the board's monitors, NVML, RAPL): the finest power
+    stream, from which energy is integrated. Additive in recordings: older readers skip it."""
+
+    t_wall: float | None
+    t_mono: float | None
+    rails_mw: dict[str, float]  # instantaneous power by rail, named as tegrastats names them (VDD_IN, ...)
+    counters_mj: dict[str, float]  # cumulative energy counters by rail/domain (NVML total energy, RAPL), mJ
+    source: str  # what measured it: "INA3221 hwmon", "INA238 hwmon", "ina3221x iio", "NVML", "RAPL"
+    period_s: float  # the sampler's period
+
+
+Record = Sample | Marker | Event | Work | PowerReading

@@ -16,7 +16,9 @@ JSON (``--format json``), stable keys:
   ``emc_mhz``, ``throttled_s``, ``throttle_events``, ``thermal_events``, ``iterations``,
   ``throughput_per_s``, ``j_per_iter``, ``j_per_iter_above_idle``, ``roofline`` (the verdict, or
   null), ``note`` (why another span than asked was used, or null). Unknown values are null.
-* ``verdicts``: strings, one plain sentence each (the first item is the baseline).
+* ``verdicts``: strings, one plain sentence each (the first item is the baseline). What bounds the
+  work is only ever the items' ``roofline`` verdicts, as their rows show them: a summary line names
+  the verdict they share, or each one, or says it is unknown.
 * ``cheapest``: ``{label, power_mode, j_per_iter, throughput_per_s}`` of the lowest ``j_per_iter``
   among the items whose ``throughput_per_s`` is at least ``min_throughput_per_s`` (all items with a
   ``j_per_iter`` when it is null), or null when none qualifies.
@@ -35,6 +37,7 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
+from jtop_roof.analysis.verdict import BOUND_VERDICTS
 from jtop_roof.formats.logfile import ReadStats, RecordingError, open_regular, read_header
 from jtop_roof.model.codec import encodable_tree
 from jtop_roof.model.errors import UserError
@@ -406,8 +409,20 @@ def _cheapest(items: Sequence[Mapping[str, Any]],
     return cheapest, line
 
 
+def _roofline_words(items: Sequence[Mapping[str, Any]]) -> tuple[str | None, str]:
+    """What the items' ``roofline`` rows say, for a summary line that must not say otherwise: (the
+    verdict every row shares when it is a known one, else None; the rows' verdicts in words)."""
+    verdicts = [item["roofline"] or "unknown" for item in items]
+    if len(set(verdicts)) > 1:
+        return None, "roofline: " + ", ".join(f"{_who(i)} {v}" for i, v in zip(items, verdicts, strict=True))
+    if verdicts[0] in BOUND_VERDICTS:
+        return verdicts[0], f"roofline: {verdicts[0]} in every item"
+    return None, "roofline verdict unknown (no FLOPs or bytes reported, or no device)"
+
+
 def _pacing(items: Sequence[Mapping[str, Any]]) -> str | None:
-    """Compute-bound or paced: does throughput follow the clocks? Then where the fastest run ranks."""
+    """Paced or not: does throughput follow the clocks? Then where the fastest run ranks. What
+    bounds the work is the rows' roofline verdict (``_roofline_words``), never guessed here."""
     timed = [i for i in items if i["throughput_per_s"] and i["j_per_iter"] is not None]
     if len({i["power_mode"] for i in timed}) < 2:
         return None  # one mode (or none known): these are different work, not the same work per mode
@@ -432,18 +447,23 @@ def _pacing(items: Sequence[Mapping[str, Any]]) -> str | None:
         second = ranked[1]
         costs = (f"{energy_text(fast['j_per_iter'])} against {energy_text(second['j_per_iter'])} for "
                  f"{_who(second)}")
+    bound, roofline = _roofline_words(timed)
     if spread < PACED_SPREAD and (clock_spread is None or clock_spread > CLOCK_SPREAD):
         clock_words = "" if clock_spread is None else (
             f" while the GPU clock goes from {min(clocks):.0f} to {max(clocks):.0f} MHz")
-        return (f"Paced, not compute-bound: throughput stays within {spread * 100:.0f}% "
+        return (f"Paced: throughput stays within {spread * 100:.0f}% "
                 f"({_fmt(slow['throughput_per_s'], 1)}–{_fmt(fast['throughput_per_s'], 1)}/s){clock_words}, "
                 f"so the work waits on its input (a sensor, a frame rate) and a faster mode only burns more: "
-                f"{rank} ({costs})")
+                f"{rank} ({costs}); {roofline}")
     if spread < PACED_SPREAD:
-        return (f"Same throughput within {spread * 100:.0f}% at about the same clocks: {rank} ({costs})")
+        return (f"Same throughput within {spread * 100:.0f}% at about the same clocks: {rank} ({costs}); "
+                f"{roofline}")
     ratio = fast["throughput_per_s"] / slow["throughput_per_s"]
-    return (f"Compute-bound: throughput follows the mode, {_who(slow)} {_fmt(slow['throughput_per_s'], 1)}/s "
-            f"to {_who(fast)} {_fmt(fast['throughput_per_s'], 1)}/s (×{ratio:.2f}); {rank} ({costs})")
+    follows = (f"throughput follows the mode, {_who(slow)} {_fmt(slow['throughput_per_s'], 1)}/s to "
+               f"{_who(fast)} {_fmt(fast['throughput_per_s'], 1)}/s (×{ratio:.2f}); {rank} ({costs})")
+    if bound is not None:
+        return f"{bound.capitalize()}: {follows}"
+    return f"{follows[0].upper()}{follows[1:]}; {roofline}"
 
 
 # ------------------------------------------------------------------------------------ rendering

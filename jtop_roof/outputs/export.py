@@ -31,6 +31,12 @@ Columns, in this order (families appear only when the file has them; ``N`` count
 - ``power_total_mw``, ``power_total_source``: total input power and where it comes from
   (``VDD_IN``, or ``sum(A+B)``).
 
+``--table power`` writes the power read at its source between samples instead (``PowerReading``s:
+the board's monitors, NVML, RAPL; ``record --power-hz``), one row per reading, in this order:
+``t_wall``, ``t_s``, ``phase`` and ``gap_s`` as above; ``source`` (what measured it: ``INA3221
+hwmon``, ``NVML``...); ``period_s`` (the sampler's period); ``rail_NAME_mw`` (power now, per rail);
+``counter_NAME_mj`` (cumulative energy counters: NVML's total energy, RAPL, mJ).
+
 Names from the file are kept but for characters outside ``A-Z a-z 0-9 _``, which become ``_``. At
 most 256 columns per family (cores, GPCs, engines, zones, rails); more are dropped with a note.
 Nothing here imports Textual.
@@ -44,26 +50,29 @@ import importlib
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from typing import IO, Any
 
 from jtop_roof.formats.logfile import ReadStats, RecordingError, iter_records, open_text, read_header
+from jtop_roof.formats.trtexec import TrtexecRun, with_trtexec
 from jtop_roof.formats.userfiles import create_output
 from jtop_roof.model.codec import json_line
 from jtop_roof.model.errors import UserError
 from jtop_roof.model.info import SourceInfo
-from jtop_roof.model.records import Event, Sample
+from jtop_roof.model.records import Event, PowerReading, Record, Sample
 from jtop_roof.outputs.report import run_pipeline, spreadsheet_text
 from jtop_roof.runtime.config import Config
 
 FORMATS = ("csv", "jsonl", "parquet")
+#: What ``--table`` takes: one row per sample, or per power reading.
+TABLES = ("samples", "power")
 #: Columns per family at most (a hostile file may name a new rail on every line).
 MAX_FAMILY = 256
 #: Rows per Parquet row group.
 PARQUET_BATCH = 65_536
-TEXT_COLUMNS = ("phase", "throttle", "power_total_source")
+TEXT_COLUMNS = ("phase", "throttle", "power_total_source", "source")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]")
 
 
@@ -109,6 +118,8 @@ class Scan:
     engines: dict[str, tuple[str, bool, bool]] = field(default_factory=dict)  # name: (column, load, mhz)
     zones: dict[str, str] = field(default_factory=dict)
     rails: dict[str, str] = field(default_factory=dict)
+    table: str = "samples"
+    counters: dict[str, str] = field(default_factory=dict)  # the power table's
 
 
 def _check_file(path: str) -> None:
@@ -125,8 +136,14 @@ def _lines(path: str) -> Callable[[], Iterator[str]]:
 
 
 def scan_file(path: str, *, tz: tzinfo, interval_s: float | None = None,
-              config: Config | None = None) -> Scan:
-    """Two passes: the columns and the interval, then the pipeline's phases and events."""
+              config: Config | None = None, table: str = "samples", trtexec: TrtexecRun | None = None,
+              log_start: float | None = None) -> Scan:
+    """Two passes: the columns of ``table`` and the interval, then the pipeline's phases and events
+    (the board first inferred from the file where nothing names it, as ``report`` does).
+    ``trtexec``: a run placed on the file (``--trtexec``; ``log_start``: ``--log-start``), whose
+    phases are then among the pipeline's, as in ``report``."""
+    if table not in TABLES:
+        raise ExportError(f"unknown table {table!r}: one of {', '.join(TABLES)}")
     _check_file(path)
     lines = _lines(path)
     try:
@@ -135,8 +152,15 @@ def scan_file(path: str, *, tz: tzinfo, interval_s: float | None = None,
         has = {"ram": False, "swap": False, "gpu": False, "emc": False, "power": False}
         cores = gpcs = 0
         engines, zones, rails = _Family(), _Family(), _Family()
+        power_rails, counters = _Family(), _Family()
         engine_values: dict[str, list[bool]] = {}
         for record in iter_records(lines(), tz=tz, interval_s=interval_s, stats=stats):
+            if isinstance(record, PowerReading):
+                for name in record.rails_mw:
+                    power_rails.add(name)
+                for name in record.counters_mj:
+                    counters.add(name)
+                continue
             if not isinstance(record, Sample) or not record.is_sample:
                 continue
             has["ram"] |= record.ram is not None
@@ -157,10 +181,13 @@ def scan_file(path: str, *, tz: tzinfo, interval_s: float | None = None,
             for name in record.rails:
                 rails.add(name)
             has["power"] |= record.power_total is not None
-        pipeline, events = run_pipeline(
-            iter_records(lines(), tz=tz, interval_s=interval_s),
-            stats.interval_s or interval_s or 1.0,
-            SourceInfo.from_mapping(header or {}, source="replay"), config or Config())
+        def records() -> Iterable[Record]:
+            stream = iter_records(lines(), tz=tz, interval_s=interval_s)
+            return stream if trtexec is None else with_trtexec(stream, trtexec, log_start)
+
+        pipeline, events = run_pipeline(records, stats.interval_s or interval_s or 1.0,
+                                        SourceInfo.from_mapping(header or {}, source="replay"),
+                                        config or Config())
     except OSError as exc:
         raise ExportError(f"cannot read {path}: {exc.strerror or exc}") from None
     except RecordingError as exc:
@@ -168,6 +195,17 @@ def scan_file(path: str, *, tz: tzinfo, interval_s: float | None = None,
     ledger = pipeline.ledger
     phases = [(p.first_mono, p.last_mono, p.name) for p in ledger.phases()
               if p.first_mono is not None and p.last_mono is not None]
+    events_by_start = sorted((e for e in events if e.start_mono is not None and e.t_mono is not None),
+                             key=lambda e: e.start_mono or 0.0)
+    origin = ledger.whole.first_mono
+    if table == "power":
+        columns = ["t_wall", "t_s", "phase", "source", "period_s", "gap_s"]
+        columns += [f"rail_{column}_mw" for column in power_rails.names.values()]
+        columns += [f"counter_{column}_mj" for column in counters.names.values()]
+        notes = [f"{family.dropped} {what} past {MAX_FAMILY} dropped"
+                 for family, what in ((power_rails, "rails"), (counters, "counters")) if family.dropped]
+        return Scan(columns, stats.interval_s or interval_s, origin, phases, events_by_start, notes, stats,
+                    rails=power_rails.names, table=table, counters=counters.names)
     cores, gpcs = min(cores, MAX_FAMILY), min(gpcs, MAX_FAMILY)
     columns = ["t_wall", "t_s", "phase", "throttle", "gap_s"]
     if has["ram"]:
@@ -196,15 +234,14 @@ def scan_file(path: str, *, tz: tzinfo, interval_s: float | None = None,
         columns += ["power_total_mw", "power_total_source"]
     notes = [f"{family.dropped} {what} past {MAX_FAMILY} dropped"
              for family, what in ((engines, "engines"), (zones, "zones"), (rails, "rails")) if family.dropped]
-    return Scan(columns, stats.interval_s or interval_s, ledger.whole.first_mono, phases,
-                sorted((e for e in events if e.start_mono is not None and e.t_mono is not None),
-                       key=lambda e: e.start_mono or 0.0),
+    return Scan(columns, stats.interval_s or interval_s, origin, phases, events_by_start,
                 notes, stats, cores, gpcs, engine_columns, zones.names, rails.names)
 
 
 def iter_rows(path: str, scan: Scan, *, tz: tzinfo,
               interval_s: float | None = None) -> Iterator[dict[str, Any]]:
-    """One dict per sample, keys ``scan.columns`` in order (missing values None)."""
+    """One dict per sample (per power reading for the power table), keys ``scan.columns`` in order
+    (missing values None)."""
     _check_file(path)
     phase_starts = [p[0] for p in scan.phases]
     events = scan.events
@@ -219,17 +256,20 @@ def iter_rows(path: str, scan: Scan, *, tz: tzinfo,
                 if record.kind == "gap" and record.gap_s is not None:
                     pending_gap = (pending_gap or 0.0) + record.gap_s
                 continue
-            if not isinstance(record, Sample) or not record.is_sample:
+            power = scan.table == "power"
+            if power and isinstance(record, PowerReading):
+                row = dict(empty)
+                _place(row, record.t_wall, record.t_mono, origin, phase_starts, scan)
+                row["gap_s"], pending_gap = pending_gap, None
+                _fill_power(row, record, scan)
+                yield row
+                continue
+            if power or not isinstance(record, Sample) or not record.is_sample:
                 continue
             row = dict(empty)
             t = record.t_mono
-            row["t_wall"] = record.t_wall
+            _place(row, record.t_wall, t, origin, phase_starts, scan)
             if t is not None:
-                if origin is not None:
-                    row["t_s"] = round(t - origin, 6)
-                at = bisect.bisect_right(phase_starts, t) - 1
-                if at >= 0 and scan.phases[at][0] <= t <= scan.phases[at][1]:
-                    row["phase"] = scan.phases[at][2]
                 while next_event < len(events) and (events[next_event].start_mono or 0.0) <= t:
                     active.append(events[next_event])
                     next_event += 1
@@ -244,6 +284,31 @@ def iter_rows(path: str, scan: Scan, *, tz: tzinfo,
         raise ExportError(f"cannot read {path}: {exc.strerror or exc}") from None
     except RecordingError as exc:
         raise ExportError(f"cannot read {path}: {exc}") from None
+
+
+def _place(row: dict[str, Any], t_wall: float | None, t: float | None, origin: float | None,
+           phase_starts: list[float], scan: Scan) -> None:
+    """A row's times and the phase it is in."""
+    row["t_wall"] = t_wall
+    if t is None:
+        return
+    if origin is not None:
+        row["t_s"] = round(t - origin, 6)
+    at = bisect.bisect_right(phase_starts, t) - 1
+    if at >= 0 and scan.phases[at][0] <= t <= scan.phases[at][1]:
+        row["phase"] = scan.phases[at][2]
+
+
+def _fill_power(row: dict[str, Any], reading: PowerReading, scan: Scan) -> None:
+    row["source"], row["period_s"] = reading.source, reading.period_s
+    for name, mw in reading.rails_mw.items():
+        column = scan.rails.get(name)
+        if column is not None:
+            row[f"rail_{column}_mw"] = mw
+    for name, mj in reading.counters_mj.items():
+        column = scan.counters.get(name)
+        if column is not None:
+            row[f"counter_{column}_mj"] = mj
 
 
 def _fill(row: dict[str, Any], s: Sample, scan: Scan) -> None:
@@ -337,10 +402,12 @@ def write_parquet(rows: Iterator[dict[str, Any]], columns: list[str], out: IO[by
 def export_file(
     path: str, fmt: str = "csv", out: str | None = None, *, tz: tzinfo, interval_s: float | None = None,
     config: Config | None = None, stdout: IO[str] | None = None,
-    warn: Callable[[str], None] | None = None,
+    warn: Callable[[str], None] | None = None, table: str = "samples", trtexec: TrtexecRun | None = None,
+    log_start: float | None = None,
 ) -> int:
-    """Export ``path`` to ``out`` (stdout when None; not for parquet) in ``fmt``; returns the rows
-    written. Raises ExportError (one line) for input or output that cannot be used."""
+    """Export ``table`` of ``path`` to ``out`` (stdout when None; not for parquet) in ``fmt``;
+    returns the rows written. ``trtexec``, ``log_start``: as ``scan_file``'s. Raises ExportError
+    (one line) for input or output that cannot be used."""
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r}: one of {', '.join(FORMATS)}")
     if fmt == "parquet":
@@ -348,7 +415,8 @@ def export_file(
             raise ExportError("parquet needs pyarrow: pip install pyarrow")
         if out is None:
             raise ExportError("parquet is binary: give --out PATH")
-    scan = scan_file(path, tz=tz, interval_s=interval_s, config=config)
+    scan = scan_file(path, tz=tz, interval_s=interval_s, config=config, table=table, trtexec=trtexec,
+                     log_start=log_start)
     if warn is not None:
         for note in scan.notes:
             warn(f"{path}: {note}")

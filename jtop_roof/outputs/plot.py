@@ -2,15 +2,17 @@
 
 Panels over time (seconds from the first sample): clocks (GPU, EMC, mean CPU), loads (GPU, EMC,
 mean CPU), power (total input and every rail) and temperatures (every zone); the phases shaded and
-named, throttle events marked (red: ``throttle``, orange hatched: ``mode_cap``, as ``report``'s
-events). Below them, where a phase reported its work (FLOPs, bytes) and the device is known, the
-roofline: the roof at each such phase's mean clocks, the mode's roof at its maximum clocks (dashed),
-and each phase's point. The samples, phases and events come from ``export`` (the pipeline's), the
-roofline from ``report``: nothing is computed twice. Long runs are drawn as a min-max band per
-pixel column, so a one-sample spike is never lost.
+named (in the legend where their names would crowd), throttle events marked (red: ``throttle``,
+orange hatched: ``mode_cap``). Below them, where a span reported its work (FLOPs, bytes; a
+``--workload`` gives them) or Nsight Compute measured kernels, and the device is known, the
+roofline: the roof at each phase's mean clocks, the mode's roof at its maximum clocks (dashed), a
+probe's measured roof (dotted), each phase's point and each kernel's. The samples come from
+``export``'s rows; the phases, events, device, mode and every point from the one report
+(``report_file``: the pipeline's queries, with the inputs ``report`` takes): nothing is computed
+twice. Long runs are drawn as a min-max band per pixel column, so a one-sample spike is never lost.
 
-matplotlib is an optional extra (``pip install 'jroof-tui[plot]'``); without it ``plot`` is one
-line naming the extra. Nothing here imports Textual.
+matplotlib is an optional extra; without it ``plot`` is one line saying how to install it (as the
+README does). Nothing here imports Textual.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import importlib
 import math
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
@@ -27,15 +30,22 @@ import numpy as np
 
 from jtop_roof.formats.userfiles import create_output
 from jtop_roof.model.errors import UserError
+from jtop_roof.model.extras import install_hint
+from jtop_roof.model.metrics import fmt_si, fmt_si_unit
 from jtop_roof.outputs.compare import CompareError, file_report
-from jtop_roof.outputs.export import ExportError, Scan, iter_rows, scan_file
+from jtop_roof.outputs.export import ExportError, iter_rows, scan_file
+from jtop_roof.roofline.measured import Probe
 from jtop_roof.runtime.config import Config
 
 FORMATS = ("png", "svg", "pdf")
-NEEDS_EXTRA = "plot needs matplotlib: pip install 'jroof-tui[plot]'"
+NEEDS_EXTRA = "plot needs matplotlib: " + install_hint("plot", "matplotlib")
 #: Points per series drawn as they are; more are drawn as a min-max band of this many columns.
 MAX_POINTS = 4000
 PHASE_COLOURS = ("#4c72b0", "#55a868", "#8172b2", "#ccb974", "#64b5cd", "#c44e52")
+#: A phase label's width per character, as a fraction of the time axis (8 pt text on the 11 in
+#: figure), and the room left between two labels: closer names go to the legend instead.
+LABEL_CHAR_WIDTH = 0.0075
+LABEL_PAD = 0.01
 
 
 class PlotError(UserError):
@@ -56,19 +66,29 @@ def default_out(path: str) -> str:
     return str(Path(path).with_suffix(".png").name)
 
 
-def plot_file(path: str, out: str | None = None, *, tz: tzinfo, interval_s: float | None = None,
-              config: Config | None = None, title: str | None = None) -> str:
-    """Draw ``path`` into ``out`` (format from its suffix; default ``FILE-stem.png`` here: never
-    through a link, nor over ``path``); returns the path written."""
-    out = out or default_out(path)
+def figure_format(out: str) -> str:
+    """png, svg or pdf, from ``out``'s suffix; PlotError otherwise."""
     fmt = Path(out).suffix.lower().lstrip(".")
     if fmt not in FORMATS:
         raise PlotError(f"cannot tell the format of {out}: end it in .png, .svg or .pdf")
+    return fmt
+
+
+def plot_file(path: str, out: str | None = None, *, tz: tzinfo, interval_s: float | None = None,
+              config: Config | None = None, title: str | None = None, report: dict[str, Any] | None = None,
+              probe: Probe | None = None) -> str:
+    """Draw ``path`` into ``out`` (format from its suffix; default ``FILE-stem.png`` here: never
+    through a link, nor over ``path``); returns the path written. ``report``: the file's report as
+    ``jroof-tui report`` built it with the user's inputs (default: the file's own, without them);
+    ``probe``: the measured roof that report was given."""
+    out = out or default_out(path)
+    fmt = figure_format(out)
     plt = pyplot()
     try:
         scan = scan_file(path, tz=tz, interval_s=interval_s, config=config)
         series = _columns(iter_rows(path, scan, tz=tz, interval_s=interval_s), scan.columns)
-        report = file_report(path, tz=tz, interval_s=interval_s, config=config)
+        if report is None:
+            report = file_report(path, tz=tz, interval_s=interval_s, config=config)
     except (ExportError, CompareError) as exc:
         raise PlotError(str(exc)) from None
     if not len(series.get("t_s", ())):
@@ -76,7 +96,7 @@ def plot_file(path: str, out: str | None = None, *, tz: tzinfo, interval_s: floa
     # Names come from files and users: "$x_1$" in a phase, a rail or a title is drawn as typed,
     # not parsed as mathtext (which fails, or draws something else).
     with plt.rc_context({"text.parse_math": False}):
-        figure = draw(plt, series, scan, report, config=config, tz=tz, title=title or Path(path).name)
+        figure = draw(plt, series, report, config=config, tz=tz, title=title or Path(path).name, probe=probe)
         try:
             with open(create_output(out, inputs=[path]), "wb") as target:
                 figure.savefig(target, format=fmt, dpi=150)
@@ -137,11 +157,11 @@ def _draw_line(ax: Any, t: np.ndarray, y: np.ndarray | None, label: str, breaks:
     ax.fill_between(tc, lo, hi, color=drawn.get_color(), alpha=0.25, linewidth=0)
 
 
-def draw(plt: Any, series: dict[str, np.ndarray], scan: Scan, report: dict[str, Any], *,
-         config: Config | None, tz: tzinfo, title: str) -> Any:
+def draw(plt: Any, series: dict[str, np.ndarray], report: dict[str, Any], *, config: Config | None,
+         tz: tzinfo, title: str, probe: Probe | None = None) -> Any:
     """The figure (see the module docstring); returned open, the caller saves and closes it."""
     t = series["t_s"]
-    roof = _roofline_data(report, config)
+    roof = roofline_data(report, config, probe)
     rows = 4 + (1 if roof else 0)
     heights = [1.0, 1.0, 1.0, 1.0] + ([1.6] if roof else [])
     figure = plt.figure(figsize=(11, 2.3 * sum(heights) + 0.8), layout="constrained")
@@ -179,27 +199,9 @@ def draw(plt: Any, series: dict[str, np.ndarray], scan: Scan, report: dict[str, 
         _line(temps, t, values, name)
     temps.set_ylabel("temperature (°C)")
 
-    origin = scan.origin or 0.0
-    for n, (start, end, name) in enumerate(scan.phases):
-        colour = PHASE_COLOURS[n % len(PHASE_COLOURS)]
-        for ax in axes:
-            ax.axvspan(start - origin, end - origin, color=colour, alpha=0.12, linewidth=0)
-        first.annotate(name, xy=((start + end) / 2 - origin, 1.0), xycoords=("data", "axes fraction"),
-                       xytext=(0, 2), textcoords="offset points", ha="center", va="bottom", fontsize=8,
-                       color=colour, annotation_clip=False)
-    marked: set[str] = set()
-    for event in scan.events:
-        if event.start_mono is None or event.t_mono is None:
-            continue
-        kind = event.kind
-        label = None if kind in marked else f"{kind} event"
-        marked.add(kind)
-        style: dict[str, Any] = {"color": "red", "alpha": 0.18}
-        if kind != "throttle":
-            style = {"facecolor": "none", "edgecolor": "orange", "hatch": "//", "alpha": 0.6}
-        for n, ax in enumerate(axes):
-            ax.axvspan(event.start_mono - origin, max(event.t_mono, event.start_mono + 1e-3) - origin,
-                       linewidth=0, label=label if n == 0 else None, **style)
+    finite = t[np.isfinite(t)]
+    _draw_phases(axes, phase_spans(report), float(finite.max() - finite.min()) if len(finite) else 0.0)
+    _draw_events(axes, report)
     for ax in axes:
         ax.grid(True, alpha=0.3)
         handles, _ = ax.get_legend_handles_labels()
@@ -211,6 +213,8 @@ def draw(plt: Any, series: dict[str, np.ndarray], scan: Scan, report: dict[str, 
     when = ""
     if start_wall is not None and len(start_wall) and np.isfinite(start_wall[0]):
         when = " from " + datetime.fromtimestamp(float(start_wall[0]), tz).isoformat(timespec="seconds")
+    elif (report.get("source") or {}).get("log_start"):
+        when = f" from {report['source']['log_start']} (--log-start)"
     axes[-1].set_xlabel(f"seconds{when}")
     device = report.get("device") or "device unknown"
     mode = report.get("power_mode") or "mode unknown"
@@ -220,25 +224,153 @@ def draw(plt: Any, series: dict[str, np.ndarray], scan: Scan, report: dict[str, 
     return figure
 
 
-def _roofline_data(report: dict[str, Any], config: Config | None) -> dict[str, Any] | None:
-    """Each phase with a roofline point: its name, point, and roof; the mode's top roof."""
-    points = []
-    for n, span in enumerate(report.get("phases") or []):
-        line, ceilings = span.get("roofline"), span.get("ceilings")
-        if not isinstance(line, dict) or not isinstance(ceilings, dict):
+@dataclass(frozen=True)
+class PhaseSpan:
+    """A phase of the report as drawn: its edges in seconds from the run's start, and its colour."""
+
+    name: str
+    start_s: float
+    end_s: float
+    colour: str
+
+
+def phase_spans(report: dict[str, Any]) -> list[PhaseSpan]:
+    """The report's phases that have edges (a phase without samples has none), each in the colour
+    its roofline point takes."""
+    return [PhaseSpan(str(phase["name"]), phase["start_s"], phase["end_s"], _colour(n))
+            for n, phase in enumerate(report.get("phases") or [])
+            if phase.get("start_s") is not None and phase.get("end_s") is not None]
+
+
+def _colour(n: int) -> str:
+    return PHASE_COLOURS[n % len(PHASE_COLOURS)]
+
+
+def labels_crowd(spans: Sequence[PhaseSpan], run_s: float) -> bool:
+    """Whether the phases' names, each centred over its phase on a ``run_s`` long time axis, would
+    run into each other (or past the axis)."""
+    if not spans:
+        return False
+    if not run_s > 0:
+        return len(spans) > 1
+    placed = sorted(((s.start_s + s.end_s) / 2 / run_s, len(s.name) * LABEL_CHAR_WIDTH / 2) for s in spans)
+    return any(b_mid - a_mid < a_half + b_half + LABEL_PAD
+               for (a_mid, a_half), (b_mid, b_half) in zip(placed, placed[1:], strict=False))
+
+
+def _draw_phases(axes: Sequence[Any], spans: Sequence[PhaseSpan], run_s: float) -> None:
+    """Each phase shaded on every panel and named above the first, or in its legend where the
+    names would crowd (trtexec's short warm-up between its build and timed phases)."""
+    crowded = labels_crowd(spans, run_s)
+    for span in spans:
+        for n, ax in enumerate(axes):
+            ax.axvspan(span.start_s, span.end_s, color=span.colour, alpha=0.12, linewidth=0,
+                       label=f"phase {span.name}" if crowded and n == 0 else None)
+        if not crowded:
+            axes[0].annotate(span.name, xy=((span.start_s + span.end_s) / 2, 1.0),
+                             xycoords=("data", "axes fraction"), xytext=(0, 2), textcoords="offset points",
+                             ha="center", va="bottom", fontsize=8, color=span.colour, annotation_clip=False)
+
+
+def _draw_events(axes: Sequence[Any], report: dict[str, Any]) -> None:
+    """The report's detector events: red for ``throttle``, orange hatched for the others."""
+    marked: set[str] = set()
+    for event in report.get("events") or []:
+        start, end = event.get("start_s"), event.get("end_s")
+        if start is None or end is None:
             continue
-        precision = line.get("precision")
-        peak = (ceilings.get("peak_flops_per_s") or {}).get(precision)
-        if peak is None:
+        kind = str(event["kind"])
+        label = None if kind in marked else f"{kind} event"
+        marked.add(kind)
+        style: dict[str, Any] = {"color": "red", "alpha": 0.18}
+        if kind != "throttle":
+            style = {"facecolor": "none", "edgecolor": "orange", "hatch": "//", "alpha": 0.6}
+        for n, ax in enumerate(axes):
+            ax.axvspan(start, max(end, start + 1e-3), linewidth=0, label=label if n == 0 else None, **style)
+
+
+@dataclass(frozen=True)
+class RoofPoint:
+    """A span's or a kernel's place on the roofline, as the report placed it."""
+
+    label: str
+    colour: str
+    marker: str
+    flops_per_s: float
+    intensity: float | None  # None: no bytes reported (drawn as a level, not a point)
+
+
+@dataclass(frozen=True)
+class Roof:
+    """One roof drawn: min(peak, bandwidth × intensity); a missing part is left out."""
+
+    label: str | None
+    peak_flops_per_s: float | None
+    bandwidth_bytes_per_s: float | None
+    colour: str
+    linestyle: str
+
+
+@dataclass(frozen=True)
+class RooflineFigure:
+    """What the roofline panel draws: its precision (the first point's), roofs and points."""
+
+    precision: str
+    roofs: tuple[Roof, ...]
+    points: tuple[RoofPoint, ...]
+
+
+def roofline_data(report: dict[str, Any], config: Config | None, probe: Probe | None = None
+                  ) -> RooflineFigure | None:
+    """The roofline panel of ``report``, or None when nothing can be placed on it: each phase with
+    a roofline placement (else the whole run's: a workload reported without phases) at its roof of
+    the phase's mean clocks, each Nsight Compute kernel with a rate, the mode's roof at its maximum
+    clocks, and ``probe``'s measured roof."""
+    spans = [(n, span) for n, span in enumerate(report.get("phases") or []) if _placed(span)]
+    if not spans and _placed(report.get("whole") or {}):
+        spans = [(0, report["whole"])]
+    roofs: list[Roof] = []
+    points: list[RoofPoint] = []
+    precision: str | None = None
+    for n, span in spans:
+        line, ceilings = span["roofline"], span["ceilings"]
+        precision = precision or line["precision"]
+        peak = ceilings["peak_flops_per_s"][line["precision"]]
+        bandwidth = ceilings.get("bandwidth_bytes_per_s")
+        if not any((r.peak_flops_per_s, r.bandwidth_bytes_per_s) == (peak, bandwidth) for r in roofs):
+            roofs.append(Roof(None, peak, bandwidth, _colour(n), "-"))  # one line for phases at one clock
+        intensity = line.get("intensity_flop_per_byte")
+        unplaced = "" if intensity else " (no bytes: intensity unknown)"
+        points.append(RoofPoint(f"{span['name']}: {line['verdict']}{unplaced}", _colour(n), "o",
+                                line["achieved_flops_per_s"], intensity or None))
+    for kernel in report.get("ncu") or []:
+        achieved = kernel.get("achieved_flops_per_s")
+        if not achieved:
             continue
-        points.append({"name": span.get("name"), "colour": PHASE_COLOURS[n % len(PHASE_COLOURS)],
-                       "flops": line.get("achieved_flops_per_s"), "bytes": line.get("achieved_bytes_per_s"),
-                       "intensity": line.get("intensity_flop_per_byte"), "verdict": line.get("verdict"),
-                       "peak": peak, "bandwidth": ceilings.get("bandwidth_bytes_per_s"),
-                       "precision": precision})
-    if not points:
+        precision = precision or kernel.get("precision")
+        name = str(kernel["name"])
+        name = name if len(name) <= 40 else name[:39] + "…"
+        points.append(RoofPoint(f"{name}: {kernel.get('verdict', 'unknown')} (ncu)", "black", "x", achieved,
+                                kernel.get("intensity_flop_per_byte") or None))
+    if not points or precision is None:
         return None
-    return {"points": points, "top": _top_roof(report, config, points[0]["precision"])}
+    top = _top_roof(report, config, precision)
+    if top is not None:
+        roofs.append(Roof(f"mode's maximum clocks ({precision})", top[0], top[1], "grey", "--"))
+    if probe is not None:
+        measured = probe.compute.get(precision)
+        lacks = "" if measured is not None else f"; no {precision} measured"
+        roofs.append(Roof(f"{probe.summary()} ({precision}{lacks})",
+                          None if measured is None else measured.value, probe.bandwidth_bytes_per_s,
+                          "dimgrey", ":"))
+    return RooflineFigure(precision, tuple(roofs), tuple(points))
+
+
+def _placed(span: dict[str, Any]) -> bool:
+    """Whether the report placed the span on a roof of its device (a rate and a peak to draw)."""
+    line, ceilings = span.get("roofline"), span.get("ceilings")
+    return (isinstance(line, dict) and isinstance(ceilings, dict) and bool(line.get("achieved_flops_per_s"))
+            and (ceilings.get("peak_flops_per_s") or {}).get(line.get("precision")) is not None)
 
 
 def _top_roof(report: dict[str, Any], config: Config | None, precision: str) -> tuple[float, float] | None:
@@ -259,38 +391,43 @@ def _top_roof(report: dict[str, Any], config: Config | None, precision: str) -> 
     return top.peak_flops_per_s[precision], top.bandwidth_bytes_per_s
 
 
-def _draw_roofline(ax: Any, roof: dict[str, Any]) -> None:
-    points = roof["points"]
-    known = [p["intensity"] for p in points if p["intensity"]]
-    ridges = [p["peak"] / p["bandwidth"] for p in points if p["bandwidth"]]
+def rate_word(precision: str) -> str:
+    """OP for integer precisions (int8 counts integer operations), FLOP for the others."""
+    return "OP" if precision.startswith("int") else "FLOP"
+
+
+def _draw_roofline(ax: Any, roof: RooflineFigure) -> None:
+    known = [p.intensity for p in roof.points if p.intensity]
+    ridges = [r.peak_flops_per_s / r.bandwidth_bytes_per_s for r in roof.roofs
+              if r.peak_flops_per_s and r.bandwidth_bytes_per_s]
     lo = min([*known, *ridges, 1.0]) / 10
     hi = max([*known, *ridges, 1.0]) * 10
     x = np.logspace(math.log10(lo), math.log10(hi), 200)
-
-    def roof_line(peak: float, bandwidth: float | None) -> np.ndarray:
-        result: np.ndarray = np.full_like(x, peak) if not bandwidth else np.minimum(peak, bandwidth * x)
-        return result
-
-    if roof["top"] is not None:
-        peak, bandwidth = roof["top"]
-        ax.plot(x, roof_line(peak, bandwidth), "--", color="grey", linewidth=1.0,
-                label=f"mode's maximum clocks ({points[0]['precision']})")
-    drawn: set[tuple[float, float | None]] = set()
-    for p in points:
-        key = (p["peak"], p["bandwidth"])
-        if key not in drawn:
-            drawn.add(key)
-            ax.plot(x, roof_line(p["peak"], p["bandwidth"]), color=p["colour"], linewidth=1.2, alpha=0.8)
-        if p["intensity"] and p["flops"]:
-            ax.plot([p["intensity"]], [p["flops"]], "o", color=p["colour"],
-                    label=f"{p['name']}: {p['verdict']}")
-        elif p["flops"]:
-            ax.axhline(p["flops"], color=p["colour"], linestyle=":",
-                       label=f"{p['name']}: {p['verdict']} (no bytes: intensity unknown)")
+    for r in roof.roofs:
+        y = np.full_like(x, np.inf)
+        if r.peak_flops_per_s:
+            y = np.minimum(y, r.peak_flops_per_s)
+        if r.bandwidth_bytes_per_s:
+            y = np.minimum(y, r.bandwidth_bytes_per_s * x)
+        if np.isfinite(y).all():
+            ax.plot(x, y, linestyle=r.linestyle, color=r.colour, linewidth=1.2, alpha=0.8, label=r.label)
+    for p in roof.points:
+        if p.intensity is not None:
+            ax.plot([p.intensity], [p.flops_per_s], p.marker, color=p.colour, label=p.label)
+        else:
+            ax.axhline(p.flops_per_s, color=p.colour, linestyle=":", label=p.label)
+    word = rate_word(roof.precision)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
-    ax.set_ylabel("FLOP/s")
-    ax.set_title("roofline at each phase's mean clocks", fontsize=9)
+    # Plain-text tick labels: the figure draws text as typed (no mathtext), so matplotlib's
+    # default "10^{15}" labels would show their markup.
+    ticker = importlib.import_module("matplotlib.ticker")
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda value, _: fmt_si(value)))
+    ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda value, _: fmt_si_unit(value, f"{word}/s")))
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_minor_formatter(ticker.NullFormatter())
+    ax.set_xlabel(f"arithmetic intensity ({word}/byte)")
+    ax.set_ylabel(f"{word}/s")
+    ax.set_title(f"roofline ({roof.precision}) at each phase's mean clocks", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(loc="lower right", fontsize=7)

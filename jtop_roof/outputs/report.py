@@ -2,15 +2,18 @@
 
 The file is read by the one reader (``logfile.iter_records``) and fed through the same
 ``Pipeline`` as the monitor and headless ``record``, so its numbers are theirs. Energy is the
-ledger's trapezoid over instantaneous readings and stream time (never tegrastats' running "avg");
-gaps are counted, never bridged. JSON keeps numbers unrounded; md and csv round for reading.
+ledger's integral of the finest power stream between each span's own edges (readings interpolated
+there, or an energy counter's difference; never tegrastats' running "avg"); gaps are counted, never
+bridged. JSON keeps numbers unrounded; md and csv round for reading.
 
 Keys (stable; later issues add to them): top level ``source``, ``whole``, ``phases``; per span
 ``name``, ``start``, ``end`` (ISO 8601 with the UTC offset in ``--tz``; null without stamps),
 ``start_s``, ``end_s`` (seconds from the run's first sample), ``duration_s``, ``samples``,
 ``gaps``, ``energy_j`` {``total``, ``rails``} and ``power_w`` {``mean``, ``peak``, ``rails``
 {NAME: {``mean``, ``peak``}}}, ``throttled_s`` (inside a throttle of any unit: the union over
-units, never their sum). Nothing here imports Textual.
+units, never their sum), ``energy_source`` (what measured the energy: "INA3221 hwmon, 50 Hz",
+"NVML energy counter", "tegrastats VDD_IN, 1000 ms") and ``power_period_s`` (how often it was
+read). ``start``..``end`` are exactly the bounds the energy is integrated over. Nothing here imports Textual.
 """
 
 from __future__ import annotations
@@ -39,18 +42,15 @@ from jtop_roof.roofline.ceilings import ceilings, max_ceilings, max_clocks
 from jtop_roof.roofline.measured import Probe
 from jtop_roof.roofline.workload import Workload
 from jtop_roof.runtime.config import Config
-from jtop_roof.runtime.runtime import build_pipeline, pump
+from jtop_roof.runtime.runtime import build_pipeline, play_whole
 
 
-def run_pipeline(records: Iterable[Record], interval_s: float, info: SourceInfo,
+def run_pipeline(records: Callable[[], Iterable[Record]], interval_s: float, info: SourceInfo,
                  config: Config) -> tuple[Pipeline, list[Event]]:
-    """Feed a whole stream through the runtime's pipeline and pump, as the monitor does, to its
-    end; with the events its detectors made."""
-    pipeline = build_pipeline(config, info, interval_s=interval_s)
-    found: list[Event] = []
-    pump(records, pipeline.sink, lambda record: found.extend(pipeline.ingest(record)))
-    found += pipeline.finish()
-    return pipeline, found
+    """Feed a whole stream (``records()``, read again only where the board it shows was inferred
+    wrongly from its start: ``runtime.play_whole``) through the runtime's pipeline and pump, as the
+    monitor does, to its end; with the events its detectors made."""
+    return play_whole(lambda: build_pipeline(config, info, interval_s=interval_s), records)
 
 
 def build_report(
@@ -58,13 +58,15 @@ def build_report(
     interval_s: float | None, stats: ReadStats | None = None, info: SourceInfo | None = None,
     config: Config | None = None, trtexec: TrtexecRun | None = None,
     workload: Workload | None = None, kernels: Sequence[Kernel] = (), probe: Probe | None = None,
+    log_start: float | None = None,
 ) -> dict[str, Any]:
     """The report as a JSON-ready dict (``source`` is passed through as the top-level key).
     ``open_lines`` gives the file's lines; it is read twice, streaming: once for the stream's
     interval (as the replay's index finds it; a plain log's is known from its first records, so
     only they are read), once through the pipeline. ``trtexec``: a trtexec
     run of the same time span: its phases (``build``, ``warm-up``, ``timed``) become phases and its
-    iterations the ``timed`` phase's work, with trtexec's own throughput. ``workload``: FLOPs and
+    iterations the ``timed`` phase's work, with trtexec's own throughput (``log_start``: the first
+    sample's wall time, for a plain log without stamps: ``--log-start``). ``workload``: FLOPs and
     bytes per iteration where the work reports give none. Raises ``logfile.RecordingError`` for a
     recording this program must not read. Every number is finite or None: a rate of extreme but
     valid work that overflowed is unknown, and JSON has no Infinity."""
@@ -72,12 +74,13 @@ def build_report(
     for _ in iter_records(open_lines(), tz=tz, interval_s=interval_s, stats=stats):
         if stats.interval_final:
             break
-    records: Iterable[Record] = iter_records(open_lines(), tz=tz, interval_s=interval_s)
-    if trtexec is not None:
-        records = with_trtexec(records, trtexec)
+    def records() -> Iterable[Record]:
+        stream = iter_records(open_lines(), tz=tz, interval_s=interval_s)
+        return stream if trtexec is None else with_trtexec(stream, trtexec, log_start)
+
     pipeline, events = run_pipeline(records, stats.interval_s or interval_s or 1.0,
                                     info or SourceInfo("replay"), config or Config())
-    ledger, board = pipeline.ledger, pipeline.board
+    ledger, board, mode_check = pipeline.ledger, pipeline.board, pipeline.clock_events.mode_check()
     whole, phases = ledger.whole, ledger.phases()
     idle_w = _idle_power_w(phases)
     origin = whole.first_mono
@@ -86,6 +89,12 @@ def build_report(
         "device": None if board.device is None else board.device.id,
         "power_mode": board.mode_name,
         "device_note": board.problem or board.mode_note,
+        "device_source": board.device_source,
+        "power_mode_source": board.power_mode_source,
+        "device_candidates": list(board.candidates),
+        "throttle_detection": board.throttle_detection,
+        "throttle_detection_note": board.throttle_detection_note,
+        "power_mode_check": None if mode_check is None else mode_check.detail,
         "events": [event_json(event, origin, tz) for event in events],
         "whole": span_json(whole, origin, tz, pipeline, idle_w, workload),
         "phases": [_timed_by_trtexec(span_json(phase, origin, tz, pipeline, idle_w, workload), trtexec)
@@ -147,7 +156,7 @@ def _timed_by_trtexec(span: dict[str, Any], run: TrtexecRun | None) -> dict[str,
 def report_file(
     path: str, *, tz: tzinfo, interval_s: float | None, config: Config, stats: ReadStats | None = None,
     trtexec: TrtexecRun | None = None, workload: Workload | None = None, kernels: Sequence[Kernel] = (),
-    probe: Probe | None = None,
+    probe: Probe | None = None, log_start: float | None = None,
 ) -> dict[str, Any]:
     """The report of a recording or a plain tegrastats log file (``jroof-tui report``, and each
     item of ``compare``): its header describes the board, the config gives the device database,
@@ -177,7 +186,7 @@ def report_file(
     return build_report(lines, source=source, tz=tz, interval_s=interval_s, stats=stats,
                         info=SourceInfo.from_mapping(header or {}, source="replay"),
                         config=config, trtexec=trtexec, workload=workload,
-                        kernels=kernels, probe=probe)
+                        kernels=kernels, probe=probe, log_start=log_start)
 
 
 def _trtexec_json(run: TrtexecRun) -> dict[str, Any]:
@@ -224,6 +233,8 @@ def span_json(
         "duration_s": span.duration_s,
         "samples": span.samples,
         "gaps": span.gaps,
+        "energy_source": span.energy_source,
+        "power_period_s": span.power_period_s,
         "open": span.is_open,
         "energy_j": {"total": span.energy_j, "rails": dict(sorted(span.rails_j.items()))},
         "power_w": {"mean": _w(span.mean_mw), "peak": _w(span.peak_mw), "rails": rails},
@@ -329,8 +340,19 @@ def to_markdown(report: dict[str, Any]) -> str:
     if source.get("model"):
         out += [f"Board: {_md(str(source['model']))}", ""]
     device = report["device"] or "unknown"
-    out += [f"Device: {_md(device)} · power mode: {_md(report['power_mode'] or 'unknown')}"
+    if report.get("device_source") == "inferred":
+        device += " (inferred)"
+    elif report.get("device_candidates"):
+        device += " (inferred candidates: " + ", ".join(report["device_candidates"]) + ")"
+    mode = report["power_mode"] or "unknown"
+    if report.get("power_mode_source") == "inferred":
+        mode += " (inferred)"
+    out += [f"Device: {_md(device)} · power mode: {_md(mode)}"
             + (f" ({_md(report['device_note'])})" if report["device_note"] else ""), ""]
+    out += [f"Throttle detection: {report['throttle_detection']} "
+            f"({_md(report['throttle_detection_note'])})", ""]
+    if report.get("power_mode_check"):
+        out += [f"Power mode check: {_md(report['power_mode_check'])}", ""]
     out += [
         "| span | start | duration s | samples | gaps | throttled s | energy J | mean W | peak W |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|",
@@ -346,6 +368,7 @@ def to_markdown(report: dict[str, Any]) -> str:
         )
     if report["whole"]["energy_j"]["total"] is None:
         out += ["", "No rail measures the total input power here: energy per rail only (—: none)."]
+    out += _energy_sources(_spans(report))
     rails = sorted({name for span in _spans(report) for name in span["energy_j"]["rails"]})
     if rails:
         out += ["", "Energy per rail (J; mean W / peak W):", "",
@@ -408,14 +431,27 @@ def to_markdown(report: dict[str, Any]) -> str:
                   if ref else "")
             out.append(f"- {name}: {fmt_si_unit(rate, unit)}{at}{of}")
     if report["events"]:
-        out += ["", "Clock events (throttle: held below the mode's cap while busy; mode_cap: below the "
-                "device's maximum with the mode unknown):", ""]
+        out += ["", "Clock events (throttle: held below the mode's cap while saturated; mode_cap: below the "
+                "device's maximum with the mode unknown; mode_check: the stated mode's caps never "
+                "reached):", ""]
         for event in report["events"]:
             where = event["start"] or (f"+{event['start_s']:.1f} s" if event["start_s"] is not None else "")
             out.append(f"- {where}, {event['duration_s'] or 0:.1f} s: {event['kind']} {event['unit']}: "
                        f"{_md(event['reason'])}")
-    out += ["", "Energy: trapezoid over instantaneous readings; gaps are counted, never bridged."]
+    out += ["", "Energy: integrated between each span's own edges (readings interpolated there, or an "
+            "energy counter's difference); gaps are counted, never bridged."]
     return "\n".join(out) + "\n"
+
+
+def _energy_sources(spans: list[dict[str, Any]]) -> list[str]:
+    """The line naming what measured each span's energy (once where one stream measured them all)."""
+    named = [(span["name"], span["energy_source"]) for span in spans if span.get("energy_source")]
+    if not named:
+        return []
+    if len({source for _, source in named}) == 1:
+        return ["", f"Energy measured by {_md(named[0][1])}."]
+    return ["", "Energy measured by: " + "; ".join(f"{_md(name)}: {_md(source)}" for name, source in named)
+            + "."]
 
 
 def _pct(fraction: float | None) -> str:

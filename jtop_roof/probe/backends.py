@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jtop_roof.model.extras import install_hint
 from jtop_roof.roofline.measured import ProbeError
 
 BACKENDS = ("auto", "torch", "cupy", "numpy")
@@ -461,6 +462,7 @@ def pick_backend(backend: str = "auto") -> Backend:
         raise ProbeError(f"--backend cupy: {why}")
     reasons.append(why)
     fallback = _NumpyBackend()
-    fallback.notes.append("no CUDA library: " + "; ".join(reasons) + " (pip install 'jroof-tui[gpu]')")
+    hint = install_hint("gpu", "torch nvidia-ml-py")
+    fallback.notes.append(f"no CUDA library: {'; '.join(reasons)} ({hint})")
     return fallback
 

@@ -2,9 +2,12 @@
 
 The device comes from ``--device`` (config ``device``), else the recording header's ``device``,
 else its ``model`` (device tree) or NVML name matched against the device database; the power mode
-from ``--power-mode``, else the header's (``nvpmodel``). Nothing is guessed: an unknown device or
-mode is said plainly, with how to add it, and then no roof is drawn (an unknown mode on a known
-device uses the device's maximum clocks, and says so).
+from ``--power-mode``, else the header's (``nvpmodel``). Where neither says (a plain log), the
+board and mode are inferred from what the samples showed (``inference``), and said to be; an
+ambiguous inference names its candidates and guesses nothing. Each is labelled with where it came
+from (``device_source``, ``power_mode_source``: given, recorded, inferred), and the board says how
+far clock throttles can be detected with what is known (``throttle_detection``): the one place
+that decides it, for the report, the TUI and the detectors alike.
 
 ``roof_state`` gives what the Roofline pane draws, for one sample and one precision. Nothing here
 imports Textual.
@@ -12,14 +15,15 @@ imports Textual.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.records import Sample
 from jtop_roof.roofline.ceilings import Ceilings, ceilings, max_ceilings, missing_reason, roof_fraction
 from jtop_roof.roofline.devices import PRECISIONS, Device, PowerMode, find_mode, match_devices
+from jtop_roof.roofline.inference import BoardObservation, Inference, infer, one_mode
 from jtop_roof.roofline.measured import Probe
 
 HOW_TO_ADD = ("pass --device ID (`jroof-tui devices` lists them) or add the board under `devices:` in "
@@ -27,22 +31,43 @@ HOW_TO_ADD = ("pass --device ID (`jroof-tui devices` lists them) or add the boar
 DEFAULT_PRECISION = "fp16_tensor"
 #: Engines whose work is not on the GPU roof.
 ACCELERATOR_PREFIXES = ("NVDLA", "DLA", "PVA")
+#: Where a device or a mode came from: the user's flag or config, the source's own description
+#: (a recording header, nvpmodel, a model string), or the samples (``inference``).
+GIVEN, RECORDED, INFERRED = "given", "recorded", "inferred"
+#: How far throttles can be told: against the mode's caps (or the device's own reasons), only
+#: against maximum clocks (a low clock is then information, ``mode_cap``), or not at all.
+FULL, LIMITED, OFF = "full", "limited", "off"
 
 
 @dataclass(frozen=True, slots=True)
 class Board:
     """The device and mode of a stream; ``problem`` says why there is no device (then no roof),
-    ``mode_note`` why the mode's caps are not known (the device's maxima are used)."""
+    ``mode_note`` why the mode's caps are not known (the device's maxima are used). ``mode`` may
+    be known without ``device`` where the inference left several modules with the same mode and
+    caps (``candidates``)."""
 
     device: Device | None
     mode: PowerMode | None
     problem: str | None = None
     mode_note: str | None = None
+    device_source: str | None = None
+    power_mode_source: str | None = None
+    #: Device ids the inference could not tell apart (empty when the device is known).
+    candidates: tuple[str, ...] = ()
+    #: ``FULL``, ``LIMITED`` or ``OFF``, and why, in words.
+    throttle_detection: str = OFF
+    throttle_detection_note: str = ""
 
     @property
     def mode_name(self) -> str | None:
         """The nvpmodel name, as every JSON output gives ``power_mode`` (or None)."""
         return None if self.mode is None else self.mode.name
+
+    @property
+    def open_to_inference(self) -> bool:
+        """Whether the flags and the description left the device, or a Jetson's mode, unnamed:
+        then what the samples show may tell it (``resolve_board``'s ``observed``)."""
+        return self.power_mode_source is None and (self.device is None or bool(self.device.power_modes))
 
 
 def resolve_board(
@@ -52,53 +77,119 @@ def resolve_board(
     device_id: str | None = None,
     power_mode: str | None = None,
     ram_total_mb: float | None = None,
+    observed: BoardObservation | None = None,
 ) -> Board:
     """See the module docstring. ``ram_total_mb`` (a sample's) tells 32 from 64 GB where the model
-    string does not."""
+    string does not; ``observed``: what the stream's samples showed, for what nothing says."""
+    board = _resolve(info, db, device_id, power_mode, ram_total_mb, observed)
+    level, note = throttle_detection(board, info)
+    return replace(board, throttle_detection=level, throttle_detection_note=note)
+
+
+def _resolve(info: SourceInfo, db: Mapping[str, Device], device_id: str | None, power_mode: str | None,
+             ram_total_mb: float | None, observed: BoardObservation | None) -> Board:
     header_device = info.header.get("device")
     chosen = device_id or (header_device if isinstance(header_device, str) else None)
     if chosen is not None:
         device = db.get(chosen)
         if device is None:
             return Board(None, None, f"unknown device {chosen[:40]!r}: {HOW_TO_ADD}")
-    else:
-        names = [text for text in (_text(info.header.get("gpu")), info.model) if text]
-        if not names:
-            return Board(None, None, f"the source does not name its device: {HOW_TO_ADD}")
-        found: tuple[Device, ...] = ()
-        for name in names:
-            found = match_devices(db, name, ram_total_mb)
-            if found:
-                break
-        if len(found) != 1:
-            what = f"{names[-1][:60]!r}"
-            if found:
-                ids = ", ".join(d.id for d in found)
-                return Board(None, None, f"{what} could be {ids}: pass --device ID")
-            return Board(None, None, f"{what} is not in the device database: {HOW_TO_ADD}")
-        device = found[0]
-    return _with_mode(device, power_mode, info)
+        return _with_mode(device, GIVEN if device_id else RECORDED, power_mode, info, observed)
+    names = [text for text in (_text(info.header.get("gpu")), info.model) if text]
+    found: tuple[Device, ...] = ()
+    for name in names:
+        found = match_devices(db, name, ram_total_mb)
+        if found:
+            break
+    if len(found) == 1:
+        return _with_mode(found[0], RECORDED, power_mode, info, observed)
+    if names and not found:
+        return Board(None, None, f"{names[-1][:60]!r} is not in the device database: {HOW_TO_ADD}")
+    if observed is not None and observed.samples:
+        inference = infer(observed, found or db.values())
+        return _inferred_device(inference, [db[i] for i in inference.devices if i in db], power_mode, info,
+                                observed)
+    if found:
+        ids = ", ".join(d.id for d in found)
+        return Board(None, None, f"{names[-1][:60]!r} could be {ids}: pass --device ID",
+                     candidates=_ids(found))
+    return Board(None, None, f"the source does not name its device: {HOW_TO_ADD}")
+
+
+def _inferred_device(inference: Inference, candidates: Iterable[Device], power_mode: str | None,
+                     info: SourceInfo, observed: BoardObservation) -> Board:
+    """The board the samples point to; a mode inferred (or given) for several modules at once is
+    kept. ``candidates``: the devices the inference kept (``inference.devices``)."""
+    if inference.device is not None:
+        return _with_mode(inference.device, INFERRED, power_mode, info, observed)
+    why = f"inferred from the log: {inference.note}"
+    if not inference.devices:
+        return Board(None, None, f"{why}; {HOW_TO_ADD}")
+    problem = f"{why}; pass --device ID"
+    if power_mode is not None:  # the user's mode, where it is one mode on every candidate
+        found = [(device, find_mode(device, power_mode)) for device in candidates]
+        pairs = [(device, mode) for device, mode in found if mode is not None]
+        given = one_mode(pairs) if len(pairs) == len(found) else None
+        return Board(None, given, problem, power_mode_source=None if given is None else GIVEN,
+                     candidates=inference.devices)
+    source = None if inference.mode is None else INFERRED
+    return Board(None, inference.mode, problem, power_mode_source=source, candidates=inference.devices)
 
 
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
-def _with_mode(device: Device, power_mode: str | None, info: SourceInfo) -> Board:
+def _ids(devices: tuple[Device, ...]) -> tuple[str, ...]:
+    return tuple(device.id for device in devices)
+
+
+def _with_mode(device: Device, device_source: str, power_mode: str | None, info: SourceInfo,
+               observed: BoardObservation | None) -> Board:
     if not device.power_modes:
-        return Board(device, None)  # a dGPU: no nvpmodel modes, its maximum clocks are the roof
+        # a dGPU: no nvpmodel modes, its maximum clocks are the roof
+        return Board(device, None, device_source=device_source)
     wanted: str | int | None = power_mode or info.power_mode
     if wanted is None and info.power_mode_id is not None:
         wanted = info.power_mode_id
     if wanted is None:
-        return Board(device, None, mode_note="power mode unknown: roofs at the device's maximum clocks "
-                     "(--power-mode NAME gives the mode's caps)")
+        return _inferred_mode(device, device_source, observed)
     mode = find_mode(device, wanted)
     if mode is None:
         known = " ".join(m.name for m in device.power_modes)
         return Board(device, None, mode_note=f"power mode {str(wanted)[:30]!r} is not known for {device.id} "
-                     f"(known: {known}); roofs at the device's maximum clocks; add it under `devices:`")
-    return Board(device, mode)
+                     f"(known: {known}); roofs at the device's maximum clocks; add it under `devices:`",
+                     device_source=device_source)
+    return Board(device, mode, device_source=device_source,
+                 power_mode_source=GIVEN if power_mode else RECORDED)
+
+
+def _inferred_mode(device: Device, device_source: str, observed: BoardObservation | None) -> Board:
+    """The mode of a known device that nothing names, from the samples where they tell it."""
+    unknown = ("power mode unknown: roofs at the device's maximum clocks (--power-mode NAME gives the "
+               "mode's caps)")
+    if observed is None or not observed.samples:
+        return Board(device, None, mode_note=unknown, device_source=device_source)
+    inference = infer(observed, (device,))
+    if inference.mode is None:
+        return Board(device, None, mode_note=f"{unknown}; inferred from the log: {inference.note}",
+                     device_source=device_source)
+    return Board(device, inference.mode, device_source=device_source, power_mode_source=INFERRED)
+
+
+def throttle_detection(board: Board, info: SourceInfo) -> tuple[str, str]:
+    """(``FULL``/``LIMITED``/``OFF``, why): what a low clock can be compared with. The detectors
+    use the same caps (``analysis.detectors``): a mode's, else the source's or device's maximum."""
+    if board.mode is not None:
+        return FULL, f"clocks compared with the {board.mode.name} mode's caps ({board.power_mode_source})"
+    device = board.device
+    if device is not None and not device.power_modes:
+        return FULL, "the GPU's own throttle reasons (NVML) decide; it has no power modes"
+    if device is not None or info.max_clocks:
+        return LIMITED, ("power mode unknown: a busy clock below the maximum is shown as mode_cap, a "
+                         "throttle only with a reason (thermal trip, power budget, over-current); "
+                         "--power-mode NAME gives full detection")
+    return OFF, "device and power mode unknown: no clock cap to compare with (--device ID --power-mode NAME)"
 
 
 @dataclass(frozen=True, slots=True)

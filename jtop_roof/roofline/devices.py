@@ -28,7 +28,8 @@ PRECISIONS = ("fp64", "fp32", "fp16_tensor", "bf16_tensor", "int8_tensor")
 NUMERIC_FIELDS = ("memory_gb", "sms", "max_gpu_mhz", "bus_width_bits", "max_emc_mhz", "emc_data_rate_factor")
 
 _ENTRY_KEYS = frozenset(
-    {"name", "memory_type", "flop_per_clk_per_sm", "match", "power_modes", "sources", *NUMERIC_FIELDS}
+    {"name", "memory_type", "flop_per_clk_per_sm", "match", "rails", "power_modes", "sources",
+     *NUMERIC_FIELDS}
 )
 _MODE_KEYS = frozenset(
     {
@@ -87,6 +88,9 @@ class Device:
     #: Bytes per bus byte per EMC clock: bandwidth = bus bytes x factor x EMC Hz.
     emc_data_rate_factor: float | None = None
     match: tuple[str, ...] = ()
+    #: The power rails tegrastats prints for this module (its on-module monitor), every JetPack's
+    #: names: a plain log's rails tell the module family (``roofline.inference``).
+    rails: tuple[str, ...] = ()
     power_modes: tuple[PowerMode, ...] = ()
     sources: tuple[Source, ...] = ()
     #: "packaged", "config" or "packaged+config": where the entry's values came from.
@@ -96,6 +100,12 @@ class Device:
     def has_super_modes(self) -> bool:
         """Whether the entry carries the JetPack 6.2 "Super" modes (MAXN_SUPER)."""
         return any("SUPER" in mode.name.upper() for mode in self.power_modes)
+
+    @property
+    def cpu_cores(self) -> int | None:
+        """The module's CPU cores: the most any of its modes puts online (None without modes)."""
+        counts = [mode.cpu_cores_online for mode in self.power_modes if mode.cpu_cores_online is not None]
+        return max(counts) if counts else None
 
 
 def _short(value: object) -> str:
@@ -228,6 +238,7 @@ def _device(device_id: str, raw: Mapping[str, Any], where: str, origin: str) -> 
         max_emc_mhz=_opt_number(where, raw, "max_emc_mhz"),
         emc_data_rate_factor=_opt_number(where, raw, "emc_data_rate_factor"),
         match=_strings(where, "match", raw.get("match") or []),
+        rails=_strings(where, "rails", raw.get("rails") or []),
         power_modes=modes,
         sources=tuple(_source(f"{where}: sources[{i}]", s) for i, s in enumerate(sources_raw)),
         origin=origin,
@@ -303,7 +314,7 @@ def _specificity(pattern: str) -> int:
     return len(pattern.replace("*", "").replace("?", ""))
 
 
-def _ram_fits(device: Device, ram_total_mb: float) -> bool:
+def ram_fits(device: Device, ram_total_mb: float) -> bool:
     """Whether a RAM total seen by the OS fits the module size (the OS sees 80-100% of it)."""
     if device.memory_gb is None:
         return False
@@ -328,7 +339,7 @@ def match_devices(
         if hits:
             scored.append((max(hits), device))
     if ram_total_mb is not None:
-        fitting = [(score, device) for score, device in scored if _ram_fits(device, ram_total_mb)]
+        fitting = [(score, device) for score, device in scored if ram_fits(device, ram_total_mb)]
         scored = fitting or scored
     if not scored:
         return ()

@@ -21,6 +21,7 @@ from typing import Any
 from jtop_roof.formats.userfiles import YamlError, load_yaml, read_small_file, shown
 from jtop_roof.model.errors import UserError
 from jtop_roof.model.settings import MAX_SPEED, MIN_SPEED, DetectorSettings, Thresholds
+from jtop_roof.sources.power import DEFAULT_POWER_HZ, MAX_POWER_HZ
 
 SOURCES = ("auto", "tegrastats", "host", "demo")
 REPORT_FORMATS = ("md", "json", "csv")  # jroof-tui report --format
@@ -89,6 +90,12 @@ class Config:
     trtexec: str | None = None
     #: Seconds added to trtexec's stamps (``--trtexec-offset``), for clocks that disagree.
     trtexec_offset: float = 0.0
+    #: When a replayed log without stamps started (``--log-start``), to place ``trtexec`` on it.
+    log_start: str | None = None
+    #: Where the board's sysfs is (``--sysfs-root``): every sysfs read goes under it.
+    sysfs_root: str = "/"
+    #: The power sampler's rate (``--power-hz``): the board's monitors, NVML and RAPL between samples.
+    power_hz: float = DEFAULT_POWER_HZ
 
 
 # Environment variables that override file values (strings, converted like file values).
@@ -177,7 +184,8 @@ def _convert(key: str, value: Any) -> Any:
         if not parts:
             raise ConfigError("config key 'tegrastats_command': must not be empty")
         return tuple(parts)
-    if key in ("tz", "record", "device", "power_mode", "probe", "workload", "trtexec", "prometheus"):
+    if key in ("tz", "record", "device", "power_mode", "probe", "workload", "trtexec", "prometheus",
+               "log_start"):
         return _expect_str(key, value, allow_none=True)
     if key == "devices":
         if not isinstance(value, dict):
@@ -193,6 +201,20 @@ def _convert(key: str, value: Any) -> Any:
         return _expect_str(key, value)
     if key == "trtexec_offset":
         return _expect_number(key, value, minimum=-86400.0, maximum=86400.0)
+    if key == "sysfs_root":
+        root = _expect_str(key, value)
+        if not root or not os.path.isdir(root):
+            raise ConfigError(f"config key 'sysfs_root': not a directory: {shown(root)}")
+        return root
+    if key == "power_hz":
+        try:
+            hz = _expect_number(key, value, minimum=0.0, maximum=MAX_POWER_HZ)
+        except ConfigError:
+            hz = 0.0  # said below, with the bounds as they are: above 0
+        if hz <= 0:
+            raise ConfigError(f"config key 'power_hz': expected a rate above 0 and at most "
+                              f"{_plain_number(MAX_POWER_HZ)} Hz, got {shown(value)}")
+        return hz
     if key == "speed":
         return _expect_number(key, value, minimum=MIN_SPEED, maximum=MAX_SPEED)
     if key in ("follow", "anonymize"):

@@ -19,19 +19,21 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from datetime import tzinfo
+from itertools import chain, islice
 
 from jtop_roof.analysis.detectors import ThrottleDetector
 from jtop_roof.analysis.ledger import EnergyLedger
 from jtop_roof.analysis.pipeline import Detector, Pipeline, RecordingSink, build_ledger
 from jtop_roof.formats.recorder import Recorder
-from jtop_roof.formats.trtexec import TrtexecError, kept_output, read_trtexec, trtexec_records
+from jtop_roof.model.errors import UserError
 from jtop_roof.model.info import SourceInfo
-from jtop_roof.model.records import Marker, Record, Work
+from jtop_roof.model.records import Event, Marker, Record, Work
 from jtop_roof.model.settings import DetectorSettings
-from jtop_roof.model.timeline import parse_tz
+from jtop_roof.roofline.board import resolve_board
 from jtop_roof.roofline.devices import load_devices
+from jtop_roof.roofline.inference import BoardObservation, BoardObserver, observe
 from jtop_roof.runtime.config import Config
+from jtop_roof.runtime.inputs import trtexec_extras
 from jtop_roof.sources.base import ReplayControls, Source
 from jtop_roof.sources.replay import ReplaySource
 
@@ -64,6 +66,49 @@ def build_pipeline(
         device_id=config.device, power_mode=config.power_mode,
         replayed=replayed, clock=clock, wall_clock=wall_clock,
     )
+
+
+#: Records a plain log's board is first inferred from, before they play (``play_whole``).
+FIRST_LOOK = 2000
+
+
+def play_whole(make: Callable[[], Pipeline], records: Callable[[], Iterable[Record]]
+               ) -> tuple[Pipeline, list[Event]]:
+    """A whole stream (``records()``) through a pipeline (``make()``) and the pump to its end, with
+    the events its detectors made. Where nothing names the board or its mode (a plain log), its
+    first ``FIRST_LOOK`` records infer it before they play and the rest are observed as they play;
+    only if the whole stream shows another board than its start is it played again, through a
+    fresh pipeline that knows the whole's board from its first sample: every sample is judged
+    against the board the whole file shows, while the stream is read once in the usual case."""
+    pipeline = make()
+    if not pipeline.board.open_to_inference:
+        return pipeline, _played(pipeline, records())
+    stream = iter(records())
+    observer = BoardObserver()
+    first = list(islice(stream, FIRST_LOOK))
+    for record in first:
+        observer.add(record)
+    pipeline.observe_board(observer.observation())
+    events = _played(pipeline, chain(first, _observed(stream, observer)))
+    guessed = pipeline.board
+    pipeline.observe_board(whole := observer.observation())
+    if pipeline.board == guessed:
+        return pipeline, events
+    fresh = make()
+    fresh.observe_board(whole)
+    return fresh, _played(fresh, records())
+
+
+def _played(pipeline: Pipeline, records: Iterable[Record]) -> list[Event]:
+    found: list[Event] = []
+    pump(records, pipeline.sink, lambda record: found.extend(pipeline.ingest(record)))
+    return found + pipeline.finish()
+
+
+def _observed(records: Iterator[Record], observer: BoardObserver) -> Iterator[Record]:
+    for record in records:
+        observer.add(record)
+        yield record
 
 
 def pump(
@@ -111,6 +156,12 @@ class Described:
     ledger_builder: LedgerBuilder | None = None
     ledger: EnergyLedger | Future[EnergyLedger] | None = None
     extras: tuple[Marker | Work, ...] = ()
+    #: What a replayed file's first samples show of a board nothing names (``observe_board``),
+    #: and what the whole file shows, once the ledger's read of it is done.
+    observed: BoardObservation | None = None
+    #: Inputs beside the stream used only in part, or not at all (trtexec's output), and why.
+    notes: tuple[str, ...] = ()
+    observed_later: Future[BoardObservation] | None = None
 
 
 class Runtime:
@@ -129,35 +180,59 @@ class Runtime:
                                        recorder=recorder, replayed=self.controls is not None,
                                        clock=clock, wall_clock=wall_clock)
         self._whole_file = whole_file
+        #: trtexec's records not yet written to the recording (``pump`` writes them in stream order).
+        self._unwritten: list[Marker | Work] = []
 
     def describe(self) -> Described:
         """The source's description, a whole replayed file's ledger and trtexec's records (in the
-        source's thread: it may run commands and read files). A ``--trtexec`` that cannot be read
-        raises TrtexecError; a kept one that cannot is left out (the run still counts)."""
+        source's thread: it may run commands and read files). trtexec's output that cannot be read
+        or placed is left out with a note (the commands refused the user's ``--trtexec`` before
+        they started: ``inputs.trtexec_extras``)."""
         try:
             info = self.source.describe()
         except Exception as exc:  # noqa: BLE001 - a description is optional
             info = SourceInfo(self.source.kind, hints=(f"source description failed: {exc}",))
         build = self._ledger_builder() if self._whole_file else None
-        return Described(info, build, None if build is None else read_ahead(build),
-                         tuple(self._trtexec_extras()))
+        extras, notes = self._trtexec_extras()
+        observed, later = self._observed_board(info) if build is not None else (None, None)
+        return Described(info, build, None if build is None else read_ahead(self._first_read(build, later)),
+                         extras, observed, notes, later)
 
     def apply(self, described: Described) -> None:
         """Give the pipeline what ``describe`` found (in the pipeline's thread)."""
         pipeline = self.pipeline
         pipeline.describe(described.info)
+        if described.observed is not None:
+            pipeline.observe_board(described.observed, described.observed_later)
         if described.ledger_builder is not None:
             pipeline.load_ledger(described.ledger_builder, described.ledger)
         if described.extras:
             pipeline.add_extras(described.extras)
+            self._unwritten = sorted(described.extras, key=lambda extra: extra.t_mono or 0.0)
 
     def pump(self, deliver: Callable[[Record], object] | None = None, *,
              stopped: Callable[[], bool] = lambda: False,
              write_failed: Callable[[OSError], bool] = lambda _: False,
              lock: AbstractContextManager[object] = _NO_LOCK) -> Record | None:
-        """Run the source through ``pump`` into ``deliver`` (default: this pipeline's ``ingest``)."""
-        return pump(self.source.records(), self.pipeline.sink, deliver or self.pipeline.ingest,
+        """Run the source through ``pump`` into ``deliver`` (default: this pipeline's ``ingest``);
+        trtexec's records, which the pipeline has already (``apply``), go into the recording too."""
+        records = self.source.records()
+        if self._unwritten:
+            records = _writing(self._unwritten, records, self.pipeline.sink)
+        return pump(records, self.pipeline.sink, deliver or self.pipeline.ingest,
                     stopped=stopped, write_failed=write_failed, lock=lock)
+
+    def _observed_board(self, info: SourceInfo
+                        ) -> tuple[BoardObservation | None, Future[BoardObservation] | None]:
+        """Where nothing names a replayed file's board: what its first ``FIRST_LOOK`` records show
+        (read now: the replay starts after), and the Future of what the whole file shows (the
+        ledger's read of the whole file observes it too)."""
+        config = self.config
+        board = resolve_board(info, load_devices(config.devices), device_id=config.device,
+                              power_mode=config.power_mode)
+        if not (board.open_to_inference and isinstance(self.source, ReplaySource)):
+            return None, None
+        return observe(islice(self.source.index.scan(), FIRST_LOOK)), Future()
 
     def _ledger_builder(self) -> LedgerBuilder | None:
         source = self.source
@@ -166,38 +241,43 @@ class Runtime:
         index, interval_s = source.index, source.interval_s
         return lambda markers: build_ledger(_offering(index.scan()), interval_s, markers)
 
-    def _trtexec_extras(self) -> list[Marker | Work]:
-        """``--trtexec`` (else the output ``run`` kept beside the file): its phases and iterations
-        placed on the replayed file's stream."""
+    def _first_read(self, build: LedgerBuilder, observed: Future[BoardObservation] | None
+                    ) -> Callable[[], EnergyLedger]:
+        """The whole file's first read: its ledger, and what it shows of its board (``observed``)
+        on the way, so that the file is read once for both."""
         source = self.source
-        if not isinstance(source, ReplaySource):
-            return []
-        kept = None if self.config.trtexec is not None else kept_output(source.path)
-        trtexec = self.config.trtexec or kept
-        if trtexec is None or not len(source.index):
-            return []
-        index = source.index
-        wall = index.wall_at(0, index.mono(0))
-        if wall is None:
-            return []  # a log without stamps: nothing to place trtexec's stamps against
+        if observed is None or not isinstance(source, ReplaySource):
+            return lambda: build(())
+        index, interval_s = source.index, source.interval_s
+
+        def read() -> EnergyLedger:
+            observer = BoardObserver()
+            ledger = build_ledger(_offering(_observed(index.scan(), observer)), interval_s, ())
+            observed.set_result(observer.observation())
+            return ledger
+
+        return read
+
+    def _trtexec_extras(self) -> tuple[tuple[Marker | Work, ...], tuple[str, ...]]:
+        """trtexec's records on the replayed file's stream and the note on them, or none and why
+        (e.g. the output ``run`` kept stopped before its summary: the replay goes on without it)."""
         try:
-            run = read_trtexec(trtexec, _tz(self.config), self.config.trtexec_offset)
-        except TrtexecError:
-            if kept is None:
-                raise  # the user's --trtexec was checked before the screen started
-            return []  # e.g. trtexec stopped before its summary: the replay goes on without it
-        return trtexec_records(run, wall - index.mono(0))
+            extras, note = trtexec_extras(self.source, self.config)
+        except UserError as exc:
+            return (), (f"trtexec's output is not used: {exc}",)
+        return tuple(extras), () if note is None else (note,)
 
 
-def read_ahead(build: LedgerBuilder, wait_s: float = LEDGER_WAIT_S) -> EnergyLedger | Future[EnergyLedger]:
-    """A whole file's ledger, read in a thread of its own: the ledger when it is done within
-    ``wait_s`` (its error raised, as a read here would), else the Future of it, so the replay's
-    first records do not wait for a day-long file to be read."""
+def read_ahead(build: Callable[[], EnergyLedger], wait_s: float = LEDGER_WAIT_S
+               ) -> EnergyLedger | Future[EnergyLedger]:
+    """A whole file's ledger (``build()``), read in a thread of its own: the ledger when it is
+    done within ``wait_s`` (its error raised, as a read here would), else the Future of it, so
+    the replay's first records do not wait for a day-long file to be read."""
     future: Future[EnergyLedger] = Future()
 
     def read() -> None:
         try:
-            future.set_result(build(()))
+            future.set_result(build())
         except BaseException as exc:  # noqa: BLE001 - handed to whoever takes the result
             future.set_exception(exc)
 
@@ -218,5 +298,27 @@ def _offering(records: Iterator[Record], every: int = 32) -> Iterator[Record]:
         yield record
 
 
-def _tz(config: Config) -> tzinfo:
-    return parse_tz(config.tz)
+def _writing(extras: list[Marker | Work], records: Iterator[Record], sink: RecordingSink) -> Iterator[Record]:
+    """``records``, with ``extras`` (taken from the list as written) written to the recording in
+    stream order, as ``trtexec.with_trtexec`` places them: a phase start before the first record at
+    its time, the timed window's end and work after the records at theirs. A write that fails is
+    left to the next record's write, which fails the same way and is said by ``pump``."""
+    try:
+        for record in records:
+            while extras and record.t_mono is not None and _due(extras[0], record.t_mono):
+                try:
+                    sink.write(extras.pop(0), from_stream=False)
+                except OSError:
+                    pass
+            yield record
+        while extras:
+            sink.write(extras.pop(0), from_stream=False)
+    finally:
+        close = getattr(records, "close", None)
+        if close is not None:
+            close()
+
+
+def _due(extra: Marker | Work, t_mono: float) -> bool:
+    at = extra.t_mono or 0.0
+    return at <= t_mono if isinstance(extra, Marker) and extra.kind == "phase_start" else at < t_mono

@@ -122,16 +122,24 @@ def _tegrastats(request: SourceRequest) -> Source:
             f"cannot run {' '.join(config.tegrastats_command)!r}: not found on PATH "
             "(use --source host or --source demo on a machine without tegrastats)"
         )
+    from jtop_roof.sources.power import PoweredSource, board_meters
     from jtop_roof.sources.tegrastats import TegrastatsSource
 
-    return TegrastatsSource(list(config.tegrastats_command), config.interval_ms,
-                            backoff=config.restart_backoff_s)
+    root = config.sysfs_root
+    source = TegrastatsSource(list(config.tegrastats_command), config.interval_ms,
+                              backoff=config.restart_backoff_s, sysfs_root=root)
+    return PoweredSource(source, lambda: board_meters(root), config.power_hz, root=root,
+                         fallback="energy comes from tegrastats' rails at its interval")
 
 
 def _host(request: SourceRequest) -> Source:
     from jtop_roof.sources.host import HostSource
+    from jtop_roof.sources.power import PoweredSource
 
-    return HostSource(request.config.interval_ms)
+    config = request.config
+    source = HostSource(config.interval_ms)
+    return PoweredSource(source, lambda: source.power_meters(config.sysfs_root), config.power_hz,
+                         root=config.sysfs_root, fallback="power comes from the samples at their interval")
 
 
 #: Every kind of source by name: a new source is a module under ``sources/`` and one line here

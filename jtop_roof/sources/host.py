@@ -6,6 +6,8 @@ utilisation, the nearest thing to EMC load), ``rails["NVML_GPU"]`` (``nvmlDevice
 GPU board's power, averaged over about 1 s on Ampere and newer; not the machine's input power, so
 the model never counts it as total power),
 ``temps_c["gpu"]`` and ``throttle_reasons`` (NVML clock-event reasons, research/roofline.md 3.4).
+``power_meters`` gives what the power sampler reads between samples (``sources.power``): NVML's
+total-energy counters and instantaneous power, and the CPU's RAPL counters.
 GPU ``i`` > 0 appears as engine ``GPU<i>``, rail ``NVML_GPU<i>``, temperature ``gpu<i>`` and reasons
 prefixed ``GPU<i>:``. Anything a machine does not report is ``None``; an NVML that is missing or
 fails to start leaves every GPU field ``None``.
@@ -13,8 +15,10 @@ fails to start leaves every GPU field ``None``.
 
 from __future__ import annotations
 
+import os
 import platform
 import socket
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,6 +27,7 @@ from typing import Any
 
 import psutil as psutil_module
 
+from jtop_roof.model.extras import install_hint
 from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.records import (
     DEVICE_ONLY_RAIL_PREFIX,
@@ -36,7 +41,8 @@ from jtop_roof.model.records import (
     Sample,
 )
 from jtop_roof.sources.base import Source
-from jtop_roof.sources.sysfs import unique_name
+from jtop_roof.sources.power import MeterSet, board_meters, read_value
+from jtop_roof.sources.sysfs import open_regular_file, read_int, read_text, unique_name
 
 _MIB = 1024 * 1024
 
@@ -134,7 +140,7 @@ class HostSource(Source):
                 nvml = pynvml
             except ImportError:
                 nvml = False
-                self._nvml_problem = "nvidia-ml-py is not installed (pip install 'jroof-tui[nvml]')"
+                self._nvml_problem = f"nvidia-ml-py is not installed ({install_hint('nvml', 'nvidia-ml-py')})"
         elif nvml is False:
             self._nvml_problem = "NVML turned off"
         self._nvml = nvml or None
@@ -258,6 +264,19 @@ class HostSource(Source):
                 return decode_clock_event_reasons(int(mask))
         return None
 
+    # -- power between samples -----------------------------------------------------------------
+
+    def power_meters(self, root: str | Path) -> MeterSet:
+        """What the power sampler reads here: the board's monitors under ``root`` (a Jetson with
+        NVML), each GPU's NVML energy counter and power, and the CPU's RAPL counters."""
+        found = board_meters(root)
+        handles = self._gpu_handles()
+        if handles and self._nvml is not None:
+            meter = NvmlMeter(self._nvml, handles)
+            if meter.gpus:
+                found += MeterSet((meter,))
+        return found + rapl_meters(root)
+
     # -- identity ------------------------------------------------------------------------------
 
     def describe(self) -> SourceInfo:
@@ -316,3 +335,140 @@ class HostSource(Source):
         if not has_sensors:
             hints.append("No temperature sensors are visible to psutil on this machine.")
         return hints
+
+
+#: ``NVML_FI_DEV_POWER_INSTANT`` (nvml.h): the board's power now, mW (research/power_measurement.md).
+NVML_FI_DEV_POWER_INSTANT = 186
+#: The member of NVML's value union for each ``nvmlValueType_t``.
+_NVML_VALUE_MEMBERS = ("dVal", "uiVal", "ulVal", "ullVal", "sllVal", "siVal", "usVal")
+
+
+class NvmlMeter:
+    """Each GPU's total-energy counter (mJ since the driver loaded) where it has one, and its power
+    for plots: the instantaneous field where the driver offers it, else power usage, which recent
+    GPUs average over about 1 s (the source then says so). Rails and counters are named as the
+    host source's rails (``NVML_GPU``, ``NVML_GPU1``...)."""
+
+    def __init__(self, nvml: Any, handles: list[Any]) -> None:
+        self._nvml = nvml
+        #: (name, handle, has a counter, has the instantaneous field) per GPU that gives either
+        self.gpus: list[tuple[str, Any, bool, bool]] = []
+        for index, handle in enumerate(handles):
+            counter = self._energy_mj(handle) is not None
+            instant = self._instant_mw(handle) is not None
+            usage = _call(getattr(nvml, "nvmlDeviceGetPowerUsage", None), handle)
+            if counter or instant or usage is not None:
+                suffix = "" if index == 0 else str(index)
+                self.gpus.append((f"{DEVICE_ONLY_RAIL_PREFIX}GPU{suffix}", handle, counter, instant))
+        averaged = any(not instant for _, _, _, instant in self.gpus)
+        self.source = "NVML, power averaged over about 1 s" if averaged else "NVML"
+
+    def read(self) -> tuple[dict[str, float], dict[str, float]] | None:
+        rails: dict[str, float] = {}
+        counters: dict[str, float] = {}
+        for name, handle, counter, instant in self.gpus:
+            if counter and (mj := self._energy_mj(handle)) is not None:
+                counters[name] = mj
+            mw = self._instant_mw(handle) if instant else _number(
+                _call(getattr(self._nvml, "nvmlDeviceGetPowerUsage", None), handle))
+            if mw is not None:
+                rails[name] = mw
+        return (rails, counters) if rails or counters else None
+
+    def close(self) -> None:
+        """NVML is the host source's, shut down when its stream ends."""
+
+    def _energy_mj(self, handle: Any) -> float | None:
+        return _number(_call(getattr(self._nvml, "nvmlDeviceGetTotalEnergyConsumption", None), handle))
+
+    def _instant_mw(self, handle: Any) -> float | None:
+        values = _call(getattr(self._nvml, "nvmlDeviceGetFieldValues", None), handle,
+                       [NVML_FI_DEV_POWER_INSTANT])
+        if not values or getattr(values[0], "nvmlReturn", 1) != 0:
+            return None
+        kind = getattr(values[0], "valueType", None)
+        if not isinstance(kind, int) or not 0 <= kind < len(_NVML_VALUE_MEMBERS):
+            return None
+        return _number(getattr(values[0].value, _NVML_VALUE_MEMBERS[kind], None))
+
+
+def _number(value: Any) -> float | None:
+    """A finite, non-negative reading below 1e18 (NVML's counters are u64 mJ), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if 0 <= value < 1e18 else None
+
+
+#: RAPL's root-only counters (CVE-2020-8694): said once, as a hint.
+RAPL_ROOT_ONLY = ("RAPL energy counters are readable by root only here (since CVE-2020-8694): "
+                  "the CPU's energy is not measured")
+
+
+class RaplMeter:
+    """The CPU's RAPL energy counters (powercap ``energy_uj``, µJ), one per top-level domain
+    (``package-0``, ``psys``...; their sub-domains are inside them), as ``RAPL_<name>`` in mJ,
+    unwrapped: a counter wraps to 0 at ``max_energy_range_uj``."""
+
+    source = "RAPL"
+
+    def __init__(self, zones: list[tuple[str, int, int]]) -> None:
+        """``zones``: (counter name, open ``energy_uj``, its range in µJ)."""
+        self._zones = zones
+        self._last: dict[str, int] = {}
+        self._total_uj: dict[str, float] = {}
+
+    def read(self) -> tuple[dict[str, float], dict[str, float]] | None:
+        counters: dict[str, float] = {}
+        for name, fd, range_uj in self._zones:
+            raw = read_value(fd)
+            if raw is None or not 0 <= raw <= range_uj:
+                continue
+            last = self._last.get(name)
+            step = 0 if last is None else raw - last
+            if step < 0:
+                step += range_uj
+            self._last[name] = raw
+            total = self._total_uj[name] = self._total_uj.get(name, float(raw)) + step
+            counters[name] = total / 1000
+        return ({}, counters) if counters else None
+
+    def close(self) -> None:
+        for _, fd, _ in self._zones:
+            os.close(fd)
+        self._zones = []
+
+
+def rapl_meters(root: str | Path) -> MeterSet:
+    """The RAPL meter of the domains readable under ``root``; where the counters exist but are
+    root-only, that is the problem said."""
+    base = Path(root) / "sys/class/powercap"
+    try:
+        zones = sorted(p for p in base.glob("intel-rapl:*") if p.name.count(":") == 1)[:64]
+    except OSError:
+        return MeterSet()
+    found: list[tuple[str, int, int]] = []
+    seen: set[str] = set()
+    denied = False
+    for zone in zones:
+        range_uj = read_int(zone / "max_energy_range_uj")
+        name = read_text(zone / "name", 64) or zone.name
+        if range_uj is None or range_uj <= 0:
+            continue
+        fd = open_regular_file(zone / "energy_uj")
+        if fd is None or read_value(fd) is None:
+            denied = denied or _root_only(zone / "energy_uj")
+            if fd is not None:
+                os.close(fd)
+            continue
+        found.append((unique_name(f"RAPL_{name}", seen), fd, range_uj))
+    if found:
+        return MeterSet((RaplMeter(found),))
+    return MeterSet(problems=(RAPL_ROOT_ONLY,) if denied else ())
+
+
+def _root_only(path: Path) -> bool:
+    """The file is there but not world-readable (RAPL's ``energy_uj`` is 0400 since the CVE)."""
+    try:
+        return not path.stat().st_mode & stat.S_IROTH
+    except OSError:
+        return False

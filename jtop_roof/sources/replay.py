@@ -37,7 +37,7 @@ from jtop_roof.model.timeline import local_tz_name, max_step_for
 from jtop_roof.sources.base import Source
 from jtop_roof.sources.fileindex import FileIndex
 
-POLL_S = 0.25  # how often a followed file is checked, and the longest single wait
+POLL_S = 0.25  # how often a followed file is checked (a file not followed waits for what is due)
 # Keys of a recording header that describe the old session, not the data: not passed on.
 _SESSION_KEYS = ("type", "schema", "app", "version", "start_wall", "start_mono", "command")
 
@@ -274,22 +274,22 @@ class ReplaySource(Source):
                     if not arrived:
                         arrived = True
                         yield Event("note", "end of replay", None, index.last_mono)
-                    self._idle(POLL_S, generation)
+                    self._idle(None, generation)  # until a seek (or stop)
                 else:
                     return
                 continue
             self._at_end = False
             mono = index.mono(self._next)
             if paused and steps == 0:
-                self._idle(POLL_S, generation)
+                self._idle(POLL_S if self._follow else None, generation)  # a followed file grows
                 continue
             gap = self._long_step(mono)
             if gap is not None:
                 yield gap
             if not paused:
                 wait = self._due(mono) - self._clock()
-                if wait > 0:
-                    self._idle(min(wait, POLL_S), generation)
+                if wait > 0:  # asleep until the record is due (a control wakes it at once)
+                    self._idle(min(wait, POLL_S) if self._follow else wait, generation)
                     continue
             record = self._load(self._next)
             self._next += 1
@@ -366,10 +366,11 @@ class ReplaySource(Source):
             first + self._loop_offset,
         )
 
-    def _idle(self, timeout: float, generation: int) -> None:
-        """Wait up to ``timeout`` s; the default wait ends at once when a control changes."""
+    def _idle(self, timeout: float | None, generation: int) -> None:
+        """Wait up to ``timeout`` s (None: until a control changes or ``stop``); the default wait
+        ends at once when a control changes. An injected ``sleep`` sleeps POLL_S for None."""
         if self._sleep is not None:
-            self._sleep(timeout)
+            self._sleep(POLL_S if timeout is None else timeout)
             return
         with self._cond:
             if self._generation == generation and not self._stopped:

@@ -26,7 +26,9 @@ Paths (research/jetson_specs.md section 3.3 and the nvpmodel confs cited there):
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,13 +49,45 @@ _PLAUSIBLE_MAX_HZ = 20e9
 Runner = Callable[[list[str]], "str | None"]
 
 
-def read_text(path: Path) -> str | None:
-    """File contents stripped of whitespace and NULs; ``None`` when unreadable (permission, EINVAL
-    from a disabled thermal sensor, absent file)."""
+#: The most of one board file read (an nvpmodel conf is tens of kB; a sysfs value a few bytes).
+MAX_FILE_BYTES = 1 << 20
+
+
+def open_regular_file(path: Path | str) -> int | None:
+    """A descriptor of ``path`` when it is a regular file (sysfs and procfs values are), else None:
+    opened without blocking, so a FIFO planted in a tree never waits for a writer, and a device
+    such as ``/dev/zero`` behind a symlink is refused rather than read forever."""
     try:
-        return path.read_bytes().decode("utf-8", "replace").strip().strip("\x00").strip()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except (OSError, ValueError):
         return None
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def read_bounded(path: Path | str, limit: int = MAX_FILE_BYTES) -> bytes | None:
+    """At most ``limit`` bytes of a regular file (``open_regular_file``); None when unreadable."""
+    fd = open_regular_file(path)
+    if fd is None:
+        return None
+    try:
+        return os.read(fd, limit)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def read_text(path: Path, limit: int = MAX_FILE_BYTES) -> str | None:
+    """File contents stripped of whitespace and NULs; ``None`` when unreadable (permission, EINVAL
+    from a disabled thermal sensor, absent file, not a regular file)."""
+    data = read_bounded(path, limit)
+    return None if data is None else data.decode("utf-8", "replace").strip().strip("\x00").strip()
 
 
 #: A board's integer of at most 64 bits, in ASCII decimal or 0x hex. Anything longer is a bad value:

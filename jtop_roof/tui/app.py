@@ -229,6 +229,8 @@ class JroofApp(ReplayTransport, ThemedApp):
     def on_source_described(self, message: SourceDescribed) -> None:
         for text in self.boards.describe(message.stream, message.described):
             self._note(text)
+        for text in message.described.notes:  # an input beside the stream used in part, or not
+            self._note(printable(text))
         self._painter.force()
 
     def on_record_received(self, message: RecordReceived) -> None:

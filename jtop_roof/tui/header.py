@@ -6,6 +6,7 @@ Plain functions of the boards' data; the app puts the lines into its header read
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from jtop_roof.model.metrics import fmt_duration, fmt_speed, printable
@@ -24,34 +25,58 @@ def header_lines(width: int, streams: Sequence[Stream], shown: Stream) -> list[L
 
 
 def header_line(width: int, stream: Stream) -> Line:
-    """Board · power mode · source state · REC file · elapsed · phase; the board name gives way
-    first when the terminal is narrow."""
+    """Board · power mode · source state · THROTTLED reason · REC file · elapsed · phase. When the
+    terminal is narrow, the least needed give way first (``_fit``): the board name, then words
+    are shortened and long names cut; the throttle's reason and the time stay readable."""
     pipeline = stream.pipeline
     info = pipeline.info
     board = info.model or info.host
     if not board and info.file:
         board = Path(info.file).name
-    tail: Line = []
-    if info.power_mode:
-        tail += [SEPARATOR, (printable(info.power_mode, 20), None)]
-    tail += [SEPARATOR, *source_state(stream)]
+    resolved = pipeline.board
+    mode = resolved.mode_name or info.power_mode
     throttled = [e for e in pipeline.active_events() if e.kind == "throttle"]
-    if throttled:
-        first = throttled[0]
-        reason = first.detail.split(" (")[0]
-        tail += [SEPARATOR, ("THROTTLED ", "crit"), (printable(f"{first.unit}: {reason}", 40), "crit")]
     rec = pipeline.sink.path
-    if rec:
-        tail += [SEPARATOR, ("● REC ", "rec"), (printable(Path(rec).name, 32), None)]
-    tail += [SEPARATOR, (elapsed(stream), None)]
     phase = pipeline.current_phase
-    if phase is not None:
-        tail += [SEPARATOR, ("▶ ", "phase"), (printable(phase or "phase", 32), "phase")]
-    line: Line = [("jroof", "title")]
-    if board:
-        room = width - 5 - 3 - sum(len(text) for text, _ in tail)
-        line += [SEPARATOR, (printable(str(board), max(8, min(40, room))), None)]
-    return line + tail
+    for level in range(len(_SHORTER)):
+        short = _SHORTER[level]
+        line: Line = [("jroof", "title")]
+        if board and not short.no_board:
+            line += [SEPARATOR, (printable(str(board), 40), None)]
+        if mode:
+            line += [SEPARATOR, (printable(mode, 20), None)]
+            if resolved.power_mode_source == "inferred":
+                line += [(" inferred" if not short.words else " inf.", "muted")]
+        if resolved.throttle_detection != "full":
+            detection = "throttle detection" if not short.words else "detection"
+            line += [SEPARATOR, (f"{detection} {resolved.throttle_detection}", "muted")]
+        line += [SEPARATOR, *source_state(stream)]
+        if throttled:
+            first = throttled[0]
+            reason = first.detail.split(" (")[0]
+            line += [SEPARATOR, ("THROTTLED ", "crit"), (printable(f"{first.unit}: {reason}", 40), "crit")]
+        if rec:
+            line += [SEPARATOR, ("● REC ", "rec"), (printable(Path(rec).name, short.name_cells), None)]
+        line += [SEPARATOR, (elapsed(stream), None)]
+        if phase is not None:
+            line += [SEPARATOR, ("▶ ", "phase"), (printable(phase or "phase", short.name_cells), "phase")]
+        if sum(len(text) for text, _ in line) <= width:
+            break
+    return line
+
+
+@dataclass(frozen=True, slots=True)
+class _Shorter:
+    """How much a header line gives way to fit: no board name, short words, names cut to so many
+    cells."""
+
+    no_board: bool = False
+    words: bool = False
+    name_cells: int = 32
+
+
+_SHORTER = (_Shorter(), _Shorter(no_board=True), _Shorter(no_board=True, words=True),
+            *(_Shorter(no_board=True, words=True, name_cells=cells) for cells in (12, 8)))
 
 
 def source_state(stream: Stream) -> Line:

@@ -3,11 +3,25 @@
 Every chunk is appended as literal text (never parsed as markup), so names from logs, recordings
 or the user are shown exactly as they are. Colours come from the component classes, which the app's
 TCSS maps to theme variables.
+
+The monitor sets every readout about once a second, so a readout builds its screen lines itself,
+one at a time and only the lines whose text changed, with the styles Textual's own route (``render``:
+a Rich ``Text``, then ``Content``, then strips) gives them, worked out once per component class.
+That route stays for a text selection and for a line with characters wider than one cell.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
+from textual.content import Content
+from textual.geometry import Region, Size
+from textual.strip import Strip
+from textual.style import Style as VisualStyle
 from textual.widget import Widget
 
 #: One chunk: (text, component class suffix or None). Suffixes: see COMPONENT_CLASSES.
@@ -51,6 +65,12 @@ class Readout(Widget):
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._lines: list[Line] = []
+        #: What the styles and strips below were made for: base style, ANSI theme, theme, width.
+        self._styles_key: tuple[Any, ...] | None = None
+        #: A chunk's style by component class suffix, as Textual renders it on this widget.
+        self._chunk_styles: dict[str | None, VisualStyle] = {}
+        #: Each row's line and its strip, as last built.
+        self._strips: dict[int, tuple[Line, Strip]] = {}
 
     @property
     def lines(self) -> list[Line]:
@@ -62,11 +82,87 @@ class Readout(Widget):
         return "\n".join("".join(text for text, _ in line) for line in self._lines)
 
     def set_lines(self, lines: list[Line]) -> None:
+        """Show ``lines``; only the rows that changed are repainted (all of them, with a new
+        layout, when the number of lines changes)."""
         if lines == self._lines:
             return
-        relayout = len(lines) != len(self._lines)
-        self._lines = lines
-        self.refresh(layout=relayout)
+        old, self._lines = self._lines, lines
+        if len(lines) != len(old):
+            self.refresh(layout=True)
+            return
+        width = self.size.width
+        self.refresh(*(Region(0, y, width, 1) for y, line in enumerate(lines) if line != old[y]))
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self._lines)
+
+    def get_content_width(self, container: Size, viewport: Size) -> int:
+        return max((cell_len("".join(text for text, _ in line)) for line in self._lines), default=0)
+
+    def render_line(self, y: int) -> Strip:
+        if self.text_selection is not None or not 0 <= y < len(self._lines):
+            return super().render_line(y)
+        line = self._lines[y]
+        styles = self._styles()
+        kept = self._strips.get(y)
+        if kept is not None and kept[0] == line:
+            return kept[1]
+        strip = self._line_strip(line, y, self.size.width, styles)
+        if strip is None:  # a wide character: Textual's route for this line
+            self._render_content()
+            strip = self._render_cache.lines[y] if y < len(self._render_cache.lines) else Strip([])
+        self._strips[y] = (line, strip)
+        return strip
+
+    def _styles(self) -> dict[str | None, VisualStyle]:
+        """The chunk styles for the current base style, ANSI theme and theme (forgetting the
+        strips built with others, or at another width)."""
+        app = self.app
+        key = (self.visual_style, id(app.ansi_theme), app.theme, self.size.width)
+        if key != self._styles_key:
+            self._styles_key = key
+            self._chunk_styles = {}
+            self._strips = {}
+        return self._chunk_styles
+
+    def _chunk_style(self, suffix: str | None, styles: dict[str | None, VisualStyle]) -> VisualStyle:
+        """What ``render``'s Text, turned into Content by Textual, gives a chunk of this class."""
+        style = styles.get(suffix)
+        if style is None:
+            base = self.visual_style
+            text = Text()
+            text.append("x", self.get_component_rich_style(f"readout--{suffix}") if suffix else None)
+            content = Content.from_rich_text(text, console=self.app.console)
+            ((_, text_style),) = list(content.render(base, end="", parse_style=self._get_style))
+            style = styles[suffix] = base + text_style
+        return style
+
+    def _line_strip(self, line: Line, y: int, width: int,
+                    styles: dict[str | None, VisualStyle]) -> Strip | None:
+        """One line as Textual would render it (cut to ``width`` with an ellipsis); None when it
+        holds a character that is not one cell wide."""
+        runs: list[tuple[str, str | None]] = []
+        for text, suffix in line:
+            if not text:
+                continue
+            styled = suffix is not None and bool(self._chunk_style(suffix, styles).rich_style)
+            key = suffix if styled else None
+            if runs and key is None and runs[-1][1] is None:
+                runs[-1] = (runs[-1][0] + text, None)  # unstyled text is one span of Content
+            else:
+                runs.append((text, key))
+        plain = "".join(text for text, _ in runs)
+        if cell_len(plain) != len(plain):
+            return None
+        if len(plain) > width:
+            runs = _cut(runs, width)
+        segments: list[Segment] = []
+        x = 0
+        for text, suffix in runs:
+            style: Style = self._chunk_style(suffix, styles).rich_style_with_offset(x, y)
+            segments.append(Segment(text, style))
+            x += len(text)
+        return Strip(segments, x)
 
     def render(self) -> Text:
         text = Text(no_wrap=True, overflow="crop", end="")
@@ -76,3 +172,20 @@ class Readout(Widget):
             for chunk, style in line:
                 text.append(chunk, self.get_component_rich_style(f"readout--{style}") if style else None)
         return text
+
+
+def _cut(runs: list[tuple[str, str | None]], width: int) -> list[tuple[str, str | None]]:
+    """``runs`` cut to ``width`` cells, the last one an ellipsis in the style of the text it
+    stands for (Textual's ``text-overflow: ellipsis``)."""
+    if width <= 0:
+        return []
+    out: list[tuple[str, str | None]] = []
+    room = width - 1
+    for text, suffix in runs:
+        if len(text) <= room:
+            out.append((text, suffix))
+            room -= len(text)
+            continue
+        out.append((text[:room] + "…", suffix))  # room 0: the ellipsis is the next run's
+        break
+    return out

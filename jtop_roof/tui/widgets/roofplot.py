@@ -1,7 +1,7 @@
-"""RoofPlot: a log-log roofline drawn with plotext on axes we transform ourselves.
+"""RoofPlot: a log-log roofline drawn as a ``chart.Chart`` on axes we transform ourselves.
 
-plotext's own log scale breaks on redraw, so x is log10(FLOP per byte) and y log10(FLOP/s), with
-ticks at whole decades labelled in plain numbers. The roof at the mode's maximum clocks is dim, the
+x is log10(FLOP per byte) and y log10(FLOP/s), with ticks at whole decades labelled in plain
+numbers. The roof at the mode's maximum clocks is dim, the
 roof at the current clocks bright (its memory slope and compute flat in their own colours), each
 ridge point marked. ``points`` is the place for workload points and their labels; a point with no
 finite positive place is left out, and one more than ``POINT_REACH`` decades off the axes' ridge
@@ -14,13 +14,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from jtop_roof.model.metrics import fmt_si
 from jtop_roof.roofline.board import RoofState
 from jtop_roof.roofline.ceilings import Ceilings
-from jtop_roof.tui.widgets.plotcanvas import CanvasPlot
-from jtop_roof.tui.widgets.timeplot import MARKER, _rgb
+from jtop_roof.tui.widgets.chart import Chart, Label, Line, Rgb
+from jtop_roof.tui.widgets.chartview import ChartView
+from jtop_roof.tui.widgets.timeplot import _rgb
 
 #: x span around the ridge points: this many decades below the lower and above the higher.
 DECADES_BELOW = 2.0
@@ -38,7 +38,7 @@ class RoofPoint:
     label: str
 
 
-class RoofPlot(CanvasPlot):
+class RoofPlot(ChartView):
     """The roofline of one precision; ``draw`` replaces its contents and repaints."""
 
     DEFAULT_CSS = """
@@ -49,12 +49,10 @@ class RoofPlot(CanvasPlot):
     """
 
     def draw(self, state: RoofState, points: Sequence[RoofPoint] = ()) -> None:
-        plt = self.plt
-        plt.clear_figure()
         precision = state.precision
         roofs = [roof for roof in (state.maximum, state.current) if roof is not None]
         if precision is None or not roofs or any(precision not in r.peak_flops_per_s for r in roofs):
-            self.changed()
+            self._show(None)
             return
         ridges = [r.ridge_flop_per_byte[precision] for r in roofs]
         x_lo = math.log10(min(ridges)) - DECADES_BELOW
@@ -66,28 +64,37 @@ class RoofPlot(CanvasPlot):
             x_lo, x_hi = min(x_lo, x - 0.3), max(x_hi, x + 0.3)
         y_lo = min([slope_lo + x_lo, *(y - math.log10(2) for _, y, _ in shown)])
         variables = self.app.theme_variables
+        lines: list[Line] = []
+        labels: list[Label] = []
         if state.maximum is not None:
-            _roof(plt, state.maximum, precision, x_lo, x_hi, _rgb(variables.get("roof-max")), None)
+            lines += _roof(state.maximum, precision, x_lo, x_hi, _rgb(variables.get("roof-max")), None)
         if state.measured is not None:  # labelled as measured, beside the datasheet's
-            _roof(plt, state.measured, precision, x_lo, x_hi, _rgb(variables.get("plot-4")), None)
-            plt.text("measured", x_hi, math.log10(state.measured.peak_flops_per_s[precision]),
-                     color=_rgb(variables.get("plot-4")), alignment="right")
+            measured = _rgb(variables.get("plot-4"))
+            lines += _roof(state.measured, precision, x_lo, x_hi, measured, None)
+            labels.append(Label(x_hi, math.log10(state.measured.peak_flops_per_s[precision]), "measured",
+                                measured, align="right"))
         if state.current is not None:
-            _roof(plt, state.current, precision, x_lo, x_hi, _rgb(variables.get("roof-memory")),
-                  _rgb(variables.get("roof-compute")))
+            lines += _roof(state.current, precision, x_lo, x_hi, _rgb(variables.get("roof-memory")),
+                           _rgb(variables.get("roof-compute")))
+        point_colour = _rgb(variables.get("plot-3"))
         for x, y, label in shown:
-            plt.scatter([x], [y], marker="●", color=_rgb(variables.get("plot-3")))
+            lines.append(Line([x], [y], point_colour, marker="●"))
             column = (x_hi - x_lo) / max(20, self.size.width)
             if x < x_lo + 0.6 * (x_hi - x_lo):  # the label beside the dot, on the side with room
-                plt.text(label, x + column, y, color=_rgb(variables.get("plot-3")), alignment="left")
+                labels.append(Label(x + column, y, label, point_colour))
             else:
-                plt.text(label, x - column, y, color=_rgb(variables.get("plot-3")), alignment="right")
-        plt.xlim(x_lo, x_hi)
-        plt.ylim(y_lo, y_hi)
-        plt.xticks(*_decades(x_lo, x_hi, fmt_si))
-        plt.yticks(*_decades(y_lo, y_hi, fmt_si))
-        plt.xlabel("FLOP/byte")
-        self.changed()
+                labels.append(Label(x - column, y, label, point_colour, align="right"))
+        self._show(Chart(
+            x_range=(x_lo, x_hi),
+            left_range=(y_lo, y_hi),
+            left_ticks=_decades(y_lo, y_hi, fmt_si),
+            x_ticks=_decades(x_lo, x_hi, fmt_si),
+            lines=lines,
+            labels=labels,
+            x_label="FLOP/byte",
+            ink=_rgb(variables.get("foreground")),
+            canvas=_rgb(variables.get("surface")),
+        ))
 
 
 def _placed(points: Sequence[RoofPoint], x_span: tuple[float, float],
@@ -101,15 +108,14 @@ def _placed(points: Sequence[RoofPoint], x_span: tuple[float, float],
             if 0 < p.intensity < math.inf and 0 < p.flops_per_s < math.inf]
 
 
-def _roof(plt: Any, roof: Ceilings, precision: str, x_lo: float, x_hi: float,
-          slope: tuple[int, int, int] | None, flat: tuple[int, int, int] | None) -> None:
+def _roof(roof: Ceilings, precision: str, x_lo: float, x_hi: float, slope: Rgb, flat: Rgb) -> list[Line]:
     """One roof: the memory slope up to the ridge, then the compute flat, and the ridge marked."""
     bandwidth, peak = roof.bandwidth_bytes_per_s, roof.peak_flops_per_s[precision]
     ridge = math.log10(roof.ridge_flop_per_byte[precision])
     top = math.log10(peak)
-    plt.plot([x_lo, ridge], [math.log10(bandwidth) + x_lo, top], marker=MARKER, color=slope)
-    plt.plot([ridge, x_hi], [top, top], marker=MARKER, color=flat or slope)
-    plt.scatter([ridge], [top], marker="◆", color=flat or slope)
+    return [Line([x_lo, ridge], [math.log10(bandwidth) + x_lo, top], slope),
+            Line([ridge, x_hi], [top, top], flat or slope),
+            Line([ridge], [top], flat or slope, marker="◆")]
 
 
 def _decades(low: float, high: float, label: Callable[[float], str]) -> tuple[list[float], list[str]]:

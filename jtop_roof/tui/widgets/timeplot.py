@@ -1,9 +1,10 @@
-"""TimePlot: a plotext chart of history series against a labelled time axis.
+"""TimePlot: a chart of history series against a labelled time axis (``chart.render_chart``).
 
 x is seconds relative to the newest sample (0 = the right edge). The axis is labelled in seconds
 ago (live) or in wall-clock time (replay, when the log has stamps). Data is averaged down to about
-one point per column before plotting, so any window (30 s ... all of history) costs the same to
-draw. Phase boundaries are vertical lines labelled with the phase name.
+one point per column when the plot is drawn, so any window (30 s ... all of history) costs the same
+to draw. Phase boundaries are vertical lines labelled with the phase name.
+
 """
 
 from __future__ import annotations
@@ -18,13 +19,11 @@ from textual.color import Color, ColorParseError
 
 from jtop_roof.analysis.history import History, PhaseMark
 from jtop_roof.model.metrics import ago_ticks, clock_ticks, nice_ticks, printable
-from jtop_roof.tui.widgets.plotcanvas import CanvasPlot
+from jtop_roof.tui.widgets.chart import Chart, Label, Line, Rgb
+from jtop_roof.tui.widgets.chartview import ChartView
 
 #: Characters of a phase label drawn on a plot.
 PHASE_LABEL_CHARS = 12
-#: Quadrant blocks: 2x2 dots per cell, drawn by any terminal font, and about 4x cheaper to build
-#: than braille in plotext.
-MARKER = "hd"
 #: A step between points this many times the typical one is a hole in the data.
 GAP_FACTOR = 3.0
 
@@ -49,7 +48,7 @@ class Axis:
     min_high: float | None = None
 
 
-class TimePlot(CanvasPlot):
+class TimePlot(ChartView):
     """A time-series plot fed from ``History``; ``draw`` replaces its contents and repaints."""
 
     DEFAULT_CSS = """
@@ -72,12 +71,10 @@ class TimePlot(CanvasPlot):
         bands: Sequence[tuple[float, float]] = (),
     ) -> None:
         """``bands``: (start, end) stream times of clock events, drawn as a bar along the top."""
-        plt = self.plt
-        plt.clear_figure()
         width = max(10, self.size.width)
         t_to = history.last_t_mono
         if t_to is None:
-            self.changed()
+            self._show(None)
             return
         oldest = history.times(0, 1)
         span = window_s if window_s is not None else max(t_to - float(oldest[0]), 1.0)
@@ -85,48 +82,51 @@ class TimePlot(CanvasPlot):
         t_from = t_to - span
         buckets = max(8, width - 6)
         variables = self.app.theme_variables
+        lines: list[Line] = []
         data: dict[bool, list[float]] = {False: [], True: []}
-        for line in series:
-            times, values = history.series(line.key, t_from, t_to, buckets)
+        for item in series:
+            times, values = history.series(item.key, t_from, t_to, buckets)
             if not len(times):
                 continue
             xs = times - t_to
-            ys = values * line.scale
-            colour = _rgb(variables.get(line.colour))
+            ys = values * item.scale
+            colour = _rgb(variables.get(item.colour))
             for seg_x, seg_y in _segments(xs, ys):
-                plt.plot(seg_x, seg_y, marker=MARKER, color=colour, yside="right" if line.right else "left")
-                data[line.right].extend(seg_y)
+                lines.append(Line(seg_x, seg_y, colour, right=item.right))
+                data[item.right].extend(seg_y)
         max_y_ticks = max(2, min(5, self.size.height // 2))
         low, high = _limits(data[False], left)
-        plt.ylim(low, high)
-        plt.yticks(*nice_ticks(low, high, max_y_ticks))
+        right_range = right_ticks = None
         if data[True]:
-            r_low, r_high = _limits(data[True], right)
-            plt.ylim(r_low, r_high, yside="right")  # type: ignore[arg-type]  # plotext's hints are wrong
-            plt.yticks(*nice_ticks(r_low, r_high, max_y_ticks), yside="right")  # type: ignore[arg-type]
-        plt.xlim(-span, 0)
+            right_range = _limits(data[True], right)
+            right_ticks = nice_ticks(*right_range, max_y_ticks)
         max_ticks = max(2, width // 11)
         wall_now = history.last_t_wall if wall_axis else None
         if wall_now is not None:
-            xs_ticks, labels = clock_ticks(span, max_ticks, wall_now, tz)
+            x_ticks = clock_ticks(span, max_ticks, wall_now, tz)
         else:
-            xs_ticks, labels = ago_ticks(span, max_ticks)
-        plt.xticks(xs_ticks, labels)
-        band_colour = _rgb(variables.get("throttle-band"))
-        for start, end in bands:
-            if end >= t_from and start <= t_to:
-                xs_band = [max(start, t_from) - t_to, min(end, t_to) - t_to]
-                plt.plot(xs_band, [high, high], marker="█", color=band_colour)
-        phase_colour = _rgb(variables.get("phase-marker"))
-        canvas = _rgb(variables.get("surface"))
+            x_ticks = ago_ticks(span, max_ticks)
         marks = history.markers_between(t_from, t_to)
-        for mark in marks:
-            plt.vline(mark.t_mono - t_to, color=phase_colour)
         columns_per_s = max(1, width - 10) / span
-        for x, label in _phase_labels(marks, t_to, columns_per_s):
-            plt.text(label, x, high, color=phase_colour, background=canvas, alignment="left")
-        self.changed()
-
+        phase_colour = _rgb(variables.get("phase-marker"))
+        phase_labels = _phase_labels(marks, t_to, columns_per_s)
+        self._show(Chart(
+            x_range=(-span, 0.0),
+            left_range=(low, high),
+            left_ticks=nice_ticks(low, high, max_y_ticks),
+            x_ticks=x_ticks,
+            lines=lines,
+            right_range=right_range,
+            right_ticks=right_ticks,
+            bands=[(max(start, t_from) - t_to, min(end, t_to) - t_to) for start, end in bands
+                   if end >= t_from and start <= t_to],
+            band_colour=_rgb(variables.get("throttle-band")),
+            vlines=[mark.t_mono - t_to for mark in marks],
+            marker_colour=phase_colour,
+            labels=[Label(x, high, text, phase_colour) for x, text in phase_labels],
+            ink=_rgb(variables.get("foreground")),
+            canvas=_rgb(variables.get("surface")),
+        ))
 
 def _phase_labels(marks: list[PhaseMark], t_to: float, columns_per_s: float) -> list[tuple[float, str]]:
     """Names of phase starts, each cut to the room before the next boundary (or the right edge),
@@ -180,7 +180,7 @@ def _limits(values: list[float], axis: Axis) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def _rgb(value: str | None) -> tuple[int, int, int] | None:
+def _rgb(value: str | None) -> Rgb:
     if value is None:
         return None
     try:

@@ -1,0 +1,209 @@
+"""Energy between exact edges: the integral of one power stream over a span's own bounds.
+
+A *channel* is one stream of readings of one kind from one source: tegrastats' (or the host's)
+rails in the samples, a ``PowerReading`` stream's rails (instantaneous mW), or its energy counters
+(cumulative mJ). A span (the run, a phase) has edges in stream time: a phase's are its markers'
+times, never the samples next to them. Each channel integrates every step between two of its
+readings over the part of the step inside the span:
+
+* readings (mW): power is taken as linear between readings, so the part of a step inside the span is
+  the trapezoid of the power interpolated at the part's ends (the whole step: the plain trapezoid);
+* counters (mJ): the energy is the counter's difference, interpolated linearly at the edges.
+
+A step across a break (``broken``), longer than the channel's ``max_step_s`` or where a counter went
+backwards (a reset, a wrap) is not integrated: inside a span it is counted as a gap; across an edge
+it moves the span's bound to the first (or last) reading observed inside it. ``Coverage`` keeps,
+for one channel and one span, the bounds integrated over and the joules: a span's bounds are its
+energy channel's, so ``mean = energy ÷ (end - start)`` holds exactly.
+
+Nothing here imports Textual.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from jtop_roof.model.codec import MAX_NAMED
+from jtop_roof.model.records import power_plan
+from jtop_roof.model.timeline import max_step_for
+
+#: A channel's kinds: instantaneous power in mW, or a cumulative energy counter in mJ.
+POWER, COUNTER = "power", "counter"
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """One reading of a channel: its values (mW or mJ) by rail, and their total (``total_power``'s
+    rule: the input rail, else the sum of the module rails; None when nothing measures the board)."""
+
+    t: float
+    wall: float | None
+    values: Mapping[str, float]
+    total: float | None
+
+    def wall_at(self, t: float) -> float | None:
+        """The wall time of stream time ``t`` near this reading (both clocks run alike between
+        readings)."""
+        return None if self.wall is None else self.wall + (t - self.t)
+
+
+def finite(values: Mapping[str, float]) -> dict[str, float]:
+    """The values without the non-finite ones (a NaN would poison every sum after it)."""
+    if math.isfinite(sum(values.values())):
+        return dict(values)
+    return {name: value for name, value in values.items() if math.isfinite(value)}
+
+
+def point(t: float, wall: float | None, values: Mapping[str, float]) -> Point:
+    """A reading with its total (``total_power``'s rule, over its finite values)."""
+    kept = finite(values)
+    plan = power_plan(tuple(kept)) if kept else None
+    total = None
+    if plan is not None:
+        readings = list(kept.values())
+        total = math.fsum(readings[place] for place in plan.places)
+    return Point(t, wall, kept, total)
+
+
+@dataclass(slots=True)
+class Coverage:
+    """What one channel measured of one span: the bounds it integrated over (None before its first
+    reading there), the joules in total (None: no total) and by rail, and the gaps inside."""
+
+    start: float | None = None
+    end: float | None = None
+    start_wall: float | None = None
+    total_j: float | None = None
+    rails_j: dict[str, float] = field(default_factory=dict)
+    gaps: int = 0
+    end_near: Point | None = None  # the reading next to ``end`` (its wall time is worked out when asked)
+
+    @property
+    def end_wall(self) -> float | None:
+        return None if self.end is None or self.end_near is None else self.end_near.wall_at(self.end)
+
+    def reach(self, t: float, near: Point, values: Point) -> None:
+        """Extend the bounds to ``t`` (the first call opens them there); ``values`` names the rails
+        (and the total) measured, each from 0 J until a step adds to it."""
+        if self.start is None:
+            self.start, self.start_wall = t, near.wall_at(t)
+        self.end, self.end_near = t, near
+        if values.total is not None and self.total_j is None:
+            self.total_j = 0.0
+        rails_j = self.rails_j
+        if len(rails_j) != len(values.values):
+            for name in values.values:
+                if name not in rails_j and len(rails_j) < MAX_NAMED:  # hostile streams stay bounded
+                    rails_j[name] = 0.0
+
+
+class Channel:
+    """One stream of readings (see the module doc): its last reading, and whether a break came
+    since. ``name`` is what measured it (``tegrastats``, ``INA3221 hwmon``, ``NVML``)."""
+
+    def __init__(self, name: str, kind: str, period_s: float, *, of_samples: bool = False) -> None:
+        self.name = name
+        self.kind = kind
+        self.period_s = period_s
+        self.of_samples = of_samples  # the samples' own rails (tegrastats, the host's NVML)
+        self.max_step_s = max_step_for(period_s)
+        self.last: Point | None = None
+        self.broken = False
+
+    @property
+    def rank(self) -> tuple[int, float]:
+        """Lower is finer: an energy counter first, then readings by their period."""
+        return (0 if self.kind == COUNTER else 1, self.period_s)
+
+    def label(self, total_source: str | None, rails: Mapping[str, float]) -> str:
+        """What measured a span's energy: "NVML energy counter", "INA3221 hwmon, 50 Hz",
+        "tegrastats VDD_IN, 1000 ms" (the rail, or the sum, the total came from)."""
+        if self.kind == COUNTER:  # "NVML, power averaged over about 1 s": its power is, not its counter
+            return f"{self.name.split(',')[0]} energy counter"
+        if self.of_samples:  # named by the rail and the interval
+            what = total_source or "+".join(sorted(rails)[:3]) + ("+…" if len(rails) > 3 else "")
+            return f"{self.name} {what}, {self.period_s * 1000:.0f} ms"
+        return f"{self.name}, {1 / self.period_s:.3g} Hz"
+
+    def total_source(self) -> str | None:
+        """The rail (or ``sum(...)``) the total of this channel's last reading came from."""
+        last = self.last
+        plan = None if last is None or not last.values else power_plan(tuple(last.values))
+        return None if plan is None else plan.source
+
+    def bad_step(self, before: Point, after: Point) -> bool:
+        """Not integrated: across a break, too long, or a counter that went backwards."""
+        if self.broken or after.t - before.t > self.max_step_s:
+            return True
+        if self.kind == COUNTER:
+            return any(value < before.values.get(name, value) for name, value in after.values.items())
+        return False
+
+
+class Step:
+    """One step of a channel, between two of its readings, shared among the spans it overlaps: its
+    energy over the whole step is worked out once."""
+
+    __slots__ = ("kind", "before", "after", "bad", "_whole")
+
+    def __init__(self, channel: Channel, before: Point, after: Point) -> None:
+        self.kind = channel.kind
+        self.before, self.after = before, after
+        self.bad = channel.bad_step(before, after)
+        self._whole: tuple[float | None, dict[str, float]] | None = None
+
+    def joules(self, lo: float, hi: float) -> tuple[float | None, dict[str, float]]:
+        """Joules in total (None without a total at both ends) and by rail (rails read at both
+        ends) over ``[lo, hi]`` inside the step."""
+        a, b = self.before.t, self.after.t
+        if lo == a and hi == b:
+            if self._whole is None:
+                self._whole = self._joules(0.0, 1.0, b - a)
+            return self._whole
+        return self._joules((lo - a) / (b - a), (hi - a) / (b - a), hi - lo)
+
+    def _joules(self, u_lo: float, u_hi: float, seconds: float) -> tuple[float | None, dict[str, float]]:
+        """Over the fraction ``u_lo``..``u_hi`` of the step (``seconds`` long): a counter's
+        difference, or the trapezoid of the power interpolated at both ends."""
+        counter = self.kind == COUNTER
+        share, mean = u_hi - u_lo, (u_lo + u_hi) * 0.5
+
+        def joules(x: float, y: float) -> float:
+            if counter:
+                return (y - x) * share * 1e-3
+            return (x + (y - x) * mean) * seconds * 1e-3
+
+        before, after = self.before, self.after
+        total = None
+        if before.total is not None and after.total is not None:
+            total = joules(before.total, after.total)
+        earlier = before.values
+        return total, {name: joules(earlier[name], y) for name, y in after.values.items() if name in earlier}
+
+    def add_to(self, coverage: Coverage, start: float, end: float) -> None:
+        """Add the part of the step inside ``[start, end]`` to ``coverage``."""
+        before, after = self.before, self.after
+        lo, hi = max(before.t, start), min(after.t, end)
+        if hi < lo:
+            return
+        if self.bad:
+            if before.t >= start and after.t <= end:  # inside the span: a gap of it
+                coverage.gaps += 1
+                coverage.reach(before.t, before, before)
+                coverage.reach(after.t, after, after)
+            elif after.t <= end:  # it leads into the span: the span is observed from its next reading
+                coverage.reach(after.t, after, after)
+            return
+        if coverage.start is None:
+            coverage.reach(lo, before if lo == before.t else after, after)
+        coverage.reach(hi, after if hi == after.t else before, after)
+        total, rails = self.joules(lo, hi)
+        if total is not None and coverage.total_j is not None:
+            coverage.total_j += total
+        rails_j = coverage.rails_j
+        for name, joules in rails.items():
+            kept = rails_j.get(name)
+            if kept is not None:
+                rails_j[name] = kept + joules

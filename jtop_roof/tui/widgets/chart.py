@@ -1,0 +1,290 @@
+"""A time chart laid out as runs of text per screen row, without a plotting library.
+
+The monitor redraws its plots about once a second; plotext built a full cell matrix (and a figure
+object) per drawing, which cost more than everything else the monitor does. Here a chart is a
+``Chart`` (what to draw, in data units) turned into rows of ``(text, colour)`` runs for a size:
+lines become 2x2 quadrant-block dots (numpy does the per-point work), and only the cells that hold
+something are visited, so a drawing costs about as much as the points it shows. The look is
+plotext's: a frame with ticks, y labels left (and right, for a second axis), time labels below,
+phase boundaries as vertical lines with their names along the top, clock events as a bar.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Quadrant blocks by dot bits: 1 upper left, 2 upper right, 4 lower left, 8 lower right.
+QUADRANTS = " ▘▝▀▖▌▞▛▗▚▐▜▄▙▟█"
+#: An RGB colour; None: the terminal's default.
+Rgb = tuple[int, int, int] | None
+#: One run of a row: its text, its foreground and its background.
+Run = tuple[str, Rgb, Rgb]
+
+
+@dataclass(frozen=True)
+class Line:
+    """(x, y) points in the chart's units: a polyline of quadrant dots, or with ``marker`` one
+    character per point (a scatter)."""
+
+    xs: Sequence[float]
+    ys: Sequence[float]
+    colour: Rgb
+    right: bool = False
+    marker: str | None = None
+
+
+@dataclass(frozen=True)
+class Label:
+    """Text at (x, y) on the left axis's scale, starting there (``left``), ending there
+    (``right``); cut at the plot area's edges."""
+
+    x: float
+    y: float
+    text: str
+    colour: Rgb
+    align: str = "left"
+
+
+@dataclass(frozen=True)
+class Chart:
+    """Everything a time chart shows, in data units (x: seconds relative to the newest sample)."""
+
+    x_range: tuple[float, float]
+    left_range: tuple[float, float]
+    left_ticks: tuple[Sequence[float], Sequence[str]]
+    x_ticks: tuple[Sequence[float], Sequence[str]]
+    lines: Sequence[Line] = ()
+    right_range: tuple[float, float] | None = None
+    right_ticks: tuple[Sequence[float], Sequence[str]] | None = None
+    #: (x from, x to) spans drawn as a bar along the top row.
+    bands: Sequence[tuple[float, float]] = ()
+    band_colour: Rgb = None
+    #: x of vertical lines (phase boundaries), in ``marker_colour``, and text drawn over all.
+    vlines: Sequence[float] = ()
+    marker_colour: Rgb = None
+    labels: Sequence[Label] = ()
+    #: The x axis's name, centred under its tick labels.
+    x_label: str | None = None
+    #: Frame and tick labels, and the canvas behind everything.
+    ink: Rgb = None
+    canvas: Rgb = None
+
+
+def render_chart(chart: Chart, width: int, height: int) -> list[list[Run]]:
+    """The chart as ``height`` rows of runs, each row ``width`` cells wide (all characters are
+    one cell). Too small for a frame: blank rows."""
+    ink, canvas = chart.ink, chart.canvas
+    left_labels = _labels(chart.left_ticks[1])
+    right = chart.right_ticks is not None and chart.right_range is not None
+    right_labels = _labels(chart.right_ticks[1]) if chart.right_ticks is not None and right else []
+    left_w = max((len(t) for t in left_labels), default=0)
+    right_w = max((len(t) for t in right_labels), default=0)
+    plot_w = width - left_w - right_w - 2
+    plot_h = height - 3 - (1 if chart.x_label else 0)
+    if plot_w < 2 or plot_h < 1:
+        return [[(" " * width, ink, canvas)] for _ in range(max(height, 0))]
+    area = _Area(plot_w, plot_h)
+    x_lo, x_hi = chart.x_range
+    to_col = _scale(x_lo, x_hi, plot_w)
+    vline_cols = sorted({c for c in (to_col(x) for x in chart.vlines) if 0 <= c < plot_w})
+    for col in vline_cols:
+        area.column(col, "│", chart.marker_colour)
+    for line in chart.lines:
+        y_range = chart.right_range if line.right and chart.right_range is not None else chart.left_range
+        if line.marker is None:
+            area.dots(line, chart.x_range, y_range)
+        else:
+            area.marks(line, to_col, _scale(*y_range, plot_h))
+    band_row: dict[int, Rgb] = {}
+    for start, end in chart.bands:
+        first, last = max(to_col(start), 0), min(to_col(end), plot_w - 1)
+        for col in range(first, last + 1):
+            band_row[col] = chart.band_colour
+    area.put_row(0, {col: ("█", colour) for col, colour in band_row.items()})
+    to_row = _scale(*chart.left_range, plot_h)
+    for note in chart.labels:
+        col = to_col(note.x) - (len(note.text) - 1 if note.align == "right" else 0)
+        row = plot_h - 1 - to_row(note.y)
+        if 0 <= row < plot_h:
+            area.put_row(row, {col + i: (ch, note.colour) for i, ch in enumerate(note.text)})
+    left_rows = _tick_rows(chart.left_ticks[0], left_labels, chart.left_range, plot_h)
+    right_rows = (_tick_rows(chart.right_ticks[0], right_labels, chart.right_range, plot_h)
+                  if right and chart.right_ticks is not None and chart.right_range is not None else {})
+    rows: list[list[Run]] = [_frame_row("┌", "┐", "┬", vline_cols, plot_w, left_w, right_w, chart)]
+    for row in range(plot_h):
+        label = left_rows.get(row)
+        runs: list[Run] = [((label or "").rjust(left_w) + ("┤" if label is not None else "│"), ink, canvas)]
+        runs += area.runs(row, ink, canvas)
+        r_label = right_rows.get(row)
+        r_edge = "├" if r_label is not None else "│"
+        runs.append((r_edge + (r_label or "").ljust(right_w), ink, canvas))
+        rows.append(runs)
+    tick_cols = [to_col(x) for x in chart.x_ticks[0]]
+    rows.append(_frame_row("└", "┘", "┴", vline_cols, plot_w, left_w, right_w, chart,
+                           ticks=[c for c in tick_cols if 0 <= c < plot_w]))
+    rows.append([(_x_labels(tick_cols, chart.x_ticks[1], plot_w, left_w + 1, width), ink, canvas)])
+    if chart.x_label:
+        centre = left_w + 1 + plot_w // 2 - len(chart.x_label) // 2
+        rows.append([((" " * max(centre, 0) + chart.x_label).ljust(width)[:width], ink, canvas)])
+    return [_merge(row) for row in rows[:height]]
+
+
+class _Area:
+    """The plot area's cells that hold something, row by row (most cells are blank)."""
+
+    def __init__(self, width: int, height: int) -> None:
+        self.width, self.height = width, height
+        self.cells: list[dict[int, tuple[str, Rgb]]] = [{} for _ in range(height)]
+
+    def column(self, col: int, char: str, colour: Rgb) -> None:
+        for cells in self.cells:
+            cells[col] = (char, colour)
+
+    def marks(self, line: Line, to_col: Callable[[float], int], to_row: Callable[[float], int]) -> None:
+        """One ``line.marker`` per point, in the cell it falls in."""
+        for x, y in zip(line.xs, line.ys, strict=True):
+            if math.isfinite(x) and math.isfinite(y):
+                col, row = to_col(x), self.height - 1 - to_row(y)
+                if 0 <= col < self.width and 0 <= row < self.height:
+                    self.cells[row][col] = (line.marker or "•", line.colour)
+
+    def put_row(self, row: int, cells: dict[int, tuple[str, Rgb]]) -> None:
+        self.cells[row].update({c: v for c, v in cells.items() if 0 <= c < self.width})
+
+    def dots(self, line: Line, x_range: tuple[float, float], y_range: tuple[float, float]) -> None:
+        """The line's points joined by straight runs of dots; dots off the area are left out.
+        A cell a later line touches shows that line's dots in its colour."""
+        xs = np.asarray(line.xs, dtype=np.float64)
+        ys = np.asarray(line.ys, dtype=np.float64)
+        keep = np.isfinite(xs) & np.isfinite(ys)
+        xs, ys = xs[keep], ys[keep]
+        if not len(xs):
+            return
+        sub_w, sub_h = 2 * self.width, 2 * self.height
+        # dots counted from the bottom left, as plotext does (rounding half up, joining points
+        # by truncating its steps), so that the lines look the same
+        px = _place(xs, x_range, sub_w)
+        py = _place(ys, y_range, sub_h)
+        if len(px) > 1:
+            dx, dy = np.diff(px), np.diff(py)
+            steps = np.maximum(np.abs(dx), np.abs(dy)) + 1
+            segment = np.repeat(np.arange(len(steps)), steps)
+            k = np.arange(int(steps.sum())) - np.repeat(np.cumsum(steps) - steps, steps)
+            last = np.maximum(steps - 1, 1)[segment]  # k * (d / last), not k * d / last: plotext's dots
+            px = np.floor(px[segment] + k * (dx[segment] / last)).astype(np.int64)
+            py = np.floor(py[segment] + k * (dy[segment] / last)).astype(np.int64)
+        inside = (px >= 0) & (px < sub_w) & (py >= 0) & (py < sub_h)
+        px, py = px[inside], (sub_h - 1) - py[inside]  # rows from the top
+        if not len(px):
+            return
+        codes = np.zeros((self.height, self.width), dtype=np.uint8)
+        np.bitwise_or.at(codes, (py // 2, px // 2), (1 << ((py % 2) * 2 + (px % 2))).astype(np.uint8))
+        rows, cols = np.nonzero(codes)
+        cells = self.cells
+        for row, col, code in zip(rows.tolist(), cols.tolist(), codes[rows, cols].tolist(), strict=True):
+            cells[row][col] = (QUADRANTS[code], line.colour)
+
+    def runs(self, row: int, ink: Rgb, canvas: Rgb) -> list[Run]:
+        """The row's cells, blank ones in ``ink`` (so they join the frame's runs)."""
+        cells = self.cells[row]
+        if not cells:
+            return [(" " * self.width, ink, canvas)]
+        out: list[Run] = []
+        at = 0
+        for col in sorted(cells):
+            if col > at:
+                out.append((" " * (col - at), ink, canvas))
+            char, colour = cells[col]
+            out.append((char, colour, canvas))
+            at = col + 1
+        if at < self.width:
+            out.append((" " * (self.width - at), ink, canvas))
+        return out
+
+
+def _frame_row(left: str, right: str, cross: str, vline_cols: list[int], plot_w: int, left_w: int,
+               right_w: int, chart: Chart, ticks: Sequence[int] = ()) -> list[Run]:
+    """The frame's top or bottom edge: x ticks (bottom) and phase lines cross it."""
+    edge = ["─"] * plot_w
+    for col in ticks:
+        edge[col] = "┬"
+    for col in vline_cols:
+        edge[col] = cross
+    return [(" " * left_w + left + "".join(edge) + right + " " * right_w, chart.ink, chart.canvas)]
+
+
+def _x_labels(cols: Sequence[int], labels: Sequence[str], plot_w: int, offset: int, width: int) -> str:
+    """Time labels centred under their ticks, moved in from the row's ends; one that would touch
+    a label already placed (or run off the row) is left out (plotext's "dynamic" alignment)."""
+    row = [" "] * width
+    for col, label in zip(cols, labels, strict=False):
+        if not 0 <= col < plot_w or not label:
+            continue
+        size, coord = len(label), offset + col
+        first, end = max(coord - size + 1, 0), min(coord + size, width - 1)
+        free = [i for i in range(first, end) if row[i] == " "]
+        low, high = min(free, default=coord - size + 1), max(free, default=coord + size)
+        start = ((high - size + 1) + (low + size) - size) // 2
+        if start < 0 or start + size > width:
+            continue
+        if any(row[i] != " " for i in range(max(start - 1, 0), min(start + size + 1, width))):
+            continue
+        row[start:start + size] = label
+    return "".join(row)
+
+
+def _tick_rows(values: Sequence[float], labels: list[str], y_range: tuple[float, float],
+               plot_h: int) -> dict[int, str]:
+    """The area row of each y tick (top row: the range's high end) with its label."""
+    to_row = _scale(*y_range, plot_h)
+    out: dict[int, str] = {}
+    for value, label in zip(values, labels, strict=False):
+        row = plot_h - 1 - to_row(value)
+        if 0 <= row < plot_h:
+            out[row] = label
+    return out
+
+
+def _labels(labels: Sequence[str]) -> list[str]:
+    return [str(label) for label in labels]
+
+
+def _scale(low: float, high: float, cells: int) -> Callable[[float], int]:
+    """A value in [low, high] to one of ``cells`` cells, counted from ``low`` (half rounds up);
+    a value far outside lands a little beyond them, never at an unbounded index."""
+    span = (high - low) or 1.0
+
+    def to_cell(value: float) -> int:
+        placed = 0.5 + (cells - 1) * (value - low) / span
+        if not math.isfinite(placed):
+            return -1 if not placed > 0 else cells  # NaN and -inf before the first cell, inf after
+        return math.floor(round(min(max(placed, -cells), 2.0 * cells), 8))
+
+    return to_cell
+
+
+def _place(values: np.ndarray, value_range: tuple[float, float], cells: int) -> np.ndarray:
+    """``_scale`` for many values at once, clamped a little beyond the area (a far-off point
+    would otherwise make a huge run of dots)."""
+    low, high = value_range
+    with np.errstate(over="ignore", invalid="ignore"):
+        fraction = (values - low) / ((high - low) or 1.0)
+        placed = np.floor(np.round(0.5 + (cells - 1) * np.clip(fraction, -1.0, 2.0), 8))
+    return placed.astype(np.int64)
+
+
+def _merge(runs: list[Run]) -> list[Run]:
+    """Neighbouring runs of the same colours as one."""
+    out: list[Run] = []
+    for text, fg, bg in runs:
+        if not text:
+            continue
+        if out and out[-1][1] == fg and out[-1][2] == bg:
+            out[-1] = (out[-1][0] + text, fg, bg)
+        else:
+            out.append((text, fg, bg))
+    return out
