@@ -167,20 +167,20 @@ class Step:
     def _joules(self, u_lo: float, u_hi: float, seconds: float) -> tuple[float | None, dict[str, float]]:
         """Over the fraction ``u_lo``..``u_hi`` of the step (``seconds`` long): a counter's
         difference, or the trapezoid of the power interpolated at both ends."""
-        counter = self.kind == COUNTER
-        share, mean = u_hi - u_lo, (u_lo + u_hi) * 0.5
-
-        def joules(x: float, y: float) -> float:
-            if counter:
-                return (y - x) * share * 1e-3
-            return (x + (y - x) * mean) * seconds * 1e-3
-
         before, after = self.before, self.after
+        earlier = before.values
+        if self.kind == COUNTER:  # (y - x) * share mJ
+            scale, mean = (u_hi - u_lo) * 1e-3, 1.0
+            base = 0.0
+        else:  # (x + (y - x) * mean) * seconds mJ: the power interpolated at the middle
+            scale, mean = seconds * 1e-3, (u_lo + u_hi) * 0.5
+            base = 1.0
         total = None
         if before.total is not None and after.total is not None:
-            total = joules(before.total, after.total)
-        earlier = before.values
-        return total, {name: joules(earlier[name], y) for name, y in after.values.items() if name in earlier}
+            x = before.total
+            total = (base * x + (after.total - x) * mean) * scale
+        return total, {name: (base * earlier[name] + (y - earlier[name]) * mean) * scale
+                       for name, y in after.values.items() if name in earlier}
 
     def add_to(self, coverage: Coverage, start: float, end: float) -> None:
         """Add the part of the step inside ``[start, end]`` to ``coverage``."""

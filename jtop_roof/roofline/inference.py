@@ -72,23 +72,34 @@ class BoardObserver:
         if not isinstance(record, Sample) or not record.is_sample:
             return
         self._samples += 1
-        if record.ram is not None:
-            self._ram = max(self._ram or 0.0, record.ram.total_mb)
-        self._rails.update(record.rails)
-        if record.cpus:
-            online = [core for core in record.cpus if core is not None]
-            self._cpus = max(self._cpus or 0, len(record.cpus))
-            self._online = max(self._online or 0, len(online))
-            self._clock("cpu", max((core.mhz or 0 for core in online), default=0),
-                        max((core.load_pct or 0.0 for core in online), default=0.0))
+        ram = record.ram
+        if ram is not None and (self._ram is None or ram.total_mb > self._ram):
+            self._ram = ram.total_mb
+        if not self._rails.issuperset(record.rails):
+            self._rails.update(record.rails)
+        cpus = record.cpus
+        if cpus:
+            online, top_mhz, top_load = 0, 0, 0.0  # a loop, not max() over generators: every sample
+            for core in cpus:
+                if core is not None:
+                    online += 1
+                    if core.mhz is not None and core.mhz > top_mhz:
+                        top_mhz = core.mhz
+                    if core.load_pct is not None and core.load_pct > top_load:
+                        top_load = core.load_pct
+            if self._cpus is None or len(cpus) > self._cpus:
+                self._cpus = len(cpus)
+            if self._online is None or online > self._online:
+                self._online = online
+            self._clock("cpu", top_mhz, top_load)
         if record.gpu is not None:
             self._clock("gpu", record.gpu.mhz or 0, record.gpu.load_pct or 0.0)
         if record.emc is not None:
             self._clock("emc", record.emc.mhz or 0, record.emc.load_pct or 0.0)
 
     def _clock(self, unit: str, mhz: float, load_pct: float) -> None:
-        if mhz > 0:
-            self._max[unit] = max(self._max.get(unit, 0.0), float(mhz))
+        if mhz > self._max.get(unit, 0.0):
+            self._max[unit] = float(mhz)
         if load_pct >= SATURATED_PCT:
             self._saturated[unit] = self._saturated.get(unit, 0) + 1
 
