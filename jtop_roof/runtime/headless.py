@@ -64,9 +64,10 @@ def run_headless(
     pipeline = runtime.pipeline
     lock = threading.Lock()  # the marker listener's thread and this loop share the pipeline
 
-    def on_marker(kind: str, name: str | None, origin: str = "script") -> None:
+    def on_marker(kind: str, name: str | None, origin: str = "script",
+                  at: tuple[float | None, float | None] | None = None) -> None:
         with lock:
-            _, error = pipeline.mark(kind, name, origin, *pipeline.now())
+            _, error = pipeline.mark(kind, name, origin, *(at or pipeline.now()))
         if error is not None:
             _say(f"jroof-tui: cannot write {recorder.path}: {error.strerror or error}")
 
@@ -95,10 +96,14 @@ def run_headless(
         # code in the main thread, and its stop() may need a lock that code holds.
         stop_requested.set()
 
+    stopped_at: list[tuple[float | None, float | None]] = []  # when the stop came (the workload's end)
+
     def stop_source_when_asked() -> None:
         # Event.wait overflows past threading.TIMEOUT_MAX: a huge duration is "no limit".
         limit = None if duration_s is None else min(duration_s, threading.TIMEOUT_MAX)
         stop_requested.wait(limit)
+        with lock:
+            stopped_at.append(pipeline.now())
         source.stop()
 
     if install_signal_handlers:
@@ -128,7 +133,8 @@ def run_headless(
         stop_requested.set()
         stopper.join()
         if command_phase is not None and pipeline.ledger.current_phase == command_phase:
-            on_marker("phase_end", None, COMMAND_ORIGIN)  # the command ended: so did its phase
+            # the command ended: so did its phase, then (not when the source has stopped)
+            on_marker("phase_end", None, COMMAND_ORIGIN, stopped_at[0] if stopped_at else None)
         try:
             with lock:
                 pipeline.finish()  # detector events still open close at the last sample
