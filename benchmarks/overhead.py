@@ -25,6 +25,10 @@ the pipeline's ingest of it; then headless ``record --source host`` for ``--seco
 ``--sysfs-root`` without monitors (no sampler), with the fake tree at the default rate, and at
 50 Hz, CPU from /proc as above. Target: the sampler adds <= 0.3 % of one core at the default rate.
 
+Part "processes" (``--part processes``) measures the process sampler: CPU per reading of this
+machine's /proc, read, recorded and ingested, and the share of a core that makes at its period.
+Target: <= 0.1 % of one core.
+
 Part 2, in a fresh process, ingests 24 h of 1 Hz samples into the app's history, draws every pane
 zoomed to "all", and reports the ingest cost per sample, the time of that redraw, and the RSS.
 Target: <= 150 MB.
@@ -264,11 +268,40 @@ def power_run(seconds: float, jroof: Path = JROOF) -> None:
                   f"{100 * cpu / wall:.2f} % of one core (process and children, /proc)")
 
 
+def processes_run(readings: int = 200) -> None:
+    """The process sampler's CPU per reading of this machine's /proc (read, recorded, ingested), and
+    what it adds to headless record at its period (``--part processes``)."""
+    from jtop_roof.formats.recorder import Recorder
+    from jtop_roof.model.info import SourceInfo
+    from jtop_roof.runtime.runtime import build_pipeline
+    from jtop_roof.sources.processes import PROCESS_PERIOD_S, ProcessSampler
+
+    sampler = ProcessSampler()
+    sampler.read_once()
+    count = len([name for name in os.listdir("/proc") if name.isdigit()])
+    start = time.process_time()
+    taken = [sampler.read_once() for _ in range(readings)]
+    read_ms = (time.process_time() - start) / readings * 1e3
+    pipeline = build_pipeline(BENCH_CONFIG, SourceInfo("host"))
+    with tempfile.TemporaryDirectory() as tmp, Recorder(Path(tmp) / "r.jsonl", {"tz": "UTC"}) as recorder:
+        start = time.process_time()
+        for reading in taken:
+            recorder.write(reading)
+            pipeline.ingest(reading)
+        rest_ms = (time.process_time() - start) / readings * 1e3
+    per_reading_ms = read_ms + rest_ms
+    print(f"process sampler, {count} processes: read {read_ms:.2f} ms, recorded and ingested "
+          f"{rest_ms:.2f} ms "
+          f"of CPU per reading; every {PROCESS_PERIOD_S:g} s: {per_reading_ms / 10 / PROCESS_PERIOD_S:.3f} % "
+          f"of one core ({per_reading_ms / count * 1e3:.0f} us per process)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0, help="length of the measured live run")
     parser.add_argument("--size", default="120x40", help="terminal size, e.g. 120x40")
-    parser.add_argument("--part", choices=("all", "live", "tmux", "record", "power", "day"), default="all")
+    parser.add_argument("--part", choices=("all", "live", "tmux", "record", "power", "processes", "day"),
+                        default="all")
     parser.add_argument("--tmux", action="store_true", help="also run the real jroof-tui in tmux (part all)")
     parser.add_argument("--jroof", type=Path, default=JROOF,
                         help="the jroof-tui to run in tmux and record (e.g. another tree's, to compare)")
@@ -282,6 +315,8 @@ def main() -> int:
         record_run(args.seconds, args.jroof)
     if args.part in ("all", "power"):
         power_run(args.seconds, args.jroof)
+    if args.part in ("all", "processes"):
+        processes_run()
     if args.part in ("all", "day"):
         if args.part == "all":
             # A fresh process, so the RSS is that of a day of history and not of part 1 as well.

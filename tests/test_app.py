@@ -31,6 +31,7 @@ from jtop_roof.model.settings import Thresholds
 from jtop_roof.runtime.session import HOST_HINT
 from jtop_roof.sources.replay import ReplaySource
 from jtop_roof.tui.app import JroofApp
+from jtop_roof.tui.messages import NOTICE_CHARS, short_notice
 from jtop_roof.tui.panes import CpuPane, EventsPane, GpuPane, MemoryPane, PowerPane, TempPane
 from jtop_roof.tui.view import View
 from jtop_roof.tui.widgets import HelpScreen, PhaseNameScreen
@@ -92,7 +93,7 @@ async def test_readouts_draw_the_same_strips_as_textuals_own_route(tmp_path):
     from jtop_roof.tui.widgets import Readout
 
     app = replay_app(tmp_path, device="orin-nano-8gb-super", power_mode="MAXN_SUPER")
-    async with app.run_test(size=(120, 40)) as pilot:  # the roofline's long lines are cut here
+    async with app.run_test(size=(120, 40)) as pilot:
         await park_replay(pilot, app)
         cut = 0
         for _ in range(2):
@@ -100,6 +101,9 @@ async def test_readouts_draw_the_same_strips_as_textuals_own_route(tmp_path):
             await pilot.pause()
             readouts = [r for r in app.query(Readout) if r.size.area]
             assert len(readouts) >= 8
+            # The panes wrap their long lines now: one line longer than any pane, to be cut.
+            readouts[0].set_lines([*readouts[0].lines, [("a line wider than the pane " * 8, "label")]])
+            await pilot.pause()
             for readout in readouts:
                 direct = [readout.render_line(y) for y in range(len(readout.lines))]
                 Widget._render_content(readout)  # through render(): Text, Content, strips
@@ -378,7 +382,8 @@ async def test_focus_key_shows_one_pane_at_a_time(tmp_path):
         assert app.focused_pane == "cpu"
         assert app.query_one("#cpu").region.height > 30
         assert app.query_one("#gpu").region.area == 0
-        for expected in ("gpu", "memory", "power", "temps", "engines", "roofline", "events", None):
+        order = ("gpu", "memory", "power", "temps", "engines", "processes", "roofline", "events", None)
+        for expected in order:
             await pilot.press("f")
             assert app.focused_pane == expected
         await pilot.pause()
@@ -424,8 +429,9 @@ async def test_80x24_replay_footer_shows_seek_and_fits(tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         await park_replay(pilot, app)  # inside a phase: "e end" is shown too
         shown = {b.binding.id for b in app.screen.active_bindings.values() if b.binding.show}
-        assert {"seek-back", "seek-forward", "speed-up", "end-phase", "focus", "help", "quit"} <= shown
-        assert "theme" not in shown
+        assert {"seek-back", "seek-forward", "speed-up", "end-phase", "precision", "focus", "help",
+                "quit"} <= shown
+        assert "theme" not in shown and "name-phase" not in shown  # still keys, in help
         footer = app.screen.query_one(Footer)
         assert max(child.region.right for child in footer.query("*")) <= 80
         await pilot.press("t")  # out of the footer, still a key
@@ -562,8 +568,10 @@ async def test_why_this_source_was_chosen_is_shown_in_the_ui(tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: len(app.history) == 1, "a sample")
         app.redraw_now()
-        assert "--source demo" in app.query_one("#events").readout.plain.replace("\n", " ")
-        assert any("--source demo" in str(n.message) for n in app._notifications)
+        assert "--source demo" in " ".join(app.query_one("#events").readout.plain.split())
+        # the toast is short (the panes stay visible) and points to Events, where all of it is
+        assert [str(n.message) for n in app._notifications] == [short_notice(HOST_HINT)]
+        assert len(short_notice(HOST_HINT)) <= NOTICE_CHARS < len(HOST_HINT)
 
 
 async def test_source_failure_is_reported_and_the_data_stays(tmp_path):
@@ -624,7 +632,7 @@ def test_cpu_pane_copes_with_fourteen_cores_and_offline_ones():
     assert len(lines) == 7  # two columns
     text = "\n".join("".join(t for t, _ in line) for line in lines)
     assert " 2 off" in text and "13 " in text
-    assert pane.title(view) == "CPU · 14 cores · 1 off"
+    assert pane.title(view) == "CPU · 14 cores · 1 off · load %, MHz"  # no room for MHz on each core
     compact = "".join(t for t, _ in pane.compact_lines(view, 80)[0])
     assert compact.count("off") == 1
 
@@ -693,6 +701,19 @@ def test_events_pane_lists_gaps_and_errors():
     assert "00:00:09 source_error tegrastats: exit 1" in text
 
 
+def test_events_pane_shows_the_newest_entry_even_when_it_is_taller_than_the_pane():
+    """A restart's detail can hold a whole traceback: its first rows show, cut with an ellipsis,
+    rather than nothing (the pane keeps 8 rows when not mounted)."""
+    history = History(10)
+    history.append(Sample(t_mono=0.0, t_wall=0.0))
+    history.add_event(Event("source_restart", "tegrastats exited with status 1: " + "Traceback line " * 60,
+                            4.0, 4.0))
+    view = View(history=history, thresholds=Thresholds(), tz=timezone.utc, window_s=60)
+    text = ["".join(t for t, _ in line) for line in EventsPane(id="e").lines(view, 40)]
+    assert len(text) == 8 and text[0].startswith("00:00:04 source_restart")
+    assert text[-1].endswith("…") and all(len(line) <= 40 for line in text)
+
+
 def test_events_pane_builds_only_the_rows_that_fit_and_only_when_the_log_moved():
     history = History(10)
     history.append(Sample(t_mono=0.0, t_wall=0.0))
@@ -741,21 +762,31 @@ def test_temperatures_are_classified_once_per_view(monkeypatch):
 def test_plot_lines_break_at_missing_readings_and_holes_in_time():
     import numpy as np
 
-    from jtop_roof.tui.widgets.timeplot import _segments
+    from jtop_roof.tui.widgets.timeplot import _max_step, _segments
 
     xs = np.array([0.0, 1.0, 2.0, 3.0, 4.0, 10.0, 11.0, 12.0])
     ys = np.array([1.0, 1.0, np.nan, 1.0, 1.0, 1.0, 1.0, 1.0])
-    assert [seg[0] for seg in _segments(xs, ys)] == [[0.0, 1.0], [3.0, 4.0], [10.0, 11.0, 12.0]]
+    runs = [seg[0].tolist() for seg in _segments(xs, ys, _max_step(xs))]
+    assert runs == [[0.0, 1.0], [3.0, 4.0], [10.0, 11.0, 12.0]]
+    ys[:] = np.nan  # nothing to join; and a lone reading is a run of one point
+    assert _segments(xs, ys, _max_step(xs)) == []
+    ys[5] = 2.0
+    assert [(x.tolist(), y.tolist()) for x, y in _segments(xs, ys, _max_step(xs))] == [([10.0], [2.0])]
 
 
-def test_phase_labels_are_cut_to_the_room_before_the_next_boundary():
+def test_phase_labels_are_numbered_with_a_legend_when_a_name_has_no_room():
+    """Names that fit before the next boundary are drawn whole; when one does not, every phase
+    is numbered on the plot and named in the legend (ends are not labelled)."""
     from jtop_roof.analysis.history import PhaseMark
     from jtop_roof.tui.widgets.timeplot import _phase_labels
 
+    roomy = [PhaseMark(0.0, "phase_start", "warmup"), PhaseMark(10.0, "phase_start", "run")]
+    assert _phase_labels(roomy, t_to=20.0, columns_per_s=1.0) == ([(-20.0, "warmup"), (-10.0, "run")], None)
     marks = [PhaseMark(0.0, "phase_start", "warmup-long-name"), PhaseMark(5.0, "phase_start", "b"),
              PhaseMark(5.5, "phase_start", "crowded"), PhaseMark(9.0, "phase_end", None)]
-    labels = _phase_labels(marks, t_to=20.0, columns_per_s=1.0)
-    assert labels == [(-20.0, "war…"), (-14.5, "c…")]  # "b" has no room; ends are not labelled
+    labels, legend = _phase_labels(marks, t_to=20.0, columns_per_s=1.0, width=80)
+    assert labels == [(-20.0, "1"), (-15.0, "2"), (-14.5, "3")]
+    assert legend == "phases: 1 warmup-long-name  2 b  3 crowded"
 
 
 async def test_recording_a_replay_keeps_time_order_across_seeks(tmp_path):
@@ -813,3 +844,60 @@ def test_key_steps_hold_at_their_ends_and_cycles_come_round():
     assert next_zoom(None) == ZOOMS[0] and next_zoom(ZOOMS[-2]) is None and next_zoom(45.0) == 120.0
     assert next_in_cycle(("a", "b"), "b") == "a" and next_in_cycle(("a", "b"), "x") == "a"
     assert next_focus(("a", "b"), None) == "a" and next_focus(("a", "b"), "b") is None
+
+
+async def test_the_monitor_screen_paints_what_textuals_own_update_paints(tmp_path, monkeypatch):
+    """Issue 18: ``MonitorScreen`` renders a partial update from the changed lines only; the
+    terminal ends up with the cells (characters and colours) Textual's own partial update paints,
+    frame after frame (steps, a phase mark, a zoom, a theme). Only cursor moves that paint nothing
+    may differ."""
+    from textual._compositor import Compositor
+
+    from jtop_roof.tui.widgets.screen import LineCompositor, MonitorScreen
+
+    frames: list[tuple[dict[tuple[int, int], tuple[str, str]], dict[tuple[int, int], tuple[str, str]]]] = []
+    ours = LineCompositor.render_partial_update
+
+    def both(self: LineCompositor) -> object:
+        regions = set(self._dirty_regions)
+        update = ours(self)
+        self._dirty_regions.update(regions)
+        stock = Compositor.render_partial_update(self)
+        frames.append((_painted(update, app.console), _painted(stock, app.console)))
+        return update
+
+    monkeypatch.setattr(LineCompositor, "render_partial_update", both)
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(160, 50)) as pilot:
+        assert isinstance(app.screen, MonitorScreen)
+        await park_replay(pilot, app, 30.0)
+        for keys in (["full_stop"], ["full_stop"], ["m"], ["full_stop"], ["z"], ["t"], ["full_stop"]):
+            before = len(frames)
+            await pilot.press(*keys)
+            app.redraw_now()
+            await wait_until(pilot, lambda seen=before: len(frames) > seen, f"a frame after {keys}")
+    assert len([cells for cells, _ in frames if 0 < len(cells) < 160 * 50]) >= 5  # partial ones
+    assert all(cells == stock for cells, stock in frames)
+
+
+def _painted(update: object, console: object) -> dict[tuple[int, int], tuple[str, str]]:
+    """The cells a partial update writes: (row, column) -> (character, its SGR parameters)."""
+    import re
+
+    if update is None:
+        return {}
+    cells: dict[tuple[int, int], tuple[str, str]] = {}
+    row = col = 0
+    sgr = ""
+    text = update.render_segments(console)  # type: ignore[attr-defined]
+    for match in re.finditer(r"\x1b\[(\d+);(\d+)H|\x1b\[([\d;]*)m|(\n)|([^\x1b\n])", text):
+        if match[1]:
+            row, col = int(match[1]) - 1, int(match[2]) - 1
+        elif match[3] is not None:
+            sgr = match[3]
+        elif match[4]:
+            row, col = row + 1, 0
+        else:
+            cells[row, col] = (match[5], sgr)
+            col += 1
+    return cells

@@ -12,7 +12,7 @@ from tui_support import make_config, park_replay, paused_replay, replay_app, wai
 
 from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.records import Clocked, Engine, Gpu, Memory, Sample
-from jtop_roof.roofline.board import resolve_board, roof_state
+from jtop_roof.roofline.board import pick_precision, resolve_board, roof_state
 from jtop_roof.roofline.devices import load_devices
 from jtop_roof.sources.demo import DemoSource
 from jtop_roof.sources.replay import ReplaySource
@@ -80,13 +80,27 @@ def test_an_ambiguous_model_is_said_and_the_ram_size_settles_it():
 def test_the_roof_follows_the_clocks_and_states_the_gap():
     board = resolve_board(SourceInfo("replay"), DB, device_id="orin-nano-8gb-super", power_mode="MAXN_SUPER")
     full = roof_state(board, busy_sample(), None)
-    assert full.precision == "fp16_tensor" and full.reason is None
+    assert full.precision == "int8_tensor" and full.reason is None  # none asked: the fastest
     assert full.fraction == pytest.approx(1020 / 1020, rel=1e-3)
     half = roof_state(board, busy_sample(gpu_mhz=510), "fp32")
     assert half.precision == "fp32"
     assert half.current.peak_flops_per_s["fp32"] == pytest.approx(full.maximum.peak_flops_per_s["fp32"] / 2,
                                                                  rel=2e-3)
     assert half.fraction == pytest.approx(0.5, rel=2e-3)
+
+
+def test_the_roof_opens_at_the_workloads_precision_else_the_boards_fastest():
+    """The p key's choice, then the workload's, where the device has it; else the fastest: INT8
+    on an Orin, FP32 on a Nano or a TX2 (not FP64, the first listed)."""
+    orin = resolve_board(SourceInfo("replay"), DB, device_id="orin-nano-8gb-super", power_mode="MAXN_SUPER")
+    assert pick_precision(orin, (None, "fp16_tensor")) == "fp16_tensor"
+    assert pick_precision(orin, ("fp32", "fp16_tensor")) == "fp32"
+    assert pick_precision(orin, ("bf16_tensor", None)) == "int8_tensor"  # no BF16 on an Orin
+    for device in ("nano", "tx2"):
+        board = resolve_board(SourceInfo("replay"), DB, device_id=device)
+        assert pick_precision(board, ()) == "fp32"
+    unknown = resolve_board(SourceInfo("replay"), DB, device_id="no-such-board")
+    assert pick_precision(unknown, ("fp32",)) is None
 
 
 def test_missing_clocks_and_busy_accelerators_are_said():
@@ -148,15 +162,17 @@ async def test_the_roofline_pane_on_a_known_board_and_its_precision_key(tmp_path
     async with app.run_test(size=(120, 40)) as pilot:
         await park_replay(pilot, app)
         pane = app.query_one("#roofline")
-        text = pane.readout.plain
+        text = " ".join(pane.readout.plain.split())  # long lines wrap
         assert "MAXN_SUPER" in text and "GPU 1007/1020 MHz" in text and "EMC 3199/3199 MHz" in text
         assert "clocks now give 99% of the MAXN_SUPER mode's roof" in text  # 1007/1020 MHz
-        assert "peak 16.5TFLOP/s" in text and "102GB/s" in text
-        assert str(pane.border_title) == "Roofline · FP16 tensor"
-        await pilot.press("p")
+        # no workload: the board's fastest precision, integer operations said as such
+        assert "peak 33 TOP/s" in text and "102 GB/s" in text and "ridge 322 OP/byte" in text
         assert str(pane.border_title) == "Roofline · INT8 tensor"
         await pilot.press("p")
         assert str(pane.border_title) == "Roofline · FP32"
+        assert "FLOP/s" in pane.readout.plain
+        await pilot.press("p")
+        assert str(pane.border_title) == "Roofline · FP16 tensor"
 
 
 async def test_a_log_without_clocks_says_why_instead_of_a_roof(tmp_path):
@@ -179,4 +195,4 @@ async def test_an_unknown_board_is_said_with_how_to_add_it(tmp_path):
     app = replay_app(tmp_path, device="no-such-board")
     async with app.run_test(size=(120, 40)) as pilot:
         await park_replay(pilot, app)
-        assert "unknown device 'no-such-board'" in app.query_one("#roofline").readout.plain
+        assert "unknown device 'no-such-board'" in " ".join(app.query_one("#roofline").readout.plain.split())

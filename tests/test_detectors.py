@@ -190,7 +190,8 @@ async def test_the_monitor_flags_a_throttle_where_the_user_looks(tmp_path):
         app.redraw_now()
         assert "THROTTLED" not in app.query_one("#header").plain
         events = app.query_one("#events").readout.plain
-        assert "19:46:15 throttle gpu 15 s NVML: SW" in events  # when it started, and for how long
+        # when it started, and for how long, with its reason (wrapped under its text)
+        assert "19:46:15 throttle gpu 15 s: NVML: SW power cap" in " ".join(events.split())
 
 
 def test_an_over_current_counter_that_rises_is_the_reason(tmp_path):

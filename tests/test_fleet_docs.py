@@ -13,7 +13,7 @@ import pytest
 import yaml
 from factories import synthetic_sample
 
-from jtop_roof.model.records import Engine, Memory
+from jtop_roof.model.records import Engine, Fan, Memory
 from jtop_roof.outputs import serve as sv
 
 FLEET = Path(__file__).resolve().parents[1] / "docs" / "fleet"
@@ -31,7 +31,8 @@ def full_snapshot() -> sv.Snapshot:
     """A snapshot with every family present (as tests/test_serve.py's samples, plus what they lack)."""
     sample = synthetic_sample(15)
     sample = dataclasses.replace(sample, swap=Memory(10.0, 3810.0),
-                                 engines={**sample.engines, "NVENC0": Engine(40.0, 115)})
+                                 engines={**sample.engines, "NVENC0": Engine(40.0, 115)},
+                                 fans={"pwmfan": Fan(37.6, 2850.0)})
     info = {"device": "orin-nano-8gb-super", "model": "Jetson Orin Nano 8GB Super", "power_mode": "7W",
             "source": "tegrastats", "version": sv.__version__}
     return sv.Snapshot(sample=sample, samples=16, info=info, energy_j=12.0,

@@ -184,6 +184,7 @@ def test_session_work_during_a_replay_is_in_the_file_ledger():
     pipeline.ingest(records[0])
     pipeline.mark("phase_start", "x", "key", None, 2.5)
     pipeline.work(4, 8e12, None, "fp32", None, 3.5)
+    pipeline.finish()  # the rebuild runs off the caller's thread; the stream's end waits for it
     (phase,) = pipeline.ledger.phases()
     assert phase.iterations == 4 and phase.flops == 8e12 and phase.samples == 7
 

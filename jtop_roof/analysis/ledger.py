@@ -30,8 +30,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from jtop_roof.analysis.energy import COUNTER, POWER, Channel, Coverage, Point, Step, finite, point
+from jtop_roof.analysis.processes import ProcessStats, ProcessTally
 from jtop_roof.model.codec import MAX_NAMED
-from jtop_roof.model.records import PowerReading, auto_phase_name
+from jtop_roof.model.records import PowerReading, ProcessReading, auto_phase_name
 from jtop_roof.model.timeline import max_step_for
 
 #: Event kinds that break the stream: no energy is integrated across them.
@@ -80,6 +81,8 @@ class SpanStats:
     precision: str | None = None
     energy_source: str | None = None
     power_period_s: float | None = None
+    #: Who else ran: the processes that mattered (``analysis.processes``); empty without readings.
+    processes: tuple[ProcessStats, ...] = ()
 
     @property
     def duration_s(self) -> float:
@@ -123,6 +126,7 @@ class _Span:
     flops: float | None = None
     bytes: float | None = None
     precision: str | None = None
+    processes: ProcessTally = field(default_factory=ProcessTally)
 
     def covered(self, key: tuple[str, str]) -> Coverage:
         found = self.coverage.get(key)
@@ -174,6 +178,7 @@ class _Span:
             precision=self.precision,
             energy_source=label,
             power_period_s=period,
+            processes=self.processes.summary(),
         )
 
 
@@ -255,6 +260,12 @@ class EnergyLedger:
             if kind == POWER:
                 for span in self._holding(t_mono):
                     _peaks(span, taken)
+
+    def add_processes(self, reading: ProcessReading) -> None:
+        """A process reading, to the run and the phase holding its time."""
+        if reading.t_mono is not None and math.isfinite(reading.t_mono):
+            for span in self._holding(reading.t_mono):
+                span.processes.add(reading)
 
     def add_break(self) -> None:
         """The stream broke (gap, restart, error, seek): the next step of every stream is not

@@ -15,7 +15,8 @@ headless loop itself.
 
 Replay: the ledger is built once from the whole file (``load_ledger``), so seeks move only the
 display history and never wipe or double a joule. A marker made while replaying rebuilds the
-ledger from the file with the session's markers among the file's. Where no whole file exists
+ledger from the file with the session's markers among the file's, in a thread of its own
+(``analysis.rebuild``: the ledger shown stays until it is done). Where no whole file exists
 (live, follow, the looping demo) the ledger takes the stream forward only: a record played again
 after a seek back is not counted twice.
 
@@ -32,11 +33,22 @@ from typing import TYPE_CHECKING, Protocol
 
 from jtop_roof.analysis.clock_events import ClockEvents
 from jtop_roof.analysis.ledger import BREAK_EVENTS, RESUME_ORIGIN, EnergyLedger, SpanStats
+from jtop_roof.analysis.rebuild import LedgerRebuild
 from jtop_roof.analysis.sink import RecordingSink as RecordingSink  # re-exported for its users
 from jtop_roof.analysis.timesonly import history_for
 from jtop_roof.analysis.verdict import Placement, place
 from jtop_roof.model.info import SourceInfo
-from jtop_roof.model.records import MARKER_KINDS, Event, Marker, PowerReading, Record, Sample, Work
+from jtop_roof.model.records import (
+    MARKER_KINDS,
+    Event,
+    Marker,
+    PowerReading,
+    ProcessReading,
+    Record,
+    Sample,
+    Work,
+    auto_phase_name,
+)
 from jtop_roof.roofline.board import Board, resolve_board
 from jtop_roof.roofline.devices import Device
 from jtop_roof.roofline.inference import BoardObservation
@@ -126,8 +138,11 @@ class Pipeline:
         self._seeked = False  # a replay jumped: the stream may play records the ledger took
         self._ledger_version = 0  # ``ledger_version``
         self._ledger_from_file: Callable[[Sequence[Marker | Work]], EnergyLedger] | None = None
+        self._rebuild: LedgerRebuild | None = None  # the file's ledger read again with new markers
+        self._ledger_holds = 0  # how many of the session's markers the file's ledger shown holds
         self._session_markers: list[Marker | Work] = []  # made here (markers shown again after seeks)
         self._redisplay: list[Marker] = []  # after a seek: session markers not yet passed again
+        self.processes_now: ProcessReading | None = None  # the newest process reading (Processes pane)
         self._ledger_markers: set[tuple[object, ...]] = set()  # stream markers the ledger took
         self._devices = devices if devices is not None else {}
         self._device_id = device_id
@@ -203,22 +218,25 @@ class Pipeline:
         markers merged in), not from what has been played. ``ledger``: already built (by the
         source's thread) for no session markers, or being built (a ``Future``: a long file is
         read while it plays; the ledger is empty until it is there, then it is taken, at the
-        first ``ledger`` or ``ledger_version`` asked after, and waited for at ``finish``)."""
+        first ``ledger`` or ``ledger_version`` asked after, and waited for at ``finish``).
+        Markers made here before it are placed by a read again in the background (``_rebuild``)."""
         self._ledger_from_file = build
-        if isinstance(ledger, Future) and not self._session_markers:
+        self._rebuild = LedgerRebuild(build)
+        self._ledger_holds = 0
+        if isinstance(ledger, Future):
             self._pending = ledger
             self._ledger_version += 1
-            return
-        if not isinstance(ledger, EnergyLedger) or self._session_markers:
-            ledger = build(self._session_markers)
-        self.ledger = ledger
-        self.ledger_version += 1
+        else:
+            if ledger is None:  # read here, with the markers made so far
+                ledger, self._ledger_holds = build(self._session_markers), len(self._session_markers)
+            self.ledger = ledger
+            self.ledger_version += 1
+        self._rebuild_ledger()
 
     @property
     def ledger(self) -> EnergyLedger:
         """Phases and energy: the whole file's in a replay, else what the stream gave."""
-        if self._pending is not None and self._pending.done():
-            self._take_pending()
+        self._take_ready()
         return self._ledger
 
     @ledger.setter
@@ -229,13 +247,39 @@ class Pipeline:
     @property
     def ledger_version(self) -> int:
         """Bumped when the ledger changes (a pane shows phases and energy from it)."""
-        if self._pending is not None and self._pending.done():
-            self._take_pending()
+        self._take_ready()
         return self._ledger_version
 
     @ledger_version.setter
     def ledger_version(self, version: int) -> None:
         self._ledger_version = version
+
+    def _take_ready(self) -> None:
+        """Take the whole file's ledger where a read of it has finished: the first read, then
+        a read again with this session's markers (which holds all the first one does, and more)."""
+        if self._pending is not None and self._pending.done():
+            self._take_pending()
+        rebuilt = None if self._rebuild is None else self._rebuild.take()
+        if rebuilt is not None:
+            self._ledger_holds, self.ledger = rebuilt
+            self._ledger_version += 1
+
+    def _rebuild_ledger(self) -> None:
+        """The file's ledger is read again with the session's markers, off this thread, where
+        the one shown does not hold them all; it stays shown until that read is done."""
+        if self._rebuild is not None and self._ledger_holds < len(self._session_markers):
+            self._rebuild.request(self._session_markers)
+
+    @property
+    def next_auto_name(self) -> str:
+        """What the next unnamed phase start is called: the ledger's next name, counting the
+        phase starts made here that a ledger still being read again does not hold yet."""
+        ledger = self.ledger
+        waiting = sum(1 for made in self._session_markers[self._ledger_holds:] if isinstance(made, Marker)
+                      and made.kind == "phase_start" and made.origin != RESUME_ORIGIN)
+        if not waiting or self._ledger_from_file is None:
+            return ledger.next_auto_name
+        return auto_phase_name(len(ledger.phases()) + 1 + waiting)
 
     def _take_pending(self) -> None:
         """The whole file's ledger read elsewhere (waited for if it is not there yet); one that
@@ -273,6 +317,9 @@ class Pipeline:
         file's ledger still being read is waited for first)."""
         if self._pending is not None:
             self._take_pending()
+        if self._rebuild is not None:
+            self._rebuild.wait()
+            self._take_ready()
         context = self.context
         found = [event for detector in self.detectors for event in detector.finish(context)]
         self._keep(found)
@@ -310,15 +357,13 @@ class Pipeline:
         if kind not in MARKER_KINDS:
             raise ValueError(f"marker kind must be one of {', '.join(MARKER_KINDS)}, not {kind!r}")
         if kind == "phase_start" and not name:
-            name = self.ledger.next_auto_name
+            name = self.next_auto_name
         marker = Marker(kind, name if kind == "phase_start" else None, t_wall, t_mono, origin)
         self._analyse(marker, session=True)
         error = self._publish(marker, made_here=True)
         if marker.t_mono is not None:
             self._session_markers.append(marker)
-            if self._ledger_from_file is not None:
-                self.ledger = self._ledger_from_file(self._session_markers)
-                self.ledger_version += 1
+            self._rebuild_ledger()
         return marker, error
 
     def work(self, iterations: float, flops: float | None, bytes_: float | None, precision: str | None,
@@ -330,9 +375,7 @@ class Pipeline:
         error = self._publish(report, made_here=True)
         if report.t_mono is not None:
             self._session_markers.append(report)
-            if self._ledger_from_file is not None:
-                self.ledger = self._ledger_from_file(self._session_markers)
-                self.ledger_version += 1
+            self._rebuild_ledger()
         return report, error
 
     def add_extras(self, extras: Sequence[Marker | Work]) -> None:
@@ -342,9 +385,7 @@ class Pipeline:
         self._session_markers += timed
         self._redisplay = sorted([*self._redisplay, *(m for m in timed if isinstance(m, Marker))],
                                  key=lambda m: m.t_mono or 0.0)
-        if self._ledger_from_file is not None:
-            self.ledger = self._ledger_from_file(self._session_markers)
-            self.ledger_version += 1
+        self._rebuild_ledger()
 
     def resume_marker(self, t_wall: float | None, t_mono: float | None) -> Marker | None:
         """For a recording started mid-phase: the open phase's start, stamped now, origin
@@ -418,6 +459,11 @@ class Pipeline:
         elif isinstance(record, Work):
             if live_ledger and (session or self._first_work(record)):
                 _add_work(self._ledger, record)
+                self._ledger_version += 1
+        elif isinstance(record, ProcessReading):
+            self.processes_now = record
+            if live_ledger:
+                self._ledger.add_processes(record)
                 self._ledger_version += 1
         elif isinstance(record, PowerReading):
             anchor, t_mono = self._power_anchor, record.t_mono

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 
 from jtop_roof.formats.recorder import Recorder
-from jtop_roof.model.records import Event, Marker, PowerReading, Record, Sample, Work
+from jtop_roof.model.records import Event, Marker, PowerReading, ProcessReading, Record, Sample, Work
 
 #: Non-sample records a replay's sink remembers having written (markers and events of a replay
 #: come again after a seek back; each is written once). Bounded: the oldest are forgotten.
@@ -85,7 +85,7 @@ class RecordingSink:
                 return False
             self._last_mono = record.t_mono
             return True
-        if isinstance(record, PowerReading):
+        if isinstance(record, (PowerReading, ProcessReading)):  # a stream of its own, by its source
             last = self._last_power.get(record.source)
             if record.t_mono is None or (last is not None and record.t_mono <= last):
                 return record.t_mono is None

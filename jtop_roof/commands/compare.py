@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import math
+from contextlib import nullcontext
 
 from jtop_roof.commands.base import Command, emit, fail, warn
-from jtop_roof.commands.options import file_args, file_flags
+from jtop_roof.commands.options import STDIN, file_args, file_flags, readable
 from jtop_roof.runtime.config import Config
 
 
@@ -28,9 +29,20 @@ def run(args: argparse.Namespace, config: Config) -> int:
     if need is not None and not (math.isfinite(need) and need >= 0):
         return fail("--min-throughput must be a number of iterations per second, 0 or more")
     tz, interval_s = file_args(args)
-    items = [load_item(spec, tz=tz, interval_s=interval_s, config=config, warn=warn) for spec in args.items]
-    result = compare(items, args.min_throughput)
     inputs = [split_spec(spec)[0] for spec in args.items]
+    if inputs.count(STDIN) > 1:
+        return fail("- is standard input, which can be read once: give it as one item only")
+    items = []
+    with readable(STDIN) if STDIN in inputs else nullcontext(STDIN) as spool:
+        for spec, path in zip(args.items, inputs, strict=True):
+            if path != STDIN:
+                items.append(load_item(spec, tz=tz, interval_s=interval_s, config=config, warn=warn))
+                continue
+            phase = split_spec(spec)[1]
+            suffix = "" if phase is None else f"#{phase}"
+            items.append(load_item(spool + suffix, tz=tz, interval_s=interval_s, config=config, warn=warn,
+                                   label=f"stdin{suffix}", file=STDIN))
+    result = compare(items, args.min_throughput)
     return emit(to_json(result) if args.format == "json" else to_markdown(result), args.out, inputs)
 
 
@@ -39,7 +51,8 @@ COMMAND = Command(
     help="runs side by side: deltas, verdicts and the cheapest power mode",
     description="Compare runs. ITEM: a recording or a tegrastats log (its whole run), FILE#PHASE "
     "(that phase) or a JSON file saved by `report --format json`; an item's figures are its "
-    "`timed` phase when it has one. The first item is the baseline of the deltas.",
+    "`timed` phase when it has one. The first item is the baseline of the deltas. One item may be "
+    "- : standard input, labelled stdin (a phase of it: `-- -#PHASE`, after the options).",
     epilog="example: jroof-tui compare r50_maxn.json r50_15w.json r50_7w.json --min-throughput 500",
     add_arguments=add_arguments,
     run=run,

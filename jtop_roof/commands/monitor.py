@@ -4,10 +4,19 @@ other commands and ``--help`` stay light on a small board."""
 from __future__ import annotations
 
 import argparse
+import os
 
 from jtop_roof import __version__
 from jtop_roof.commands.base import PROG, Command, fail, warn
-from jtop_roof.commands.options import check_trtexec, refuse_unplaced, source_options
+from jtop_roof.commands.options import (
+    STDIN,
+    StdinError,
+    check_trtexec,
+    refuse_unplaced,
+    replay_of,
+    replay_readable,
+    source_options,
+)
 from jtop_roof.runtime.config import Config
 
 
@@ -29,20 +38,39 @@ def run(args: argparse.Namespace, config: Config) -> int:
     from jtop_roof.roofline.measured import load_probe
     from jtop_roof.roofline.workload import load_workload
 
-    refuse_unplaced(config, getattr(args, "replay", None))
+    refuse_unplaced(config, replay_of(args))
+    if config.record == "-":
+        return fail("--record - would write into the screen: `jroof-tui record -` streams the "
+                    "recording to standard output without one")
     # A bad file is one line now, not a surprise on screen.
     if config.probe is not None:
         load_probe(config.probe)
     if config.workload is not None:
         load_workload(config.workload)
-    kind, hint = resolve_source_kind(config, getattr(args, "replay", None))
-    sources = make_sources(config, kind, getattr(args, "replay", None), interactive=True)
-    check_trtexec(sources, config)
-    status = run_app(sources[0], config, record_path=config.record, notices=[hint] if hint else (),
-                     more=sources[1:])
+    keys = _keyboard() if replay_of(args) == STDIN else None
+    with replay_readable(args, config) as replay:
+        if keys is not None:
+            os.dup2(keys, 0)  # the log came on standard input; the keys come from the terminal
+            os.close(keys)
+        kind, hint = resolve_source_kind(config, replay)
+        sources = make_sources(config, kind, replay, interactive=True)
+        check_trtexec(sources, config)
+        status = run_app(sources[0], config, record_path=config.record, notices=[hint] if hint else (),
+                         more=sources[1:])
     if hint:
         warn(hint)  # still readable once the screen is gone
     return status
+
+
+def _keyboard() -> int:
+    """The terminal, opened for the screen's keys where ``--replay -`` takes standard input (as
+    ``less`` does); StdinError without one (a cron job, ``ssh host cmd`` without ``-t``)."""
+    try:
+        return os.open("/dev/tty", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise StdinError(f"--replay - reads the log from standard input, so the screen takes its keys "
+                         f"from the terminal, and there is none ({exc.strerror or exc}): "
+                         "`jroof-tui record FILE --replay -` needs no screen") from None
 
 
 COMMAND = Command(

@@ -4,14 +4,18 @@
 from __future__ import annotations
 
 import argparse
+import io
+import os
 import shutil
+import stat
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import tzinfo
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from jtop_roof.commands.base import Parser, warn
 from jtop_roof.model.errors import UserError
@@ -191,17 +195,104 @@ def flag_names(parser: argparse.ArgumentParser, command: str | None) -> dict[str
             for each in parsers for action in each._actions if action.option_strings}
 
 
+#: What ``-`` names where a file is read: standard input.
+STDIN = "-"
+
+
+class StdinError(UserError):
+    """Standard input that cannot be read as a file (one line, exit 2)."""
+
+
 @contextmanager
-def readable(path: str) -> Iterator[str]:
-    """``path``, or for ``-`` standard input spooled to a private temporary file: the readers go
-    through a file twice (its interval first, then the pipeline), which a pipe cannot give."""
-    if path != "-":
+def readable(path: str, *, follow: bool = False) -> Iterator[str]:
+    """``path``, or for ``-`` standard input spooled to a private temporary file, removed after:
+    the readers go through a file more than once (its interval first, then the pipeline) and a
+    replay seeks in it, which a pipe cannot give. ``follow`` (``--replay - --follow``): the spool
+    grows as standard input comes, from a thread, and the replay follows it as a growing file.
+    A terminal, a device (``/dev/zero`` would never end) or a closed standard input is refused
+    (StdinError), as is a spool the disk cannot hold."""
+    if path != STDIN:
         yield path
         return
+    stdin = _checked_stdin()
     with tempfile.NamedTemporaryFile(prefix="jroof-stdin-", suffix=".log") as spool:
-        shutil.copyfileobj(sys.stdin.buffer, spool)
-        spool.flush()
+        if follow:
+            _spool_as_it_comes(stdin.fileno(), spool.fileno()).wait()
+        else:
+            try:
+                shutil.copyfileobj(stdin, spool)
+                spool.flush()
+            except OSError as exc:
+                raise StdinError(f"cannot spool standard input to {spool.name}: "
+                                 f"{exc.strerror or exc}") from None
         yield spool.name
+
+
+def _checked_stdin() -> BinaryIO:
+    """Standard input, when it is a pipe, a socket or a regular file (StdinError); a stand-in
+    without a descriptor (tests) is taken as it is."""
+    closed = StdinError("- reads standard input, which is closed: pipe a log or a recording in")
+    if sys.stdin is None:
+        raise closed
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, ValueError, io.UnsupportedOperation):
+        return sys.stdin.buffer
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        raise closed from None
+    if os.isatty(fd):
+        raise StdinError("- reads standard input, which is a terminal: pipe a log or a recording in "
+                         "(`cat run.jsonl | jroof-tui ...`)")
+    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+        raise StdinError("- reads standard input, which is not a pipe or a file")
+    return sys.stdin.buffer
+
+
+def _spool_as_it_comes(stdin: int, spool: int) -> threading.Event:
+    """Copy standard input into ``spool`` from a thread as it comes, until its end (or a write
+    fails: the replay then has what came before). The thread holds its own descriptors, so that
+    the spool can be closed under it, and dies with the process. Returns what is set once the
+    first line is in (or standard input ended): a followed file must not start empty, its kind
+    and timing are read from its first line."""
+    source, target = os.dup(stdin), os.dup(spool)
+    first_line = threading.Event()
+
+    def copy() -> None:
+        try:
+            while chunk := os.read(source, 1 << 16):
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(target, view):]
+                if b"\n" in chunk:
+                    first_line.set()
+        except OSError:
+            pass
+        finally:
+            first_line.set()
+            os.close(source)
+            os.close(target)
+
+    threading.Thread(target=copy, name="jroof-stdin-spool", daemon=True).start()
+    return first_line
+
+
+def replay_of(args: argparse.Namespace) -> str | None:
+    """``--replay FILE`` as given (``-``: standard input, for ``readable``), else None."""
+    replay = getattr(args, "replay", None)
+    return replay if isinstance(replay, str) else None
+
+
+@contextmanager
+def replay_readable(args: argparse.Namespace, config: Config) -> Iterator[str | None]:
+    """The file ``--replay`` plays (``readable``: standard input spooled for ``-``), else None."""
+    replay = replay_of(args)
+    if replay is None:
+        yield None
+        return
+    with readable(replay, follow=config.follow) as path:
+        yield path
 
 
 #: Flags of the shared source options that only the monitor's roof and ``report`` use.

@@ -289,6 +289,9 @@ def _sample(sample: Sample, line: bool) -> str:
         tail = ',"throttle_reasons":' + _texts(reasons)
     if oc_events is not None:
         tail += ',"oc_event_cnt":' + _counts(oc_events)
+    if sample.fans is not None or sample.io is not None:  # a live sample's, once a second: plain route
+        tail += "," + json_line({key: value for key, value in sample_to_json(sample).items()
+                                 if key in ("fans", "io_mb_s")})[1:-2]
     tail += ',"unknown":' + (_texts(unknown) if unknown else "[]")
     if line:
         tail += ',"line":' + _scalar(sample.raw)

@@ -56,7 +56,7 @@ INFER_WAIT_S = 10.0
 MAX_INTERVAL_S = 3600.0
 HEADER_MAX_BYTES = 1 << 20  # a header line longer than this is not one of ours
 #: Record types of schema 1 this reader knows; others (added later, additively) are skipped.
-KNOWN_TYPES = ("header", "sample", "marker", "event", "work", "power")
+KNOWN_TYPES = ("header", "sample", "marker", "event", "work", "power", "processes")
 #: Unknown record types said with a note, at most (a hostile file may hold a million).
 MAX_NOTED_TYPES = 16
 

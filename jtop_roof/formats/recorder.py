@@ -22,6 +22,9 @@ Durability rules, and why:
 * A recording is locked (``flock``, exclusive) while it is recorded: a second recorder of the same
   file is refused (OSError) instead of interleaving a second session's lines with the first's,
   which readers would take as one session with its clock running back and forth.
+* ``to_stdout`` records to standard output (``record -``), the same lines, each written as it
+  comes: there is no file to create, lock, append to or check, and syncing is done only where
+  standard output is a regular file (a pipe or a terminal has nothing to sync).
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ from jtop_roof.formats.jsonout import power_line
 from jtop_roof.model.codec import json_line, record_to_json
 from jtop_roof.model.records import SCHEMA_VERSION, Event, PowerReading, Record, Sample
 
+#: What ``record`` takes for standard output, and a recording there is called.
+STDOUT = "-"
 # The first line of an existing file is read at most this far to recognise our header.
 _HEADER_PROBE_BYTES = 1 << 16
 
@@ -56,6 +61,7 @@ class Recorder:
         fsync_every_s: float = 2.0,
         mono: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
+        to_stdout: bool = False,
     ) -> None:
         if not fsync_every_s >= 0:
             raise ValueError("fsync_every_s must be >= 0")
@@ -69,9 +75,12 @@ class Recorder:
         # (t_wall, t_mono, our monotonic clock) of the last sample written: markers and events are
         # stamped on the stream's own timeline, which is not ours when recording a replay or demo.
         self._stream_anchor: tuple[float | None, float, float] | None = None
-        fd, created = _open_for_append(self.path)
+        #: True when the lines go to standard output (``path`` is then only its name), not to a file.
+        self.to_stdout = to_stdout
+        fd, created = (os.dup(1), True) if self.to_stdout else _open_for_append(self.path)
         try:
-            _lock(fd, self.path)
+            if not self.to_stdout:
+                _lock(fd, self.path)
             size = 0 if created else _check_appendable(fd, self.path, header.get("file"))
             #: True when this session was appended after earlier content of the same file.
             self.appended = size > 0
@@ -88,12 +97,12 @@ class Recorder:
             self.header["type"] = "header"
             self._fd: int | None = fd
             self._append(_encode(self.header))
-            os.fsync(fd)
+            _fsync(fd)
         except BaseException:
             os.close(fd)
             self._fd = None
             raise
-        if not self.appended:
+        if not self.appended and not self.to_stdout:
             _fsync_directory_of(self.path)
         self._last_sync = mono()
         self._closing = threading.Event()
@@ -155,7 +164,7 @@ class Recorder:
                 return
             fd, self._fd = self._fd, None
             try:
-                os.fsync(fd)
+                _fsync(fd)
             finally:
                 os.close(fd)
 
@@ -181,7 +190,7 @@ class Recorder:
 
     def _sync_locked(self) -> None:
         assert self._fd is not None
-        os.fsync(self._fd)
+        _fsync(self._fd)
         self._dirty = False
         self._last_sync = self._mono()
 
@@ -203,6 +212,16 @@ def _encode(obj: dict[str, Any]) -> bytes:
     """One compact JSON line (``model.json_line``: NaN and infinities are null); characters that
     cannot be UTF-8 (lone surrogates from undecodable bytes) become JSON escapes, still valid."""
     return json_line(obj).encode("utf-8", "backslashreplace")
+
+
+def _fsync(fd: int) -> None:
+    """``os.fsync``, where there is something to sync: standard output may be a pipe, a terminal or
+    a socket (EINVAL), which hold nothing to make durable."""
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:
+            raise
 
 
 def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:

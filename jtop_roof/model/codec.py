@@ -20,11 +20,15 @@ from jtop_roof.model.records import (
     CpuCore,
     Engine,
     Event,
+    Fan,
     Gpu,
+    IoRates,
     Iram,
     Marker,
     Memory,
     PowerReading,
+    ProcessReading,
+    ProcessRow,
     Rail,
     Record,
     Sample,
@@ -127,8 +131,21 @@ def sample_to_json(sample: Sample) -> dict[str, Any]:
         out["throttle_reasons"] = list(sample.throttle_reasons)
     if sample.oc_events is not None:
         out["oc_event_cnt"] = dict(sample.oc_events)
+    if sample.fans is not None:
+        out["fans"] = {name: fan_to_json(fan) for name, fan in sample.fans.items()}
+    if sample.io is not None:
+        out["io_mb_s"] = io_to_json(sample.io)
     out["unknown"] = list(sample.unknown)
     return out
+
+
+def fan_to_json(fan: Fan) -> dict[str, Any]:
+    return {"speed_pct": _num(fan.speed_pct), "rpm": _num(fan.rpm)}
+
+
+def io_to_json(io: IoRates) -> dict[str, Any]:
+    return {"disk_read": _num(io.disk_read_mb_s), "disk_write": _num(io.disk_write_mb_s),
+            "net_rx": _num(io.net_rx_mb_s), "net_tx": _num(io.net_tx_mb_s)}
 
 
 #: What one decoded sample may hold: a hostile line with 3,000 cores or rails must not make
@@ -146,6 +163,8 @@ MAX_READING = 1e9
 MAX_WALL_S = 32_503_680_000.0
 #: A monotonic clock of more than about 300 years is not one.
 MAX_MONO_S = 1e10
+#: No fan turns faster (a tachometer reading beyond this is noise or a bad file).
+MAX_RPM = 1e6
 
 
 @dataclass(slots=True)
@@ -264,6 +283,19 @@ class _Check:
             return None
         return Rail(now, self.num(found.get("avg")), self.num(found.get("peak")))
 
+    def fan(self, value: Any) -> Fan | None:
+        found = self.mapping(value)
+        if found is None:
+            return None
+        return Fan(self.num(found.get("speed_pct"), 0, 100), self.num(found.get("rpm"), 0, MAX_RPM))
+
+    def io(self, value: Any) -> IoRates | None:
+        found = self.mapping(value)
+        if found is None:
+            return None
+        keys = ("disk_read", "disk_write", "net_rx", "net_tx")
+        return IoRates(*(self.num(found.get(key), 0) for key in keys))
+
     def times(self, obj: dict[str, Any]) -> tuple[float | None, float | None]:
         return self.num(obj.get("t"), 0, MAX_WALL_S), self.num(obj.get("mono"), 0, MAX_MONO_S)
 
@@ -311,6 +343,7 @@ def sample_from_json(obj: dict[str, Any], tally: Tally | None = None) -> Sample:
         if rail is not None:
             rails[name] = rail
     reasons = obj.get("throttle_reasons")
+    fans_raw, io_raw = obj.get("fans"), obj.get("io_mb_s")
     oc_raw = obj.get("oc_event_cnt")
     oc_events = None if oc_raw is None else {
         name: count for name, v in check.items(oc_raw, MAX_NAMED) if (count := check.int_(v)) is not None}
@@ -338,6 +371,9 @@ def sample_from_json(obj: dict[str, Any], tally: Tally | None = None) -> Sample:
         throttle_reasons=None if reasons is None
         else [t for t in (check.text(r, 200) for r in check.seq(reasons, MAX_TEXTS)) if t is not None],
         oc_events=oc_events,
+        fans=None if fans_raw is None else {
+            name: fan for name, v in check.items(fans_raw, MAX_NAMED) if (fan := check.fan(v)) is not None},
+        io=None if io_raw is None else check.io(io_raw),
         unknown=[t for t in (check.text(u) for u in check.seq(obj.get("unknown") or [], MAX_TEXTS))
                  if t is not None],
     )
@@ -366,6 +402,8 @@ def record_to_json(record: Record) -> dict[str, Any]:
         }
     if isinstance(record, PowerReading):
         return power_reading_to_json(record)
+    if isinstance(record, ProcessReading):
+        return process_reading_to_json(record)
     if isinstance(record, Marker):
         return {
             "type": "marker",
@@ -425,6 +463,58 @@ def power_reading_from_json(obj: dict[str, Any], tally: Tally | None = None) -> 
     return PowerReading(t_wall, t_mono, rails, counters, source, period_s)
 
 
+def process_reading_to_json(reading: ProcessReading) -> dict[str, Any]:
+    """A process reading's line; a row leaves out GPU memory where unknown and ``benchmark`` when
+    false."""
+    rows = []
+    for row in reading.processes:
+        entry: dict[str, Any] = {"pid": row.pid, "name": row.name, "cpu_pct": _num(row.cpu_pct),
+                                 "rss_mb": _num(row.rss_mb)}
+        if row.gpu_mem_mb is not None:
+            entry["gpu_mem_mb"] = _num(row.gpu_mem_mb)
+        if row.benchmark:
+            entry["benchmark"] = True
+        rows.append(entry)
+    obj: dict[str, Any] = {"type": "processes", "t": reading.t_wall, "mono": reading.t_mono,
+                           "source": reading.source, "period_s": reading.period_s,
+                           "floor_pct": reading.floor_pct}
+    if reading.priming:
+        obj["priming"] = True
+    obj["processes"] = rows
+    return obj
+
+
+#: Processes one reading may hold (the sampler keeps at most ``sources.processes.MAX_ROWS``).
+MAX_PROCESS_ROWS = 64
+#: Largest process id Linux gives (``PID_MAX_LIMIT``, 2^22).
+MAX_PID = 1 << 22
+
+
+def process_reading_from_json(obj: dict[str, Any], tally: Tally | None = None) -> ProcessReading | None:
+    """Inverse of ``process_reading_to_json``; None (counted) without a positive finite period. A row
+    without a valid pid is dropped and counted; its other bad values are None, counted."""
+    check = _Check(tally if tally is not None else Tally())
+    t_wall, t_mono = check.times(obj)
+    period_s = check.num(obj.get("period_s"), MIN_PERIOD_S, MAX_MONO_S)
+    if period_s is None:
+        if obj.get("period_s") is None:
+            check.bad(obj)
+        return None
+    rows = []
+    for value in check.seq(obj.get("processes"), MAX_PROCESS_ROWS):
+        found = check.mapping(value)
+        pid = None if found is None else found.get("pid")
+        if found is None or type(pid) is not int or not 0 < pid <= MAX_PID:
+            check.bad(pid if found is not None else None)
+            continue
+        rows.append(ProcessRow(pid, check.text(found.get("name"), MAX_NAME_CHARS) or "?",
+                               check.num(found.get("cpu_pct"), 0), check.num(found.get("rss_mb"), 0),
+                               check.num(found.get("gpu_mem_mb"), 0), found.get("benchmark") is True))
+    floor = check.num(obj.get("floor_pct", 1.0), 0, 100)
+    return ProcessReading(t_wall, t_mono, rows, check.text(obj.get("source"), MAX_NAME_CHARS) or "unknown",
+                          period_s, obj.get("priming") is True, 1.0 if floor is None else floor)
+
+
 def record_from_json(obj: dict[str, Any], tally: Tally | None = None) -> Record | None:
     """Inverse of ``record_to_json``; ``None`` for the header or an unknown line type. Values of the
     wrong type or range are None (a marker of an unknown kind is no marker: None), counted in
@@ -434,6 +524,8 @@ def record_from_json(obj: dict[str, Any], tally: Tally | None = None) -> Record 
         return sample_from_json(obj, tally)
     if kind == "power":
         return power_reading_from_json(obj, tally)
+    if kind == "processes":
+        return process_reading_from_json(obj, tally)
     if kind not in ("marker", "event", "work"):
         return None
     check = _Check(tally if tally is not None else Tally())

@@ -13,6 +13,10 @@ from datetime import datetime, tzinfo
 
 from jtop_roof.model.settings import Thresholds
 
+#: A process not the benchmark's at or above this (% of one core, mean over a span) is said to have
+#: run beside it: ``report`` lists it, ``compare`` flags the phase.
+FOREIGN_PROCESS_PCT = 5.0
+
 # ----------------------------------------------------------------------------------- formatting
 
 

@@ -106,6 +106,26 @@ class Rail:
     peak_mw: float | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Fan:
+    """A fan: its PWM duty as % of full (hwmon ``pwm1``, 0-255) and its tachometer's rpm, each None
+    where the board does not report it."""
+
+    speed_pct: float | None
+    rpm: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IoRates:
+    """This machine's disk and network throughput since the previous sample, in MB/s (2^20 bytes,
+    as RAM's MB), from the kernel's counters (psutil); None where a counter is not readable."""
+
+    disk_read_mb_s: float | None
+    disk_write_mb_s: float | None
+    net_rx_mb_s: float | None
+    net_tx_mb_s: float | None
+
+
 @dataclass(slots=True)
 class PowerTotal:
     """Total input power and where it comes from (a rail name, or ``sum(A+B+...)``)."""
@@ -140,6 +160,10 @@ class Sample:
     # The stamp printed by tegrastats ("MM-DD-YYYY HH:MM:SS"), kept for timeline assignment.
     stamp: str | None = None
     unknown: list[str] = field(default_factory=list)
+    # Fans by hwmon name (``pwmfan``); None where no fan is readable (and for tegrastats logs).
+    fans: dict[str, Fan] | None = None
+    # Disk and network throughput of the machine that sampled (not in tegrastats logs).
+    io: IoRates | None = None
 
     @property
     def power_total(self) -> PowerTotal | None:
@@ -284,4 +308,34 @@ class PowerReading:
     period_s: float  # the sampler's period
 
 
-Record = Sample | Marker | Event | Work | PowerReading
+@dataclass(frozen=True, slots=True)
+class ProcessRow:
+    """One process in a process reading. ``cpu_pct`` is % of one core since the previous reading
+    (as psutil's ``Process.cpu_percent``; over its life for one started since), None in the first
+    reading, which only primes; ``benchmark``: in the process tree of the benchmark that ``run``
+    started or whose hook reported."""
+
+    pid: int
+    name: str  # the kernel's name of it (``comm``), as read
+    cpu_pct: float | None
+    rss_mb: float | None
+    gpu_mem_mb: float | None = None  # NVML's per-process GPU memory, where it gives it
+    benchmark: bool = False
+
+
+@dataclass(slots=True)
+class ProcessReading:
+    """Who else ran: this machine's busiest processes, read at a low rate beside the main source.
+    Only processes that matter are kept (``sources.processes`` says which); one left out used less
+    than ``floor_pct`` of a core. Additive in recordings: older readers skip it."""
+
+    t_wall: float | None
+    t_mono: float | None
+    processes: list[ProcessRow]
+    source: str  # what read them: "/proc", "/proc + NVML"
+    period_s: float
+    priming: bool = False  # the first reading: no CPU figures yet
+    floor_pct: float = 1.0
+
+
+Record = Sample | Marker | Event | Work | PowerReading | ProcessReading

@@ -15,7 +15,9 @@ JSON (``--format json``), stable keys:
   energy, null where nothing measures it), ``power_w`` (mean), ``power_peak_w``, ``gpu_mhz``,
   ``emc_mhz``, ``throttled_s``, ``throttle_events``, ``thermal_events``, ``iterations``,
   ``throughput_per_s``, ``j_per_iter``, ``j_per_iter_above_idle``, ``roofline`` (the verdict, or
-  null), ``note`` (why another span than asked was used, or null). Unknown values are null.
+  null), ``note`` (why another span than asked was used, or null), ``foreign_processes`` (``name
+  (cpu %)`` of each process not the benchmark's at or above 5 % of a core in the span: flagged, as
+  its figures may be another program's too). Unknown values are null.
 * ``verdicts``: strings, one plain sentence each (the first item is the baseline). What bounds the
   work is only ever the items' ``roofline`` verdicts, as their rows show them: a summary line names
   the verdict they share, or each one, or says it is unknown.
@@ -41,6 +43,7 @@ from jtop_roof.analysis.verdict import BOUND_VERDICTS
 from jtop_roof.formats.logfile import ReadStats, RecordingError, open_regular, read_header
 from jtop_roof.model.codec import encodable_tree
 from jtop_roof.model.errors import UserError
+from jtop_roof.model.metrics import FOREIGN_PROCESS_PCT
 from jtop_roof.outputs.report import report_file
 from jtop_roof.runtime.config import Config
 
@@ -151,9 +154,10 @@ def split_spec(spec: str) -> tuple[str, str | None]:
 
 def load_item(
     spec: str, *, tz: tzinfo, interval_s: float | None = None, config: Config | None = None,
-    warn: Callable[[str], None] | None = None, label: str | None = None,
+    warn: Callable[[str], None] | None = None, label: str | None = None, file: str | None = None,
 ) -> dict[str, Any]:
-    """One item (see the module docstring) as its JSON object."""
+    """One item (see the module docstring) as its JSON object; ``file``: what its ``file`` says
+    where that is not the path read (``-``: standard input, read from where it was spooled)."""
     path, phase = split_spec(spec)
     if not os.path.isfile(path):
         raise CompareError(f"cannot read {path}: " + ("not a regular file" if os.path.exists(path)
@@ -167,7 +171,7 @@ def load_item(
     else:
         report = file_report(path, tz=tz, interval_s=interval_s, config=config, warn=warn)
     name = label if label is not None else Path(path).stem + ("" if phase is None else f"#{phase}")
-    return item_from_report(report, name, phase, file=path)
+    return item_from_report(report, name, phase, file=path if file is None else file)
 
 
 def item_from_report(report: Mapping[str, Any], label: str, phase: str | None = None, *,
@@ -218,7 +222,20 @@ def item_from_report(report: Mapping[str, Any], label: str, phase: str | None = 
         "j_per_iter_above_idle": _num(workload.get("j_per_iter_above_idle")),
         "roofline": _text(roofline.get("verdict")),
         "note": note,
+        "foreign_processes": _foreign(span.get("processes")),
     }
+
+
+def _foreign(processes: Any) -> list[str]:
+    """``name (cpu %)`` of each process in the span not the benchmark's, at or above the threshold:
+    its figures may be another program's too."""
+    found = []
+    for process in processes if isinstance(processes, list) else []:
+        entry = _map(process)
+        cpu = _num(entry.get("cpu_percent_mean"))
+        if cpu is not None and cpu >= FOREIGN_PROCESS_PCT and entry.get("benchmark") is not True:
+            found.append(f"{_text(entry.get('name')) or '?'} ({cpu:.0f}%)")
+    return found
 
 
 def _span_events(events: Any, start: float | None, end: float | None) -> list[Mapping[str, Any]]:
@@ -529,6 +546,8 @@ def to_markdown(result: Mapping[str, Any]) -> str:
                      for c in ([_md(i["roofline"] or "—")] + ([""] if n else []))])
     out += ["", "Δ: against the first item. Clocks: the span's mean (the report's ceilings).", ""]
     notes = [f"{i['label']}: {i['note']}" for i in items if i["note"]]
+    notes += [f"{i['label']}: other processes above {FOREIGN_PROCESS_PCT:g}% of a core ran in its span: "
+              + ", ".join(i["foreign_processes"]) for i in items if i.get("foreign_processes")]
     out += [f"- {_md(line)}" for line in [*result["verdicts"], *notes]]
     return "\n".join(out) + "\n"
 

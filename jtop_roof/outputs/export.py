@@ -30,6 +30,9 @@ Columns, in this order (families appear only when the file has them; ``N`` count
   never tegrastats' running average.
 - ``power_total_mw``, ``power_total_source``: total input power and where it comes from
   (``VDD_IN``, or ``sum(A+B)``).
+- ``fan_NAME_pct``, ``fan_NAME_rpm``: a fan's PWM duty in % and its tachometer's rpm (``fan_pwmfan_pct``).
+- ``disk_read_mb_s``, ``disk_write_mb_s``, ``net_rx_mb_s``, ``net_tx_mb_s``: this machine's disk and
+  network throughput since the previous sample (live recordings; MB = 2^20 bytes).
 
 ``--table power`` writes the power read at its source between samples instead (``PowerReading``s:
 the board's monitors, NVML, RAPL; ``record --power-hz``), one row per reading, in this order:
@@ -50,7 +53,7 @@ import importlib
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from typing import IO, Any
@@ -62,6 +65,13 @@ from jtop_roof.model.codec import json_line
 from jtop_roof.model.errors import UserError
 from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.records import Event, PowerReading, Record, Sample
+from jtop_roof.outputs.export_types import (
+    ExportTable,
+    export_metadata,
+    export_table,
+    parquet_schema,
+    typed_rows,
+)
 from jtop_roof.outputs.report import run_pipeline, spreadsheet_text
 from jtop_roof.runtime.config import Config
 
@@ -74,6 +84,7 @@ MAX_FAMILY = 256
 PARQUET_BATCH = 65_536
 TEXT_COLUMNS = ("phase", "throttle", "power_total_source", "source")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]")
+IO_COLUMNS = ("disk_read", "disk_write", "net_rx", "net_tx")
 
 
 class ExportError(UserError):
@@ -120,6 +131,11 @@ class Scan:
     rails: dict[str, str] = field(default_factory=dict)
     table: str = "samples"
     counters: dict[str, str] = field(default_factory=dict)  # the power table's
+    fans: dict[str, str] = field(default_factory=dict)
+    #: Whether any row has a wall time (then the export has a ``time`` column).
+    has_wall: bool = False
+    #: What the file is, for Parquet's key-value metadata (``export_types.export_metadata``).
+    metadata: dict[str, str] = field(default_factory=dict)
 
 
 def _check_file(path: str) -> None:
@@ -149,12 +165,14 @@ def scan_file(path: str, *, tz: tzinfo, interval_s: float | None = None,
     try:
         header = read_header(path)
         stats = ReadStats()
-        has = {"ram": False, "swap": False, "gpu": False, "emc": False, "power": False}
+        has = {"ram": False, "swap": False, "gpu": False, "emc": False, "power": False, "io": False,
+               "wall": False}
         cores = gpcs = 0
-        engines, zones, rails = _Family(), _Family(), _Family()
+        engines, zones, rails, fans = _Family(), _Family(), _Family(), _Family()
         power_rails, counters = _Family(), _Family()
         engine_values: dict[str, list[bool]] = {}
         for record in iter_records(lines(), tz=tz, interval_s=interval_s, stats=stats):
+            has["wall"] |= isinstance(record, (Sample, PowerReading)) and record.t_wall is not None
             if isinstance(record, PowerReading):
                 for name in record.rails_mw:
                     power_rails.add(name)
@@ -180,6 +198,9 @@ def scan_file(path: str, *, tz: tzinfo, interval_s: float | None = None,
                 zones.add(name)
             for name in record.rails:
                 rails.add(name)
+            for name in record.fans or {}:
+                fans.add(name)
+            has["io"] |= record.io is not None
             has["power"] |= record.power_total is not None
         def records() -> Iterable[Record]:
             stream = iter_records(lines(), tz=tz, interval_s=interval_s)
@@ -193,6 +214,7 @@ def scan_file(path: str, *, tz: tzinfo, interval_s: float | None = None,
     except RecordingError as exc:
         raise ExportError(f"cannot read {path}: {exc}") from None
     ledger = pipeline.ledger
+    metadata = export_metadata(header, pipeline.board, tz, table)
     phases = [(p.first_mono, p.last_mono, p.name) for p in ledger.phases()
               if p.first_mono is not None and p.last_mono is not None]
     events_by_start = sorted((e for e in events if e.start_mono is not None and e.t_mono is not None),
@@ -205,7 +227,8 @@ def scan_file(path: str, *, tz: tzinfo, interval_s: float | None = None,
         notes = [f"{family.dropped} {what} past {MAX_FAMILY} dropped"
                  for family, what in ((power_rails, "rails"), (counters, "counters")) if family.dropped]
         return Scan(columns, stats.interval_s or interval_s, origin, phases, events_by_start, notes, stats,
-                    rails=power_rails.names, table=table, counters=counters.names)
+                    rails=power_rails.names, table=table, counters=counters.names, has_wall=has["wall"],
+                    metadata=metadata)
     cores, gpcs = min(cores, MAX_FAMILY), min(gpcs, MAX_FAMILY)
     columns = ["t_wall", "t_s", "phase", "throttle", "gap_s"]
     if has["ram"]:
@@ -232,10 +255,14 @@ def scan_file(path: str, *, tz: tzinfo, interval_s: float | None = None,
     columns += [f"rail_{column}_mw" for column in rails.names.values()]
     if has["power"]:
         columns += ["power_total_mw", "power_total_source"]
+    columns += [f"fan_{column}_{unit}" for column in fans.names.values() for unit in ("pct", "rpm")]
+    if has["io"]:
+        columns += [f"{name}_mb_s" for name in IO_COLUMNS]
     notes = [f"{family.dropped} {what} past {MAX_FAMILY} dropped"
              for family, what in ((engines, "engines"), (zones, "zones"), (rails, "rails")) if family.dropped]
     return Scan(columns, stats.interval_s or interval_s, origin, phases, events_by_start,
-                notes, stats, cores, gpcs, engine_columns, zones.names, rails.names)
+                notes, stats, cores, gpcs, engine_columns, zones.names, rails.names, fans=fans.names,
+                has_wall=has["wall"], metadata=metadata)
 
 
 def iter_rows(path: str, scan: Scan, *, tz: tzinfo,
@@ -346,6 +373,15 @@ def _fill(row: dict[str, Any], s: Sample, scan: Scan) -> None:
     total = s.power_total
     if total is not None and "power_total_mw" in row:
         row["power_total_mw"], row["power_total_source"] = total.mw, total.source
+    for name, fan in (s.fans or {}).items():
+        fan_column = scan.fans.get(name)
+        if fan_column is not None:
+            row[f"fan_{fan_column}_pct"], row[f"fan_{fan_column}_rpm"] = fan.speed_pct, fan.rpm
+    if s.io is not None and "disk_read_mb_s" in row:
+        io = s.io
+        for name, value in zip(IO_COLUMNS, (io.disk_read_mb_s, io.disk_write_mb_s, io.net_rx_mb_s,
+                                            io.net_tx_mb_s), strict=True):
+            row[f"{name}_mb_s"] = value
 
 
 # ------------------------------------------------------------------------------------ writers
@@ -378,12 +414,15 @@ def pyarrow_modules() -> tuple[Any, Any] | None:
         return None
 
 
-def write_parquet(rows: Iterator[dict[str, Any]], columns: list[str], out: IO[bytes]) -> int:
+def write_parquet(rows: Iterator[dict[str, Any]], table: ExportTable, out: IO[bytes],
+                  metadata: Mapping[str, str]) -> int:
+    """``rows`` (``typed_rows`` for Parquet) in ``table``'s types, with ``metadata``."""
     modules = pyarrow_modules()
     if modules is None:
         raise ExportError("parquet needs pyarrow: pip install pyarrow")
     pa, pq = modules
-    schema = pa.schema([(c, pa.string() if c in TEXT_COLUMNS else pa.float64()) for c in columns])
+    schema = parquet_schema(pa, table, metadata)
+    columns = table.columns
     count = 0
     with pq.ParquetWriter(out, schema) as writer:
         batch: dict[str, list[Any]] = {c: [] for c in columns}
@@ -422,17 +461,20 @@ def export_file(
             warn(f"{path}: {note}")
         if scan.stats.truncated_tail:
             warn(f"{path}: the last line is cut short (line {scan.stats.last_line}); the rest is used")
-    rows = iter_rows(path, scan, tz=tz, interval_s=interval_s)
+    empty = [column for column, none in (("phase", not scan.phases), ("throttle", not scan.events)) if none]
+    shape = export_table(scan.columns, text=TEXT_COLUMNS, empty=empty, has_wall=scan.has_wall)
+    rows = typed_rows(iter_rows(path, scan, tz=tz, interval_s=interval_s), shape, parquet=fmt == "parquet")
+    columns = list(shape.columns)
     try:
         if fmt == "parquet":
             assert out is not None
             with open(create_output(out, inputs=[path]), "wb") as binary:
-                return write_parquet(rows, scan.columns, binary)
+                return write_parquet(rows, shape, binary, scan.metadata)
         if out is None:
             target = stdout if stdout is not None else sys.stdout
-            return write_csv(rows, scan.columns, target) if fmt == "csv" else write_jsonl(rows, target)
+            return write_csv(rows, columns, target) if fmt == "csv" else write_jsonl(rows, target)
         with open(create_output(out, inputs=[path]), "w", encoding="utf-8", newline="") as stream:
-            return write_csv(rows, scan.columns, stream) if fmt == "csv" else write_jsonl(rows, stream)
+            return write_csv(rows, columns, stream) if fmt == "csv" else write_jsonl(rows, stream)
     except BrokenPipeError:
         raise  # `export ... | head`: the reader left; the command line says nothing
     except OSError as exc:

@@ -34,6 +34,7 @@ from jtop_roof.model.extras import install_hint
 from jtop_roof.model.metrics import fmt_si, fmt_si_unit
 from jtop_roof.outputs.compare import CompareError, file_report
 from jtop_roof.outputs.export import ExportError, iter_rows, scan_file
+from jtop_roof.roofline.devices import rate_word
 from jtop_roof.roofline.measured import Probe
 from jtop_roof.runtime.config import Config
 
@@ -389,11 +390,6 @@ def _top_roof(report: dict[str, Any], config: Config | None, precision: str) -> 
     if top is None or precision not in top.peak_flops_per_s:
         return None
     return top.peak_flops_per_s[precision], top.bandwidth_bytes_per_s
-
-
-def rate_word(precision: str) -> str:
-    """OP for integer precisions (int8 counts integer operations), FLOP for the others."""
-    return "OP" if precision.startswith("int") else "FLOP"
 
 
 def _draw_roofline(ax: Any, roof: RooflineFigure) -> None:

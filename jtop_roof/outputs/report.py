@@ -35,10 +35,11 @@ from jtop_roof.formats.ncu import Kernel
 from jtop_roof.formats.trtexec import TrtexecError, TrtexecRun, kept_output, read_trtexec, with_trtexec
 from jtop_roof.model.codec import finite_or_null
 from jtop_roof.model.info import SourceInfo
-from jtop_roof.model.metrics import fmt_si_unit
+from jtop_roof.model.metrics import FOREIGN_PROCESS_PCT, fmt_si_unit
 from jtop_roof.model.records import Event, Record
 from jtop_roof.roofline.board import Board
 from jtop_roof.roofline.ceilings import ceilings, max_ceilings, max_clocks
+from jtop_roof.roofline.devices import rate_word
 from jtop_roof.roofline.measured import Probe
 from jtop_roof.roofline.workload import Workload
 from jtop_roof.runtime.config import Config
@@ -242,6 +243,7 @@ def span_json(
         "throttled_s": pipeline.throttled_s(span),
         "workload": _workload(span, idle_w),
         "roofline": None if span.iterations is None else _roofline(pipeline.placement(span, workload)),
+        "processes": [process.as_json() for process in span.processes],
     }
 
 
@@ -330,6 +332,23 @@ def _num(value: float | None, digits: int) -> str:
     return "" if value is None else f"{value:.{digits}f}"
 
 
+def _watts(power: dict[str, Any]) -> str:
+    """`` (mean / peak)`` W of a rail, or the one of them known (a one-sample span has no mean)."""
+    mean, peak = power.get("mean"), power.get("peak")
+    if mean is not None and peak is not None:
+        return f" ({mean:.2f} / {peak:.2f})"
+    if peak is not None:
+        return f" (peak {peak:.2f})"
+    return "" if mean is None else f" (mean {mean:.2f})"
+
+
+def _energy(joules: float | None) -> str:
+    """Energy with its unit, in mJ below a joule (``16.6 mJ``, ``1.157 J``)."""
+    if joules is None:
+        return ""
+    return f"{joules * 1e3:.3g} mJ" if abs(joules) < 1 else f"{joules:.4g} J"
+
+
 def _spans(report: dict[str, Any]) -> list[dict[str, Any]]:
     return [report["whole"], *report["phases"]]
 
@@ -369,6 +388,7 @@ def to_markdown(report: dict[str, Any]) -> str:
     if report["whole"]["energy_j"]["total"] is None:
         out += ["", "No rail measures the total input power here: energy per rail only (—: none)."]
     out += _energy_sources(_spans(report))
+    out += _other_processes(_spans(report))
     rails = sorted({name for span in _spans(report) for name in span["energy_j"]["rails"]})
     if rails:
         out += ["", "Energy per rail (J; mean W / peak W):", "",
@@ -379,24 +399,24 @@ def to_markdown(report: dict[str, Any]) -> str:
             for rail in rails:
                 joules = span["energy_j"]["rails"].get(rail)
                 power = span["power_w"]["rails"].get(rail, {})
-                mean, peak = _num(power.get("mean"), 2), _num(power.get("peak"), 2)
-                cells.append("" if joules is None else f"{_num(joules, 1)} ({mean} / {peak})")
+                cells.append("" if joules is None else f"{_num(joules, 1)}{_watts(power)}")
             out.append(f"| {_md(span['name'])} | " + " | ".join(cells) + " |")
     worked = [span for span in report["phases"] if span["workload"] is not None]
     if worked:
         out += ["", "Workload (from the work it reported):", "",
-                "| phase | iterations | per s | J per iteration | above idle | verdict | achieved | "
+                "| phase | iterations | per s | energy per iteration | above idle | verdict | achieved | "
                 "intensity | of roof now | at max clocks |",
                 "|---|---:|---:|---:|---:|---|---:|---:|---:|---:|"]
         for span in worked:
             work, roof = span["workload"], span["roofline"] or {}
             achieved = roof.get("achieved_flops_per_s")
             intensity = roof.get("intensity_flop_per_byte")
+            rate = rate_word(roof.get("precision")) + "/s"
             out.append(
                 f"| {_md(span['name'])} | {work['iterations']:g} | {_num(work['throughput_per_s'], 1)} "
-                f"| {_num(work['j_per_iter'], 4)} | {_num(work['j_per_iter_above_idle'], 4)} "
+                f"| {_energy(work['j_per_iter'])} | {_energy(work['j_per_iter_above_idle'])} "
                 f"| {roof.get('verdict', 'unknown')} "
-                f"| {'' if achieved is None else fmt_si_unit(achieved, 'FLOP/s')} "
+                f"| {'' if achieved is None else fmt_si_unit(achieved, rate)} "
                 f"| {_num(intensity, 1)} | {_pct(roof.get('efficiency_current'))} "
                 f"| {_pct(roof.get('efficiency_max'))} |")
     if report.get("ncu"):
@@ -452,6 +472,19 @@ def _energy_sources(spans: list[dict[str, Any]]) -> list[str]:
         return ["", f"Energy measured by {_md(named[0][1])}."]
     return ["", "Energy measured by: " + "; ".join(f"{_md(name)}: {_md(source)}" for name, source in named)
             + "."]
+
+
+def _other_processes(spans: list[dict[str, Any]]) -> list[str]:
+    """One line: the processes not the benchmark's above the threshold, per span (none where the
+    recording has no process readings)."""
+    if not any(span.get("processes") for span in spans):
+        return []
+    busy = [(span["name"], ", ".join(f"{_md(p['name'])} (pid {p['pid']}) {p['cpu_percent_mean']:.0f}%"
+                                     for p in span["processes"] if not p["benchmark"]
+                                     and (p["cpu_percent_mean"] or 0.0) >= FOREIGN_PROCESS_PCT))
+            for span in spans]
+    said = "; ".join(f"{_md(name)}: {found}" for name, found in busy if found) or "none"
+    return ["", f"Other processes above {FOREIGN_PROCESS_PCT:g}% of a core: {said}."]
 
 
 def _pct(fraction: float | None) -> str:

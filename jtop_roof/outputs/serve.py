@@ -32,6 +32,8 @@ docs/fleet/prometheus.yml sets it, not this exporter's):
   since ``serve`` started (a replay starts at 0 and grows with playback), the ledger's trapezoid,
   gaps not bridged
 - ``jroof_temperature_celsius{zone}`` (zones in lower case, e.g. ``tj``; sensors that are off: absent)
+- ``jroof_fan_speed_ratio{fan}`` (the pwm-fan's duty, ``pwm1`` / 255) and ``jroof_fan_speed_rpm{fan}``
+  (its tachometer, where one is read); absent without a readable fan
 - ``jroof_throttle_active{unit,reason}`` 0 or 1 for ``unit`` in gpu/emc/cpu (those the board
   reports) and every throttle ``reason`` of ``detectors.REASON_CODES``: the evidence (``thermal``,
   ``power``, ``over_current``, NVML's ``hw_slowdown``, ``board_limit``, ``reliability``, ``other``),
@@ -302,6 +304,11 @@ def _registry(snap: Snapshot, board: str | None) -> CollectorRegistry:
                 [({}, None if total is None else total.mw / 1000.0)])
         out.add("jroof_temperature_celsius", "gauge", "Temperature per thermal zone.",
                 [({"zone": zone}, value) for zone, value in s.temps_c.items()])
+        fans = (s.fans or {}).items()
+        out.add("jroof_fan_speed_ratio", "gauge", "Fan PWM duty, 0 to 1 (hwmon pwm1 / 255).",
+                [({"fan": name}, _ratio(fan.speed_pct)) for name, fan in fans])
+        out.add("jroof_fan_speed_rpm", "gauge", "Fan speed from its tachometer.",
+                [({"fan": name}, fan.rpm) for name, fan in fans])
     out.add("jroof_energy_joules_total", "counter",
             "Energy per rail (not the input's) since serve started (trapezoid).",
             [({"rail": name}, joules) for name, joules in sorted(snap.rails_j.items())

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from jtop_roof.model.metrics import fmt_si_unit
+from jtop_roof.roofline.devices import rate_word
 
 _MIB = 1 << 20
 
@@ -66,9 +67,9 @@ def summary_lines(result: Mapping[str, Any]) -> Iterator[str]:
     mode = result.get("power_mode") or "no power mode"
     yield (f"{result.get('backend')} on {result.get('device_name') or result.get('device_kind')} "
            f"({device}, {mode}){', quick' if result.get('quick') else ''}")
-    for group, unit, rate in (("bandwidth", "B/s", "bytes_per_s"), ("compute", "FLOP/s", "flops_per_s")):
+    for group, rate in (("bandwidth", "bytes_per_s"), ("compute", "flops_per_s")):
         for name, entry in (result.get(group) or {}).items():
-            shown_unit = "OP/s" if name.startswith("int8") else unit
+            shown_unit = "B/s" if group == "bandwidth" else f"{rate_word(name)}/s"
             clocks = entry.get("clocks") or {}
             seen = [f"{k.removesuffix('_mhz')} {v['mean']:.0f} MHz" for k, v in clocks.items() if v]
             power = entry.get("power_w")

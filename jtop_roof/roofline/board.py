@@ -28,7 +28,6 @@ from jtop_roof.roofline.measured import Probe
 
 HOW_TO_ADD = ("pass --device ID (`jroof-tui devices` lists them) or add the board under `devices:` in "
               "the config")
-DEFAULT_PRECISION = "fp16_tensor"
 #: Engines whose work is not on the GPU roof.
 ACCELERATOR_PREFIXES = ("NVDLA", "DLA", "PVA")
 #: Where a device or a mode came from: the user's flag or config, the source's own description
@@ -219,11 +218,21 @@ def precisions_of(board: Board) -> tuple[str, ...]:
     return tuple(p for p in PRECISIONS if p in board.device.flop_per_clk_per_sm)
 
 
-def _default_precision(available: tuple[str, ...]) -> str | None:
-    """What inference mostly runs in: FP16 on the tensor cores where the device has them."""
-    if DEFAULT_PRECISION in available:
-        return DEFAULT_PRECISION
-    return available[0] if available else None
+def pick_precision(board: Board, wishes: Iterable[str | None]) -> str | None:
+    """The roofline's precision: the first of ``wishes`` (the p key's choice, then the
+    workload's) the device has, else its fastest; None without a device."""
+    available = precisions_of(board)
+    chosen = next((wish for wish in wishes if wish in available), None)
+    return chosen or _fastest(board, available)
+
+
+def _fastest(board: Board, available: tuple[str, ...]) -> str | None:
+    """The precision with the highest peak (operations per clock and SM: the clock and the SMs
+    are the same for all); the first listed of equals."""
+    if board.device is None or not available:
+        return None
+    rates = board.device.flop_per_clk_per_sm
+    return max(available, key=lambda precision: (rates[precision], -available.index(precision)))
 
 
 def measured_roof(probe: Probe | None) -> Ceilings | None:
@@ -243,7 +252,7 @@ def roof_state(board: Board, sample: Sample | None, precision: str | None,
     if device is None:
         return RoofState(None, None, None, None, board.problem or "device unknown")
     available = precisions_of(board)
-    chosen = precision if precision in available else _default_precision(available)
+    chosen = precision if precision in available else _fastest(board, available)
     maximum = max_ceilings(device, board.mode)
     gpu = None if sample is None or sample.gpu is None else sample.gpu.mhz
     emc = None if sample is None or sample.emc is None else sample.emc.mhz

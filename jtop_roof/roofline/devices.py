@@ -24,6 +24,13 @@ from jtop_roof.model.errors import UserError
 #: The precisions a roof can be drawn for, in display order.
 PRECISIONS = ("fp64", "fp32", "fp16_tensor", "bf16_tensor", "int8_tensor")
 
+
+def rate_word(precision: str | None) -> str:
+    """What a precision's rate counts: ``OP`` for integer precisions (int8 counts integer
+    operations), ``FLOP`` for the others (and for none named); ``OP/s``, ``OP/byte`` follow."""
+    return "OP" if precision is not None and precision.lower().startswith("int") else "FLOP"
+
+
 #: Fields of an entry that hold numbers a source must back (the packaged-data test checks them).
 NUMERIC_FIELDS = ("memory_gb", "sms", "max_gpu_mhz", "bus_width_bits", "max_emc_mhz", "emc_data_rate_factor")
 

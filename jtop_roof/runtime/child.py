@@ -16,6 +16,7 @@ from typing import IO
 from jtop_roof.formats.trtexec import KEPT_SUFFIX, is_trtexec
 from jtop_roof.formats.userfiles import create_output
 from jtop_roof.model.errors import UserError
+from jtop_roof.sources.processes import BENCHMARK
 
 #: How long a workload has to end after SIGTERM before it is killed.
 STOP_GRACE_S = 10.0
@@ -69,6 +70,7 @@ class Child:
             if kept is not None:
                 kept.close()
             raise ChildError(f"cannot run {self.argv[0]}: {exc.strerror or exc}") from None
+        BENCHMARK.add(self._process.pid)  # its tree is marked in the process readings
         if kept is not None and tee is None:
             kept.close()  # the child holds its own copy
         threading.Thread(target=self._wait, args=(tee, on_exit), name="jroof-run-wait", daemon=True).start()

@@ -22,6 +22,7 @@ import os
 import selectors
 import socket
 import stat
+import struct
 import sys
 import threading
 import time
@@ -33,6 +34,7 @@ from typing import Any
 from jtop_roof.model.errors import UserError
 from jtop_roof.model.metrics import for_terminal
 from jtop_roof.model.records import MARKER_KINDS, MAX_WORK_AMOUNT, MAX_WORK_ITERATIONS
+from jtop_roof.sources.processes import BENCHMARK
 
 MAX_NAME_CHARS = 200
 _MAX_MESSAGE_BYTES = 4096
@@ -242,7 +244,10 @@ class MarkerListener:
         client.data += chunk
         line, newline, _ = client.data.partition(b"\n")
         if newline or not chunk:
-            self._finish(conn, self._handle(bytes(line)))
+            reply = self._handle(bytes(line))
+            if reply == "ok":
+                _mark_benchmark(conn)
+            self._finish(conn, reply)
         elif len(client.data) > _MAX_MESSAGE_BYTES:
             self._finish(conn, f"error: a message is at most {_MAX_MESSAGE_BYTES} bytes")
 
@@ -276,6 +281,20 @@ class MarkerListener:
         except Exception as exc:  # e.g. the recording's disk is full: say so, keep listening
             return f"error: {type(exc).__name__}: {exc}"
         return "ok"
+
+
+def _mark_benchmark(conn: socket.socket) -> None:
+    """The process that reported (the socket's peer, Linux ``SO_PEERCRED``) is the benchmark's: its
+    tree is marked in the process readings."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return
+    try:
+        pid, _, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i")))
+    except (OSError, struct.error):
+        return
+    if pid > 0:
+        BENCHMARK.add(pid)
 
 
 def start_listener(

@@ -123,23 +123,27 @@ def _tegrastats(request: SourceRequest) -> Source:
             "(use --source host or --source demo on a machine without tegrastats)"
         )
     from jtop_roof.sources.power import PoweredSource, board_meters
+    from jtop_roof.sources.processes import ProcessSampler
     from jtop_roof.sources.tegrastats import TegrastatsSource
 
     root = config.sysfs_root
     source = TegrastatsSource(list(config.tegrastats_command), config.interval_ms,
                               backoff=config.restart_backoff_s, sysfs_root=root)
     return PoweredSource(source, lambda: board_meters(root), config.power_hz, root=root,
-                         fallback="energy comes from tegrastats' rails at its interval")
+                         fallback="energy comes from tegrastats' rails at its interval",
+                         beside=[ProcessSampler()])
 
 
 def _host(request: SourceRequest) -> Source:
     from jtop_roof.sources.host import HostSource
     from jtop_roof.sources.power import PoweredSource
+    from jtop_roof.sources.processes import ProcessSampler
 
     config = request.config
-    source = HostSource(config.interval_ms)
+    source = HostSource(config.interval_ms, sysfs_root=config.sysfs_root)
     return PoweredSource(source, lambda: source.power_meters(config.sysfs_root), config.power_hz,
-                         root=config.sysfs_root, fallback="power comes from the samples at their interval")
+                         root=config.sysfs_root, fallback="power comes from the samples at their interval",
+                         beside=[ProcessSampler(gpu_memory=source.gpu_process_memory)])
 
 
 #: Every kind of source by name: a new source is a module under ``sources/`` and one line here

@@ -42,7 +42,8 @@ from jtop_roof.model.records import (
 )
 from jtop_roof.sources.base import Source
 from jtop_roof.sources.power import MeterSet, board_meters, read_value
-from jtop_roof.sources.sysfs import open_regular_file, read_int, read_text, unique_name
+from jtop_roof.sources.processes import IoMeter, io_counters
+from jtop_roof.sources.sysfs import find_fans, open_regular_file, read_fans, read_int, read_text, unique_name
 
 _MIB = 1024 * 1024
 
@@ -121,10 +122,15 @@ class HostSource(Source):
         clock: Callable[[], float] = time.time,
         mono: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], object] | None = None,
+        sysfs_root: str | Path = "/",
+        io: IoMeter | None = None,
     ) -> None:
         """``nvml``: a pynvml-like module; ``None`` imports nvidia-ml-py if installed, ``False``
-        turns NVML off. ``sleep`` defaults to a wait that ``stop()`` interrupts."""
+        turns NVML off. ``sleep`` defaults to a wait that ``stop()`` interrupts. ``sysfs_root``:
+        where the fans are (``--sysfs-root``); ``io``: the disk and network counters."""
         self.interval_ms = int(interval_ms)
+        self._fans = find_fans(sysfs_root)
+        self._io = io if io is not None else IoMeter(counters=lambda: io_counters(psutil))
         self._psutil = psutil
         self._clock = clock
         self._mono = mono
@@ -208,7 +214,22 @@ class HostSource(Source):
         self._add_gpus(sample, seen)
         for name, entry in self._sensors(seen):
             sample.temps_c[name] = None if entry.current is None else float(entry.current)
+        sample.fans = read_fans(self._fans) if self._fans else None
+        sample.io = self._io.read()
         return sample
+
+    def gpu_process_memory(self) -> dict[int, float]:
+        """MB of GPU memory by pid, over every GPU, from NVML's compute and graphics process lists
+        (empty where NVML gives none: no GPU, or a driver that hides other users' processes)."""
+        used: dict[int, float] = {}
+        for handle in self._gpu_handles():
+            for call in ("nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses"):
+                for process in _call(self._fn(call), handle) or ():
+                    pid = getattr(process, "pid", None)
+                    memory = _number(getattr(process, "usedGpuMemory", None))
+                    if isinstance(pid, int) and memory is not None:
+                        used[pid] = round(used.get(pid, 0.0) + memory / _MIB, 1)
+        return used
 
     def _cpus(self) -> list[CpuCore | None] | None:
         loads = _call(self._psutil.cpu_percent, percpu=True)

@@ -280,6 +280,15 @@ class PowerSampler:
         return readings
 
 
+class SideSampler(Protocol):
+    """What reads beside the main source on a schedule of its own: seconds until its next read,
+    and the read (which moves the schedule on)."""
+
+    def due_in(self) -> float: ...
+
+    def take(self) -> Sequence[Record]: ...
+
+
 @dataclass(frozen=True)
 class _Failure:
     """The main source raised: raised again in the pump's thread."""
@@ -294,10 +303,13 @@ class PoweredSource(Source):
     (tegrastats that cannot start): no reading is taken after it, so the stream still ends on it."""
 
     def __init__(self, inner: Source, find: Callable[[], MeterSet], hz: float, *, root: str, fallback: str,
-                 clock: Callable[[], float] = time.time, mono: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.time, mono: Callable[[], float] = time.monotonic,
+                 beside: Sequence[SideSampler] = ()) -> None:
         """``find``: the meters, looked for once, when first needed; ``fallback``: what gives power
-        where none is found (said in the hint)."""
+        where none is found (said in the hint); ``beside``: other samplers read the same way (the
+        processes, ``sources.processes``)."""
         self.inner = inner
+        self._beside = list(beside)
         self.kind = inner.kind
         self.hz = hz
         self._find = find
@@ -331,18 +343,21 @@ class PoweredSource(Source):
 
     def records(self) -> Iterator[Record]:
         found = self.found()
-        if not found.meters:
+        samplers = list(self._beside)
+        if found.meters:
+            samplers.append(PowerSampler(found.meters, self.hz, clock=self._clock, mono=self._mono))
+        if not samplers:
             try:
                 yield from self.inner.records()
             finally:
                 _close(found)
             return
         inner = threading.Thread(target=self._run_inner, name="jroof-source", daemon=True)
-        sampler = PowerSampler(found.meters, self.hz, clock=self._clock, mono=self._mono)
         inner.start()
         ending = False
         try:
             while not self._stopped.is_set():
+                sampler = min(samplers, key=lambda one: one.due_in())
                 wait = sampler.due_in()
                 if wait <= 0 and not ending:
                     yield from sampler.take()

@@ -20,6 +20,11 @@ Paths (research/jetson_specs.md section 3.3 and the nvpmodel confs cited there):
 * Model ``/proc/device-tree/model`` (NUL-terminated).
 * Power mode: ``nvpmodel -q`` (``NV Power Mode: NAME`` then the id), else ``/var/lib/nvpmodel/status``
   (``pmode:0002``) with the names from ``/etc/nvpmodel.conf`` (``< POWER_MODEL ID=2 NAME=MAXN_SUPER >``).
+* Fans: the Linux pwm-fan driver's hwmon, ``/sys/class/hwmon/hwmon*`` whose ``name`` is ``pwmfan``
+  (drivers/hwmon/pwm-fan.c; docs.kernel.org/hwmon/pwm-fan.html): ``pwm1`` is the duty, 0-255
+  (255 = full speed), ``fan1_input`` the tachometer's rpm where one is wired. Jetson kernels give the
+  tachometer a hwmon of its own with an ``rpm`` file (jetson_stats, jtop/core/fan.py, pairs these
+  with the fans in order, as is done here for a fan without ``fan1_input``).
 * TPC gating: ``/sys/devices/gpu.0/tpc_pg_mask`` or ``/sys/devices/platform/gpu.0/tpc_pg_mask`` (paths
   from the nvpmodel conf), else the ``TPC_POWER_GATING TPC_PG_MASK n`` line of the current mode.
 """
@@ -34,8 +39,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jtop_roof.model.records import Clocked, CpuCore, Gpu, Sample
+from jtop_roof.model.codec import MAX_RPM
+from jtop_roof.model.records import Clocked, CpuCore, Fan, Gpu, Sample
 from jtop_roof.sources.children import run_bounded
+from jtop_roof.sources.processes import IoMeter
 
 # Devfreq node names of Jetson GPUs; a "gpc" node (Thor's gpu-gpc-0) is the graphics clock.
 _GPU_DEVFREQ = re.compile(r"gpu|ga10b|gv11b|gp10b|gm20b")
@@ -136,11 +143,58 @@ class ThermalZone:
     path: Path
 
 
-class BoardFiles:
-    """The board's readable files under ``root``; devfreq and thermal nodes are found once."""
+#: The pwm-fan driver's hwmon name, its duty's full scale, and the hwmon nodes looked at.
+FAN_HWMON, PWM_FULL, MAX_HWMON_NODES = "pwmfan", 255, 64
 
-    def __init__(self, root: str | Path = "/", *, run: Runner | None = None) -> None:
+
+@dataclass(frozen=True)
+class FanFiles:
+    """A fan's duty file and its tachometer's rpm file (None: no tachometer)."""
+
+    name: str
+    pwm: Path
+    rpm: Path | None
+
+
+def find_fans(root: str | Path) -> list[FanFiles]:
+    """The pwm-fan hwmons under ``root`` (see the module doc), named by their hwmon name."""
+    try:
+        nodes = sorted((Path(root) / "sys/class/hwmon").iterdir())[:MAX_HWMON_NODES]
+    except OSError:
+        return []
+    tachometers = [node / "rpm" for node in nodes if (node / "rpm").is_file()]
+    fans: list[FanFiles] = []
+    seen: set[str] = set()
+    for node in nodes:
+        if read_text(node / "name", 64) == FAN_HWMON and (node / "pwm1").is_file():
+            own = node / "fan1_input"
+            fans.append(FanFiles(unique_name(FAN_HWMON, seen), node / "pwm1", own if own.is_file() else None))
+    spare = iter(tachometers)
+    return [fan if fan.rpm is not None else FanFiles(fan.name, fan.pwm, next(spare, None)) for fan in fans]
+
+
+def read_fans(fans: list[FanFiles]) -> dict[str, Fan] | None:
+    """Each fan's duty in % of full and its rpm; None when no fan gave either."""
+    out: dict[str, Fan] = {}
+    for fan in fans:
+        duty = read_int(fan.pwm)
+        rpm = None if fan.rpm is None else read_int(fan.rpm)
+        pct = round(duty / PWM_FULL * 100, 1) if duty is not None and 0 <= duty <= PWM_FULL else None
+        speed = float(rpm) if rpm is not None and 0 <= rpm <= MAX_RPM else None
+        if pct is not None or speed is not None:
+            out[fan.name] = Fan(pct, speed)
+    return out or None
+
+
+class BoardFiles:
+    """The board's readable files under ``root``; devfreq, thermal and fan nodes are found once.
+    ``io``: this machine's disk and network counters (psutil; by default the real ones)."""
+
+    def __init__(self, root: str | Path = "/", *, run: Runner | None = None,
+                 io: IoMeter | None = None) -> None:
         self.root = Path(root)
+        self.fans = find_fans(self.root)
+        self._io = io if io is not None else IoMeter()
         # Running the real nvpmodel only makes sense for the real filesystem.
         self._run = run if run is not None else (run_quietly if self.root == Path("/") else lambda _c: None)
         self.gpu_devfreq = self._find_gpu_devfreq()
@@ -240,6 +294,10 @@ class BoardFiles:
                     sample.cpus[index] = CpuCore(core.load_pct, self.cpu_mhz(index))
         if sample.oc_events is None:
             sample.oc_events = self.oc_events()
+        if sample.fans is None and self.fans:
+            sample.fans = read_fans(self.fans)
+        if sample.io is None:
+            sample.io = self._io.read()
 
     # -- identity for the header ---------------------------------------------------------------
 

@@ -32,7 +32,7 @@ from jtop_roof.formats.recorder import Recorder
 from jtop_roof.model.metrics import printable
 from jtop_roof.model.timeline import parse_tz
 from jtop_roof.outputs.serve import ServeError
-from jtop_roof.roofline.board import precisions_of, roof_state
+from jtop_roof.roofline.board import precisions_of
 from jtop_roof.roofline.measured import load_probe
 from jtop_roof.roofline.workload import load_workload
 from jtop_roof.runtime.config import Config
@@ -50,20 +50,23 @@ from jtop_roof.tui.keys import (
 )
 from jtop_roof.tui.layout import WIDE_MIN_COLUMNS, WIDE_MIN_ROWS, set_compact, set_focus
 from jtop_roof.tui.messages import (
+    NOTICE_SECONDS,
     MarkerRequested,
     RecordingFailed,
     RecordReceived,
     SourceDescribed,
     SourceEnded,
     WorkRequested,
+    short_notice,
 )
 from jtop_roof.tui.painter import Painter
 from jtop_roof.tui.panes import COLUMNS, PANES, Pane
 from jtop_roof.tui.streams import Boards, Marked, Stream
 from jtop_roof.tui.theming import ThemedApp
 from jtop_roof.tui.transport import ReplayTransport
-from jtop_roof.tui.view import build_view
+from jtop_roof.tui.view import build_view, shown_precision
 from jtop_roof.tui.widgets import HelpScreen, PhaseNameScreen, Readout
+from jtop_roof.tui.widgets.screen import MonitorScreen
 
 #: Panes in the order the focus key cycles through them.
 PANE_IDS = tuple(spec.id for spec in PANES if spec.in_focus_cycle)
@@ -85,7 +88,8 @@ class JroofApp(ReplayTransport, ThemedApp):
     focused_pane: reactive[str | None] = reactive(None, init=False)
     #: The phase open at the newest record shown (the header, the end key).
     phase: reactive[str | None] = reactive(None, init=False)
-    #: The precision the roofline draws (None: the device's first); the p key cycles it.
+    #: The precision the roofline draws (None: the workload's, else the board's fastest); the p
+    #: key cycles it.
     precision: reactive[str | None] = reactive(None, init=False)
     #: The board the panes show, of several (``--ssh a --ssh b``); the b key cycles it.
     board: reactive[int] = reactive(0, init=False)
@@ -166,6 +170,9 @@ class JroofApp(ReplayTransport, ThemedApp):
 
     # ------------------------------------------------------------------------------ layout
 
+    def get_default_screen(self) -> MonitorScreen:
+        return MonitorScreen(id="_default")
+
     def compose(self) -> ComposeResult:
         yield Readout(id="header")
         with Horizontal(id="main"):
@@ -202,7 +209,7 @@ class JroofApp(ReplayTransport, ThemedApp):
 
     def _note(self, text: str) -> None:
         self._notes.append(text)
-        self.notify(text, title="note", markup=False, timeout=10)
+        self.notify(short_notice(text), markup=False, timeout=NOTICE_SECONDS)
 
     def _on_theme_changed(self, _theme: Any) -> None:
         """Plots bake the theme's colours into their canvas: draw them again, whoever changed it."""
@@ -345,7 +352,7 @@ class JroofApp(ReplayTransport, ThemedApp):
         self._add_marker("phase_start", None)
 
     def action_name_phase(self) -> None:
-        suggestion = self.pipeline.ledger.next_auto_name
+        suggestion = self.pipeline.next_auto_name
 
         def started(name: str | None) -> None:
             if name is None:
@@ -353,6 +360,9 @@ class JroofApp(ReplayTransport, ThemedApp):
             self._add_marker("phase_start", name or suggestion)
 
         self.push_screen(PhaseNameScreen(suggestion), started)
+
+    def action_name_phase_unlisted(self) -> None:
+        self.action_name_phase()
 
     def action_end_phase(self) -> None:
         if self.phase is not None:
@@ -367,7 +377,7 @@ class JroofApp(ReplayTransport, ThemedApp):
     def action_cycle_precision(self) -> None:
         available = precisions_of(self.pipeline.board)
         if available:
-            current = roof_state(self.pipeline.board, None, self.precision).precision
+            current = shown_precision(self.pipeline, self.precision, self._workload)
             self.precision = next_in_cycle(available, current)
 
     def watch_precision(self) -> None:

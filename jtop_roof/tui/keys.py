@@ -24,6 +24,9 @@ SEEK_KEYS = Binding.Group("seek", compact=True)
 MONITOR_BINDINGS: tuple[Binding, ...] = (
     Binding("m", "mark_phase", "mark", tooltip="Start a new phase (auto-named)", id="mark-phase"),
     Binding("M", "name_phase", "name", tooltip="Start a new phase and name it", id="name-phase"),
+    # The same key kept out of the footer: a narrow replay footer needs the room for seek.
+    Binding("M", "name_phase_unlisted", "name", show=False, tooltip="Start a new phase and name it",
+            id="name-phase"),
     Binding("e", "end_phase", "end", tooltip="End the current phase", id="end-phase"),
     Binding("space", "toggle_pause", "pause", key_display="␣", tooltip="Pause or resume the replay",
             id="pause"),
@@ -50,8 +53,7 @@ MONITOR_BINDINGS: tuple[Binding, ...] = (
     # The same key kept out of the footer: a narrow replay footer needs the room for seek.
     Binding("t", "cycle_theme_unlisted", "theme", show=False, tooltip="Next colour theme", id="theme"),
     Binding("z", "zoom", "zoom", tooltip="Time window: 30 s, 2 min, 10 min, 1 h, all", id="zoom"),
-    Binding("p", "cycle_precision", "precision", show=False,
-            tooltip="Roofline precision: FP32, FP16, INT8...",
+    Binding("p", "cycle_precision", "precision", tooltip="Roofline precision: FP32, FP16, INT8...",
             id="precision"),
     Binding("b", "next_board", "board", show=False, tooltip="Next board (several --ssh)", id="board"),
     Binding("f", "focus_pane", "focus", tooltip="One pane full-screen, each in turn", id="focus"),
@@ -71,7 +73,8 @@ def next_in_cycle(options: Sequence[_T], current: _T | None) -> _T:
 def action_enabled(action: str, *, boards: int, replay: bool, phase_open: bool, narrow: bool) -> bool:
     """Whether a key's action applies now (Textual hides and refuses the others): the board key
     with several boards, the transport keys in a replay, the record key live, the end key in a
-    phase. The theme key is listed in the footer unless a narrow replay footer needs the room."""
+    phase. The theme and name keys are listed in the footer unless a narrow replay footer needs
+    the room (they still work, and help lists them)."""
     if action == "next_board":
         return boards > 1
     if action in REPLAY_ACTIONS:
@@ -80,8 +83,8 @@ def action_enabled(action: str, *, boards: int, replay: bool, phase_open: bool, 
         return not replay
     if action == "end_phase":
         return phase_open
-    if action in ("cycle_theme", "cycle_theme_unlisted"):
-        return (replay and narrow) == (action == "cycle_theme_unlisted")
+    if action in ("cycle_theme", "cycle_theme_unlisted", "name_phase", "name_phase_unlisted"):
+        return (replay and narrow) == action.endswith("_unlisted")
     return True
 
 

@@ -1,8 +1,10 @@
 """Messages from the source worker thread to the app (``post_message`` is thread-safe; handlers run
-on the event loop, so only they touch history and widgets)."""
+on the event loop, so only they touch history and widgets), and the short form of a notice the
+app shows for a moment (the whole of it stays in Events)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from textual.message import Message
@@ -61,3 +63,20 @@ class WorkRequested(Message, bubble=False):
     """Work a benchmark reported through the hook (``jroof-tui mark --work``)."""
 
     report: WorkReport
+
+
+#: Characters of a notice's toast: two lines of a narrow toast, so that the panes stay visible.
+NOTICE_CHARS = 72
+#: How long a notice's toast stays, in seconds.
+NOTICE_SECONDS = 4.0
+
+
+def short_notice(text: str) -> str:
+    """A notice's first sentence, cut to ``NOTICE_CHARS``, pointing to Events where the whole
+    text stays."""
+    first = re.split(r"(?<=[.;])\s", text.strip(), maxsplit=1)[0].rstrip(".;")
+    if first == text.strip().rstrip(".") and len(first) <= NOTICE_CHARS:
+        return first
+    room = NOTICE_CHARS - len(" … (in Events)")
+    cut = first if len(first) <= room else first[:room].rsplit(" ", 1)[0]
+    return f"{cut} … (in Events)"

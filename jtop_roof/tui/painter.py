@@ -25,6 +25,8 @@ class Painter:
         self._drawn_version: Version = (-1, -1)
         #: Each plot's pane id: the version it drew and when (``clock``).
         self.plot_drawn: dict[str, tuple[Version, float]] = {}
+        #: Each plot's pane id: the stream time of the newest sample it drew.
+        self._plot_end: dict[str, float | None] = {}
 
     def force(self) -> None:
         """Draw everything visible on the next paint (a layout, theme or phase boundary changed)."""
@@ -33,6 +35,7 @@ class Painter:
     def forget_plots(self) -> None:
         """Other data is shown (another board): no plot's last drawing counts."""
         self.plot_drawn.clear()
+        self._plot_end.clear()
 
     def settled(self, version: Version) -> bool:
         """True when ``paint`` at ``version`` would draw nothing: not forced, every readout and
@@ -56,10 +59,20 @@ class Painter:
             drawn_version, drawn_at = self.plot_drawn.get(pane.id or "", ((-1, -1), -1e9))
             if not force and drawn_version == version:
                 continue
-            if not force and now - drawn_at < self._plot_period(view, plot.size.width):
+            period = self._plot_period(view, plot.size.width)
+            if not force and now - drawn_at < period and not self._jumped(pane.id or "", view, period):
                 continue
             pane.update_plot(view)
             self.plot_drawn[pane.id or ""] = (version, now)
+            self._plot_end[pane.id or ""] = view.history.last_t_mono
+
+    def _jumped(self, pane_id: str, view: View, period: float) -> bool:
+        """The history's newest sample moved back, or on by more than the plot's period, since the
+        plot was drawn (a seek, a backfill): drawn on the next frame, not a period later."""
+        drawn_end, end = self._plot_end.get(pane_id), view.history.last_t_mono
+        if drawn_end is None or end is None:
+            return drawn_end != end
+        return not 0.0 <= end - drawn_end <= period
 
     def _plot_period(self, view: View, width: int) -> float:
         """A plot changes visibly once per time column: no need to redraw it more often."""

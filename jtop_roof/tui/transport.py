@@ -43,21 +43,22 @@ class ReplayTransport:
         _change_speed(self, -1)
 
     def request_seek(self: Transported, seconds: float, *, relative: bool = True) -> None:
-        """Seek the replay; its seek event, when it comes, clears history (see the module doc)."""
+        """Seek the replay; its seek event, when it comes, clears history (see the module doc).
+        The header's time is the target's at once (the next frame), not at the next redraw."""
         if self.controls is not None:
             self.controls.seek(float(seconds), relative=relative)
+            self._update_header()
 
     def request_seek_to(self: Transported, where: str) -> None:
         if self.controls is not None:
             self.controls.seek_to(where)
+            self._update_header()
 
     def action_seek(self: Transported, seconds: float) -> None:
-        if self.controls is not None:
-            self.controls.seek(float(seconds), relative=True)
+        ReplayTransport.request_seek(self, seconds)
 
     def action_seek_to(self: Transported, where: str) -> None:
-        if self.controls is not None:
-            self.controls.seek_to(where)
+        ReplayTransport.request_seek_to(self, where)
 
     def action_follow(self: Transported) -> None:
         """Follow mode on: tail the file, jump to its end and play new lines as they come

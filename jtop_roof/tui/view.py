@@ -14,7 +14,7 @@ from jtop_roof.analysis.verdict import Placement
 from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.records import Event, Sample
 from jtop_roof.model.settings import Thresholds
-from jtop_roof.roofline.board import Board, RoofState, roof_state
+from jtop_roof.roofline.board import Board, RoofState, pick_precision, roof_state
 from jtop_roof.roofline.measured import Probe
 from jtop_roof.roofline.workload import Workload
 
@@ -73,22 +73,16 @@ def build_view(
     probe: Probe | None = None,
     workload: Workload | None = None,
 ) -> View:
-    """What the panes draw of ``pipeline`` now. ``precision``: the roofline's (None: the device's
-    first); ``probe``: measured ceilings for the roof; ``workload``: FLOPs and bytes per iteration
-    for the shown phase's work reported without them."""
+    """What the panes draw of ``pipeline`` now. ``precision``: the roofline's, as the p key chose
+    it (None: ``shown_precision``'s); ``probe``: measured ceilings for the roof; ``workload``: FLOPs
+    and bytes per iteration for the shown phase's work reported without them."""
     ledger = pipeline.ledger
-    last = pipeline.history.last_t_mono
-    if pipeline.ledger_from_file:
-        # The whole file's ledger: the phase the playhead is in, with all of its energy.
-        phase = None if last is None else ledger.phase_at(last)
-    else:
-        phase = ledger.current
+    phase = _shown_phase(pipeline)
     board = pipeline.board
     active = pipeline.active_events()
     clock_events = [e for e in pipeline.history.events if e.unit is not None] + active
-    point = None
-    if phase is not None and phase.iterations:
-        point = (phase.name, pipeline.placement(phase, workload))
+    point = _point(pipeline, phase, workload)
+    precision = _precision(board, precision, point, workload)
     return View(
         history=pipeline.history,
         thresholds=thresholds,
@@ -107,3 +101,32 @@ def build_view(
         throttled_s=pipeline.throttled_s(ledger.whole),
         phase_throttled_s=0.0 if phase is None else pipeline.throttled_s(phase),
     )
+
+
+def shown_precision(pipeline: Pipeline, precision: str | None, workload: Workload | None) -> str | None:
+    """The precision the roofline draws: ``precision`` (the p key's choice), else the one the
+    shown phase's point is judged at, else the workload spec's, else the board's fastest."""
+    return _precision(pipeline.board, precision, _point(pipeline, _shown_phase(pipeline), workload), workload)
+
+
+def _precision(board: Board, precision: str | None, point: tuple[str, Placement] | None,
+               workload: Workload | None) -> str | None:
+    return pick_precision(board, (precision, None if point is None else point[1].precision,
+                                  None if workload is None else workload.precision))
+
+
+def _shown_phase(pipeline: Pipeline) -> SpanStats | None:
+    """The open phase; in a replay with the whole file's ledger, the one the playhead is in,
+    with all of its energy."""
+    if pipeline.ledger_from_file:
+        last = pipeline.history.last_t_mono
+        return None if last is None else pipeline.ledger.phase_at(last)
+    return pipeline.ledger.current
+
+
+def _point(pipeline: Pipeline, phase: SpanStats | None,
+           workload: Workload | None) -> tuple[str, Placement] | None:
+    """The shown phase on the roof, where its workload reported work."""
+    if phase is None or not phase.iterations:
+        return None
+    return phase.name, pipeline.placement(phase, workload)

@@ -13,6 +13,7 @@ from jtop_roof.tui.panes.events import EventsPane
 from jtop_roof.tui.panes.gpu import GpuPane
 from jtop_roof.tui.panes.memory import MemoryPane
 from jtop_roof.tui.panes.power import PowerPane
+from jtop_roof.tui.panes.processes import ProcessesPane
 from jtop_roof.tui.panes.roofline import RooflinePane
 from jtop_roof.tui.panes.temps import TempPane
 from jtop_roof.tui.panes.trends import TrendsPane
@@ -41,6 +42,7 @@ PANES: tuple[PaneSpec, ...] = (
     PaneSpec("power", "col-mid", PowerPane),
     PaneSpec("temps", "col-left", TempPane),
     PaneSpec("engines", "col-mid", EnginesPane),
+    PaneSpec("processes", "col-mid", ProcessesPane),
     # The compact layout's plot: the full panes it stands for are what the focus key shows.
     PaneSpec("trends", "col-right", TrendsPane, in_focus_cycle=False),
     PaneSpec("roofline", "col-right", RooflinePane),
@@ -59,6 +61,7 @@ __all__ = [
     "Pane",
     "PaneSpec",
     "PowerPane",
+    "ProcessesPane",
     "RooflinePane",
     "TempPane",
     "TrendsPane",

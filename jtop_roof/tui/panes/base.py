@@ -8,6 +8,7 @@ Text from the board (rail, zone and engine names) and from users (phase names) g
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from textual.app import ComposeResult
@@ -58,6 +59,40 @@ def flow(items: list[Line], width: int, gap: str = "  ", indent: Line | None = N
     if used > start or not lines:
         lines.append(current)
     return lines
+
+
+_WORDS = re.compile(r"\S+\s*|\s+")
+
+
+def wrap(line: Line, width: int, hang: int = 2) -> list[Line]:
+    """``line`` broken between words into rows of at most ``width`` cells, each chunk keeping its
+    style; the rows after the first start ``hang`` cells in. A word longer than a row is cut
+    across rows, so nothing is lost and nothing runs past the edge."""
+    width = max(width, hang + 8)
+    rows: list[Line] = [[]]
+    used = 0
+    for text, style in line:
+        for word in _WORDS.findall(text):
+            if used + len(word.rstrip()) > width and used > hang:
+                rows.append([(" " * hang, None)])
+                used = hang
+                word = word.lstrip()
+            while used + len(word.rstrip()) > width:  # one word longer than a whole row
+                room = width - used
+                rows[-1].append((word[:room], style))
+                rows.append([(" " * hang, None)])
+                used, word = hang, word[room:]
+            if word:
+                rows[-1].append((word, style))
+                used += len(word)
+    return [_rstrip(row) for row in rows]
+
+
+def _rstrip(row: Line) -> Line:
+    """The row without the spaces after its last word (they would count as text past the edge)."""
+    while row and not row[-1][0].strip() and len(row) > 1:
+        row = row[:-1]
+    return row[:-1] + [(row[-1][0].rstrip(), row[-1][1])] if row else row
 
 
 def legend(left: str, right: str | None) -> Line:

@@ -16,12 +16,19 @@ class CpuPane(Pane):
     SHORT = "CPU"
     UNIT = "cpu"
 
+    def __init__(self, *, id: str) -> None:
+        super().__init__(id=id)
+        #: Whether the last lines put " MHz" after each core's clock (``title`` says it if not).
+        self._unit_per_core = True
+
     def title(self, view: View) -> str:
         cpus = view.sample.cpus if view.sample else None
         if not cpus:
             return "CPU"
         off = sum(1 for c in cpus if c is None)
-        return f"CPU · {len(cpus)} cores" + (f" · {off} off" if off else "")
+        # Where a core's line has no room for its unit (two columns of cores), the title says it.
+        unit = "" if self._unit_per_core else " · load %, MHz"
+        return f"CPU · {len(cpus)} cores" + (f" · {off} off" if off else "") + unit
 
     def lines(self, view: View, width: int) -> list[Line]:
         cpus = view.sample.cpus if view.sample else None
@@ -31,7 +38,7 @@ class CpuPane(Pane):
         columns = 2 if count > 8 and width >= 2 * 16 + 2 else 1
         col_width = (width - 2 * (columns - 1)) // columns
         rows = math.ceil(count / columns)
-        with_unit = col_width >= 30
+        with_unit = self._unit_per_core = col_width >= 30
         tail = 10 + (4 if with_unit else 0)
         bar_width = max(3, col_width - 3 - tail)
         out: list[Line] = [[] for _ in range(rows)]

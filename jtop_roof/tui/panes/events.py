@@ -4,14 +4,17 @@ newest that fit."""
 from __future__ import annotations
 
 import itertools
-import textwrap
+import re
 from datetime import datetime
 from typing import Any
 
 from jtop_roof.model.metrics import printable
-from jtop_roof.tui.panes.base import Pane
+from jtop_roof.tui.panes.base import Pane, wrap
 from jtop_roof.tui.view import View
 from jtop_roof.tui.widgets.readout import Line
+
+#: Cells of an entry's time ("01:31:11 "): its wrapped rows start under its text.
+WHEN_CELLS = 9
 
 
 class EventsPane(Pane):
@@ -48,13 +51,13 @@ class EventsPane(Pane):
                 at = event.start_mono if event.start_mono is not None else event.t_mono
                 when = self._when(event.start_wall, at, view)
                 span = (event.t_mono or 0.0) - (at or 0.0)
-                kind = f"{event.kind} {printable(event.unit)} {span:.0f} s "
-                detail = printable(event.detail, max(10, width - 9 - len(kind)))
+                kind = f"{event.kind} {printable(event.unit)} {span:.0f} s: "
                 level = "crit" if event.kind == "throttle" else "warn"
-                entries.append((at or 0.0, [(when, "muted"), (kind, "label"), (detail, level)]))
+                line: Line = [(when, "muted"), (kind, "label"), (printable(event.detail), level)]
+                entries.append((at or 0.0, line))
                 continue
             when = self._when(event.t_wall, event.t_mono, view)
-            detail = printable(event.detail, max(10, width - 18))
+            detail = printable(event.detail)
             if event.kind == "gap" and event.gap_s is not None:
                 detail = f"no data for {event.gap_s:.1f} s"
             style = "crit" if event.kind in ("source_error", "gap") else None
@@ -62,19 +65,25 @@ class EventsPane(Pane):
             entries.append((event.t_mono or 0.0, [(when, "muted"), (kind, "label"), (detail, style)]))
         for mark in history.markers[-rows:]:
             when = self._when(history.wall_at(mark.t_mono), mark.t_mono, view)
-            text = "phase end" if mark.kind == "phase_end" else f"phase {printable(mark.name or '', 40)}"
-            entries.append((mark.t_mono, [(when, "muted"), (text, "phase")]))
+            entries.append((mark.t_mono, [(when, "muted"), (_mark_text(mark.kind, mark.name), "phase")]))
         entries.sort(key=lambda item: item[0])
-        throttled = self._throttled(view)
+        throttled = [row for line in self._throttled(view) for row in wrap(line, width)]
         room = max(0, rows - len(throttled))
-        lines = throttled + [line for _, line in entries[max(0, len(entries) - room):]]
+        shown: list[Line] = []
+        for _, line in reversed(entries):  # the newest whole entries that fit, each wrapped
+            wrapped = wrap(line, width, hang=WHEN_CELLS)
+            if len(shown) + len(wrapped) > room:
+                if not shown and room:  # the newest alone is taller than the pane: its first rows
+                    shown = _cut_short(wrapped[:room], width)
+                break
+            shown[:0] = wrapped
+        lines = throttled + shown
         notes: list[Line] = []
         for note in reversed(view.notes):  # whole notes only, the newest first, above the events
-            wrapped = textwrap.wrap(printable(note), max(10, width - 5)) or [""]
+            wrapped = wrap([("note ", "label"), (printable(note), "muted")], width, hang=5)
             if len(notes) + len(wrapped) + len(lines) > rows:
                 continue
-            notes[:0] = [[("note " if index == 0 else "     ", "label"), (part, "muted")]
-                         for index, part in enumerate(wrapped)]
+            notes[:0] = wrapped
         return notes + lines or [[("no events", "muted")]]
 
     @staticmethod
@@ -100,3 +109,31 @@ class EventsPane(Pane):
 
     def compact_lines(self, view: View, width: int) -> list[Line]:
         return self.lines(view, width)
+
+
+def _mark_text(kind: str, name: str | None) -> str:
+    """``phase resnet50``, ``phase 1`` (not "phase phase 1"), ``phase end``."""
+    if kind == "phase_end":
+        return "phase end"
+    shown = printable(name or "", 40)
+    return shown if re.match(r"phase\b", shown, re.IGNORECASE) else f"phase {shown}"
+
+
+def _cut_short(rows: list[Line], width: int) -> list[Line]:
+    """``rows`` with an ellipsis at the end of the last: the entry goes on past them."""
+    *first, last = rows
+    text = "".join(part for part, _ in last)
+    style = last[-1][1] if last else None
+    if len(text) >= width:
+        last = _trimmed(last, width - 1)
+    return [*first, [*last, ("…", style)]]
+
+
+def _trimmed(line: Line, cells: int) -> Line:
+    kept: Line = []
+    for part, style in line:
+        if cells <= 0:
+            break
+        kept.append((part[:cells], style))
+        cells -= len(part[:cells])
+    return kept

@@ -6,9 +6,10 @@ from __future__ import annotations
 from textual.app import ComposeResult
 
 from jtop_roof.analysis.verdict import Placement
-from jtop_roof.model.metrics import fmt_si, printable
+from jtop_roof.model.metrics import fmt_si_unit, printable
 from jtop_roof.roofline.ceilings import Ceilings
-from jtop_roof.tui.panes.base import LABEL_WIDTH, Pane, flow, line_width
+from jtop_roof.roofline.devices import rate_word
+from jtop_roof.tui.panes.base import LABEL_WIDTH, Pane, flow, line_width, wrap
 from jtop_roof.tui.view import View
 from jtop_roof.tui.widgets.readout import Line, Readout
 from jtop_roof.tui.widgets.roofplot import RoofPlot, RoofPoint
@@ -16,10 +17,6 @@ from jtop_roof.tui.widgets.roofplot import RoofPlot, RoofPoint
 #: How the roofline names a precision.
 PRECISION_LABELS = {"fp64": "FP64", "fp32": "FP32", "fp16_tensor": "FP16 tensor",
                     "bf16_tensor": "BF16 tensor", "int8_tensor": "INT8 tensor"}
-
-
-def _rate_unit(precision: str | None) -> str:
-    return "OP" if precision is not None and precision.startswith("int") else "FLOP"
 
 
 class RooflinePane(Pane):
@@ -58,6 +55,11 @@ class RooflinePane(Pane):
             plot.draw(roof, points)
 
     def lines(self, view: View, width: int) -> list[Line]:
+        """Each line wrapped to the pane, never cut: the gap's words and a throttle's reason are
+        what the pane is for."""
+        return [row for line in self._lines(view, width) for row in wrap(line, width)]
+
+    def _lines(self, view: View, width: int) -> list[Line]:
         roof, board = view.roof, view.board
         if roof is None or board is None or board.device is None:
             reason = "device unknown" if roof is None or roof.reason is None else roof.reason
@@ -77,12 +79,13 @@ class RooflinePane(Pane):
                         ("  ", None), ("EMC ", "label"), (f"{current.emc_mhz:.0f}/{top_emc} MHz", None)])
         shown = current or maximum
         if shown is not None and precision is not None:
-            unit = _rate_unit(precision)
+            word = rate_word(precision)
             items: list[Line] = [
                 [("peak " if current is not None else "mode's peak ", "label"),
-                 (f"{fmt_si(shown.peak_flops_per_s[precision])}{unit}/s", None)],
-                [(f"{fmt_si(shown.bandwidth_bytes_per_s)}B/s", None)],
-                [("ridge ", "label"), (f"{shown.ridge_flop_per_byte[precision]:.3g} {unit}/B", None)],
+                 (fmt_si_unit(shown.peak_flops_per_s[precision], f"{word}/s"), None)],
+                [(fmt_si_unit(shown.bandwidth_bytes_per_s, "B/s"), None)],
+                [("ridge ", "label"),
+                 (f"{_intensity(shown.ridge_flop_per_byte[precision])} {word}/byte", None)],
             ]
             out += flow(items, width)
         if roof.reason is not None:
@@ -90,16 +93,15 @@ class RooflinePane(Pane):
         elif roof.fraction is not None:
             out.append([(_gap_text(roof.fraction, board.mode_name), "warn" if roof.fraction < 0.9 else None)])
         if roof.measured is not None and precision is not None:
-            unit = _rate_unit(precision)
+            peak = fmt_si_unit(roof.measured.peak_flops_per_s[precision], f"{rate_word(precision)}/s")
             out.append([("measured ", "plot-4"),
-                        (f"{fmt_si(roof.measured.peak_flops_per_s[precision])}{unit}/s  "
-                         f"{fmt_si(roof.measured.bandwidth_bytes_per_s)}B/s", None)])
+                        (f"{peak}  {fmt_si_unit(roof.measured.bandwidth_bytes_per_s, 'B/s')}", None)])
         if view.point is not None:
-            out.append(_point_line(*view.point))
+            out.append(_point_line(*view.point, precision))
         traffic = _soc_traffic(view, current)
         if traffic is not None:
-            out.append([("SoC DRAM ≈ ", "label"), (f"{fmt_si(traffic)}B/s", None),
-                        (" (EMC load × bandwidth: every client, a cross-check)", "muted")])
+            out.append([("SoC DRAM ≈ ", "label"), (fmt_si_unit(traffic, "B/s"), None),
+                        (" (EMC load × bandwidth: all clients, a cross-check)", "muted")])
         for event in view.active_events:
             if event.kind == "throttle":  # the bright roof is the one at the throttled clock
                 out.append([("THROTTLED ", "crit"), (printable(f"{event.unit}: {event.detail}"), "crit")])
@@ -122,9 +124,8 @@ class RooflinePane(Pane):
         if roof.current is None and shown is not None:
             line.append(("max ", "label"))
         if shown is not None:
-            unit = _rate_unit(precision)
-            line += [(f"{fmt_si(shown.peak_flops_per_s[precision])}{unit}/s ", None),
-                     (f"{fmt_si(shown.bandwidth_bytes_per_s)}B/s", None)]
+            peak = fmt_si_unit(shown.peak_flops_per_s[precision], f"{rate_word(precision)}/s")
+            line += [(peak + "  ", None), (fmt_si_unit(shown.bandwidth_bytes_per_s, "B/s"), None)]
         if roof.reason is not None:
             line += [("  ", None), (printable(roof.reason, max(10, width - line_width(line) - 2)), "warn")]
         elif roof.fraction is not None:
@@ -143,13 +144,22 @@ def _roof_points(view: View) -> tuple[RoofPoint, ...]:
     return (RoofPoint(intensity, achieved, printable(label, 16)),)
 
 
-def _point_line(label: str, placement: Placement) -> Line:
-    """``resnet50: compute-bound, 61% of the roof now (46% at max clocks)``."""
+def _point_line(label: str, placement: Placement, shown: str | None) -> Line:
+    """``resnet50: compute-bound at 6.36 TOP/s, 254 OP/byte, 19% of the roof now (19% at max
+    clocks)``, and the roof it was judged on where that is not the one shown (the p key)."""
+    word = rate_word(placement.precision)
     line: Line = [(printable(label, 24) + ": ", "phase"), (placement.verdict, None)]
+    if placement.achieved_flops_per_s is not None:
+        line.append((f" at {fmt_si_unit(placement.achieved_flops_per_s, word + '/s')}", None))
+    if placement.intensity_flop_per_byte is not None:
+        line.append((f", {_intensity(placement.intensity_flop_per_byte)} {word}/byte", None))
     if placement.efficiency_current is not None:
         line.append((f", {_pct(placement.efficiency_current)} of the roof now", None))
     if placement.efficiency_max is not None:
         line.append((f" ({_pct(placement.efficiency_max)} at max clocks)", "muted"))
+    if placement.precision is not None and placement.precision != shown:
+        judged = PRECISION_LABELS.get(placement.precision, placement.precision)
+        line.append((f"; judged on the {judged} roof", "muted"))
     return line
 
 
@@ -175,3 +185,8 @@ def _gap_text(fraction: float, mode: str | None) -> str:
     if fraction >= 0.995:
         return f"clocks at {whose} roof"
     return f"clocks now give {fraction:.0%} of {whose} roof"
+
+
+def _intensity(value: float) -> str:
+    """Operations per byte in plain digits (``2730``, ``161``, ``0.5``), never ``2.73e+03``."""
+    return f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"

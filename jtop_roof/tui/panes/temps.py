@@ -74,7 +74,7 @@ class TempPane(Pane):
         if not items:
             return [[("no temperatures reported", "muted")]]
         head = self._hottest_line(view)
-        return ([head] if head else []) + flow(items, width)
+        return ([head] if head else []) + flow(items, width) + fan_lines(view)
 
     def compact_lines(self, view: View, width: int) -> list[Line]:
         items = self._items(view, [])
@@ -89,3 +89,16 @@ class TempPane(Pane):
 
     def subtitle(self, view: View) -> str | None:
         return f"°C · {window_label(view.window_s)}"
+
+
+def fan_lines(view: View) -> list[Line]:
+    """One line of the fans (duty %, rpm where a tachometer is read); none without a fan."""
+    fans = None if view.sample is None else view.sample.fans
+    if not fans:
+        return []
+    line: Line = [("fan ", "label")]
+    for name, fan in fans.items():
+        speed = "—" if fan.speed_pct is None else f"{fan.speed_pct:.0f}%"
+        rpm = "" if fan.rpm is None else f" {fan.rpm:.0f} rpm"
+        line += [(f"{printable(name, NAME_CHARS)} ", "muted"), (speed + rpm, None), ("  ", None)]
+    return [line[:-1]]

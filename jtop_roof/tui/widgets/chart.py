@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 #: Quadrant blocks by dot bits: 1 upper left, 2 upper right, 4 lower left, 8 lower right.
 QUADRANTS = " ▘▝▀▖▌▞▛▗▚▐▜▄▙▟█"
@@ -30,8 +31,8 @@ class Line:
     """(x, y) points in the chart's units: a polyline of quadrant dots, or with ``marker`` one
     character per point (a scatter)."""
 
-    xs: Sequence[float]
-    ys: Sequence[float]
+    xs: Sequence[float] | npt.NDArray[np.float64]
+    ys: Sequence[float] | npt.NDArray[np.float64]
     colour: Rgb
     right: bool = False
     marker: str | None = None
@@ -93,12 +94,16 @@ def render_chart(chart: Chart, width: int, height: int) -> list[list[Run]]:
     vline_cols = sorted({c for c in (to_col(x) for x in chart.vlines) if 0 <= c < plot_w})
     for col in vline_cols:
         area.column(col, "│", chart.marker_colour)
-    for line in chart.lines:
+    polylines: list[tuple[Line, tuple[float, float]]] = []
+    for line in chart.lines:  # in order: a later line's dots or marks cover an earlier one's
         y_range = chart.right_range if line.right and chart.right_range is not None else chart.left_range
         if line.marker is None:
-            area.dots(line, chart.x_range, y_range)
-        else:
-            area.marks(line, to_col, _scale(*y_range, plot_h))
+            polylines.append((line, y_range))
+            continue
+        area.dots(polylines, chart.x_range)
+        polylines = []
+        area.marks(line, to_col, _scale(*y_range, plot_h))
+    area.dots(polylines, chart.x_range)
     band_row: dict[int, Rgb] = {}
     for start, end in chart.bands:
         first, last = max(to_col(start), 0), min(to_col(end), plot_w - 1)
@@ -155,54 +160,89 @@ class _Area:
     def put_row(self, row: int, cells: dict[int, tuple[str, Rgb]]) -> None:
         self.cells[row].update({c: v for c, v in cells.items() if 0 <= c < self.width})
 
-    def dots(self, line: Line, x_range: tuple[float, float], y_range: tuple[float, float]) -> None:
-        """The line's points joined by straight runs of dots; dots off the area are left out.
-        A cell a later line touches shows that line's dots in its colour."""
-        xs = np.asarray(line.xs, dtype=np.float64)
-        ys = np.asarray(line.ys, dtype=np.float64)
+    def dots(self, lines: Sequence[tuple[Line, tuple[float, float]]], x_range: tuple[float, float]) -> None:
+        """Each line's points (on its y range) joined by straight runs of dots; dots off the area
+        are left out. A cell a later line touches shows that line's dots in its colour. All the
+        lines at once: numpy's cost per call, not per point, is what a chart's few points pay."""
+        if not lines:
+            return
+        sizes = [min(len(line.xs), len(line.ys)) for line, _ in lines]
+        xs = np.concatenate([np.asarray(line.xs, dtype=np.float64)[:n]
+                             for (line, _), n in zip(lines, sizes, strict=True)])
+        ys = np.concatenate([np.asarray(line.ys, dtype=np.float64)[:n]
+                             for (line, _), n in zip(lines, sizes, strict=True)])
+        ids = np.repeat(np.arange(len(lines)), sizes)
         keep = np.isfinite(xs) & np.isfinite(ys)
-        xs, ys = xs[keep], ys[keep]
+        xs, ys, ids = xs[keep], ys[keep], ids[keep]
         if not len(xs):
             return
         sub_w, sub_h = 2 * self.width, 2 * self.height
         # dots counted from the bottom left, as plotext does (rounding half up, joining points
         # by truncating its steps), so that the lines look the same
-        px = _place(xs, x_range, sub_w)
-        py = _place(ys, y_range, sub_h)
-        if len(px) > 1:
-            dx, dy = np.diff(px), np.diff(py)
-            steps = np.maximum(np.abs(dx), np.abs(dy)) + 1
-            segment = np.repeat(np.arange(len(steps)), steps)
-            k = np.arange(int(steps.sum())) - np.repeat(np.cumsum(steps) - steps, steps)
-            last = np.maximum(steps - 1, 1)[segment]  # k * (d / last), not k * d / last: plotext's dots
-            px = np.floor(px[segment] + k * (dx[segment] / last)).astype(np.int64)
-            py = np.floor(py[segment] + k * (dy[segment] / last)).astype(np.int64)
-        inside = (px >= 0) & (px < sub_w) & (py >= 0) & (py < sub_h)
-        px, py = px[inside], (sub_h - 1) - py[inside]  # rows from the top
-        if not len(px):
+        lows = np.array([y_range[0] for _, y_range in lines])[ids]
+        highs = np.array([y_range[1] for _, y_range in lines])[ids]
+        px = _place(xs, x_range[0], x_range[1], sub_w)
+        py = _place(ys, lows, highs, sub_h)
+        # each line's points joined to the next of the same line; a line of one point is that dot
+        joined = ids[1:] == ids[:-1]
+        alone = np.ones(len(ids), dtype=bool)
+        alone[1:] &= ~joined
+        alone[:-1] &= ~joined
+        starts = np.flatnonzero(joined)
+        dx, dy = px[starts + 1] - px[starts], py[starts + 1] - py[starts]
+        steps = np.maximum(np.abs(dx), np.abs(dy)) + 1
+        segment = np.repeat(np.arange(len(steps)), steps)
+        k = np.arange(int(steps.sum())) - np.repeat(np.cumsum(steps) - steps, steps)
+        last = np.maximum(steps - 1, 1)[segment]  # k * (d / last), not k * d / last: plotext's dots
+        first = starts[segment]
+        dot_x = np.concatenate([np.floor(px[first] + k * (dx[segment] / last)).astype(np.int64), px[alone]])
+        dot_y = np.concatenate([np.floor(py[first] + k * (dy[segment] / last)).astype(np.int64), py[alone]])
+        dot_id = np.concatenate([ids[first], ids[alone]])
+        inside = (dot_x >= 0) & (dot_x < sub_w) & (dot_y >= 0) & (dot_y < sub_h)
+        dot_x, dot_y, dot_id = dot_x[inside], (sub_h - 1) - dot_y[inside], dot_id[inside]  # rows from the top
+        if not len(dot_x):
             return
-        codes = np.zeros((self.height, self.width), dtype=np.uint8)
-        np.bitwise_or.at(codes, (py // 2, px // 2), (1 << ((py % 2) * 2 + (px % 2))).astype(np.uint8))
-        rows, cols = np.nonzero(codes)
-        cells = self.cells
-        for row, col, code in zip(rows.tolist(), cols.tolist(), codes[rows, cols].tolist(), strict=True):
-            cells[row][col] = (QUADRANTS[code], line.colour)
+        cells_per_line = self.height * self.width
+        codes = np.zeros(len(lines) * cells_per_line, dtype=np.uint8)
+        np.bitwise_or.at(codes, dot_id * cells_per_line + (dot_y // 2) * self.width + dot_x // 2,
+                         (1 << ((dot_y % 2) * 2 + (dot_x % 2))).astype(np.uint8))
+        by_line = codes.reshape(len(lines), cells_per_line)
+        touched = by_line != 0
+        cell_ids = np.flatnonzero(touched.any(axis=0))
+        owner = len(lines) - 1 - np.argmax(touched[::-1, cell_ids], axis=0)  # the last line there
+        colours = [line.colour for line, _ in lines]
+        cells, width = self.cells, self.width
+        for cell, line_id, code in zip(cell_ids.tolist(), owner.tolist(), by_line[owner, cell_ids].tolist(),
+                                       strict=True):
+            cells[cell // width][cell % width] = (QUADRANTS[code], colours[line_id])
 
     def runs(self, row: int, ink: Rgb, canvas: Rgb) -> list[Run]:
-        """The row's cells, blank ones in ``ink`` (so they join the frame's runs)."""
+        """The row's cells as runs of one colour each, blank cells in ``ink`` (so they join the
+        frame's runs)."""
         cells = self.cells[row]
         if not cells:
             return [(" " * self.width, ink, canvas)]
         out: list[Run] = []
-        at = 0
+        text, colour, at = "", ink, 0
         for col in sorted(cells):
-            if col > at:
-                out.append((" " * (col - at), ink, canvas))
-            char, colour = cells[col]
-            out.append((char, colour, canvas))
+            if col > at:  # blank cells before this one
+                if colour != ink:
+                    out.append((text, colour, canvas))
+                    text, colour = "", ink
+                text += " " * (col - at)
+            char, fg = cells[col]
+            if fg != colour:
+                if text:
+                    out.append((text, colour, canvas))
+                text, colour = "", fg
+            text += char
             at = col + 1
         if at < self.width:
-            out.append((" " * (self.width - at), ink, canvas))
+            if colour != ink:
+                out.append((text, colour, canvas))
+                text, colour = "", ink
+            text += " " * (self.width - at)
+        out.append((text, colour, canvas))
         return out
 
 
@@ -267,13 +307,14 @@ def _scale(low: float, high: float, cells: int) -> Callable[[float], int]:
     return to_cell
 
 
-def _place(values: np.ndarray, value_range: tuple[float, float], cells: int) -> np.ndarray:
-    """``_scale`` for many values at once, clamped a little beyond the area (a far-off point
-    would otherwise make a huge run of dots)."""
-    low, high = value_range
-    with np.errstate(over="ignore", invalid="ignore"):
-        fraction = (values - low) / ((high - low) or 1.0)
-        placed = np.floor(np.round(0.5 + (cells - 1) * np.clip(fraction, -1.0, 2.0), 8))
+def _place(values: np.ndarray, low: float | np.ndarray, high: float | np.ndarray, cells: int) -> np.ndarray:
+    """``_scale`` for many values at once (each on its own range where ``low`` and ``high`` are
+    arrays), clamped a little beyond the area (a far-off point would otherwise make a huge run of
+    dots)."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        span = np.where(high - low == 0, 1.0, high - low)
+        fraction = (values - low) / span
+        placed: np.ndarray = np.floor(np.round(0.5 + (cells - 1) * np.clip(fraction, -1.0, 2.0), 8))
     return placed.astype(np.int64)
 
 

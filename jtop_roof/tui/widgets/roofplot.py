@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from jtop_roof.model.metrics import fmt_si
 from jtop_roof.roofline.board import RoofState
 from jtop_roof.roofline.ceilings import Ceilings
+from jtop_roof.roofline.devices import rate_word
 from jtop_roof.tui.widgets.chart import Chart, Label, Line, Rgb
 from jtop_roof.tui.widgets.chartview import ChartView
 from jtop_roof.tui.widgets.timeplot import _rgb
@@ -77,21 +78,26 @@ class RoofPlot(ChartView):
             lines += _roof(state.current, precision, x_lo, x_hi, _rgb(variables.get("roof-memory")),
                            _rgb(variables.get("roof-compute")))
         point_colour = _rgb(variables.get("plot-3"))
+        left_ticks = _decades(y_lo, y_hi, fmt_si)
+        # 1.2 of the plot area's cells (the frame and the y labels take the rest): the label
+        # starts (or ends) one cell off its dot, never on it.
+        area_cells = self.size.width - max((len(text) for text in left_ticks[1]), default=0) - 3
+        offset = 1.2 * (x_hi - x_lo) / max(1, area_cells)
         for x, y, label in shown:
             lines.append(Line([x], [y], point_colour, marker="●"))
-            column = (x_hi - x_lo) / max(20, self.size.width)
             if x < x_lo + 0.6 * (x_hi - x_lo):  # the label beside the dot, on the side with room
-                labels.append(Label(x + column, y, label, point_colour))
+                labels.append(Label(x + offset, y, label, point_colour))
             else:
-                labels.append(Label(x - column, y, label, point_colour, align="right"))
+                labels.append(Label(x - offset, y, label, point_colour, align="right"))
+        word = rate_word(precision)
         self._show(Chart(
             x_range=(x_lo, x_hi),
             left_range=(y_lo, y_hi),
-            left_ticks=_decades(y_lo, y_hi, fmt_si),
+            left_ticks=left_ticks,
             x_ticks=_decades(x_lo, x_hi, fmt_si),
             lines=lines,
             labels=labels,
-            x_label="FLOP/byte",
+            x_label=f"x: {word}/byte   y: {word}/s",
             ink=_rgb(variables.get("foreground")),
             canvas=_rgb(variables.get("surface")),
         ))

@@ -83,17 +83,20 @@ class TimePlot(ChartView):
         buckets = max(8, width - 6)
         variables = self.app.theme_variables
         lines: list[Line] = []
-        data: dict[bool, list[float]] = {False: [], True: []}
+        data: dict[bool, list[np.ndarray]] = {False: [], True: []}
+        max_step: tuple[np.ndarray, float | None] | None = None  # the series share their times
         for item in series:
             times, values = history.series(item.key, t_from, t_to, buckets)
             if not len(times):
                 continue
             xs = times - t_to
             ys = values * item.scale
+            if max_step is None or not np.array_equal(max_step[0], xs):
+                max_step = (xs, _max_step(xs))
             colour = _rgb(variables.get(item.colour))
-            for seg_x, seg_y in _segments(xs, ys):
+            for seg_x, seg_y in _segments(xs, ys, max_step[1]):
                 lines.append(Line(seg_x, seg_y, colour, right=item.right))
-                data[item.right].extend(seg_y)
+                data[item.right].append(seg_y)
         max_y_ticks = max(2, min(5, self.size.height // 2))
         low, high = _limits(data[False], left)
         right_range = right_ticks = None
@@ -109,7 +112,7 @@ class TimePlot(ChartView):
         marks = history.markers_between(t_from, t_to)
         columns_per_s = max(1, width - 10) / span
         phase_colour = _rgb(variables.get("phase-marker"))
-        phase_labels = _phase_labels(marks, t_to, columns_per_s)
+        phase_labels, phase_legend = _phase_labels(marks, t_to, columns_per_s, width)
         self._show(Chart(
             x_range=(-span, 0.0),
             left_range=(low, high),
@@ -124,50 +127,75 @@ class TimePlot(ChartView):
             vlines=[mark.t_mono - t_to for mark in marks],
             marker_colour=phase_colour,
             labels=[Label(x, high, text, phase_colour) for x, text in phase_labels],
+            x_label=phase_legend,
             ink=_rgb(variables.get("foreground")),
             canvas=_rgb(variables.get("surface")),
         ))
 
-def _phase_labels(marks: list[PhaseMark], t_to: float, columns_per_s: float) -> list[tuple[float, str]]:
-    """Names of phase starts, each cut to the room before the next boundary (or the right edge),
-    so close boundaries never print over each other; a name with no room is left out."""
-    out = []
+def _phase_labels(marks: list[PhaseMark], t_to: float, columns_per_s: float,
+                  width: int = 80) -> tuple[list[tuple[float, str]], str | None]:
+    """Names of phase starts, each in the room before the next boundary (or the right edge), so
+    close boundaries never print over each other. Where a name does not fit whole, the phases
+    are numbered on the plot instead and named in a legend under it, ``width`` cells at most, each
+    name cut to its share (returned, else None)."""
+    starts = []
     for index, mark in enumerate(marks):
         if mark.kind != "phase_start":
             continue
         end = marks[index + 1].t_mono if index + 1 < len(marks) else t_to
-        room = min(PHASE_LABEL_CHARS, int((end - mark.t_mono) * columns_per_s) - 1)
-        if room >= 2:
-            out.append((mark.t_mono - t_to, printable(mark.name or "phase", room)))
-    return out
+        room = int((end - mark.t_mono) * columns_per_s) - 1
+        starts.append((mark.t_mono - t_to, mark.name or "phase", room))
+    if all(room >= len(printable(name, PHASE_LABEL_CHARS)) for _, name, room in starts):
+        return [(x, printable(name, PHASE_LABEL_CHARS)) for x, name, _ in starts], None
+    numbered = [(x, str(number)) for number, (x, _, _) in enumerate(starts, 1)]
+    names = [printable(name) for _, name, _ in starts]
+    room = width - len("phases:") - len(starts) * len(f"  {len(starts)} ")
+    share = room // len(names)
+    short = [len(name) for name in names if len(name) <= share]  # these leave their rest to others
+    if len(short) < len(names):
+        share = (room - sum(short)) // (len(names) - len(short))
+    legend = "  ".join(f"{number} {_middle_cut(name, max(3, min(24, share)))}"
+                       for number, name in enumerate(names, 1))
+    return numbered, f"phases: {legend}"
 
 
-def _segments(xs: np.ndarray, ys: np.ndarray) -> list[tuple[list[float], list[float]]]:
-    """Runs of points to join with lines. A missing reading (NaN) or a hole in time (a step more
-    than GAP_FACTOR times the typical one: a gap, a restart) breaks the line instead of bridging it."""
+def _middle_cut(name: str, cells: int) -> str:
+    """``name`` in ``cells``, cut in the middle: names of a series differ at their ends
+    (resnet50-int8, resnet50-fp16 -> "res…int8", "res…fp16")."""
+    if len(name) <= cells:
+        return name
+    tail = (cells - 1) // 2
+    return name[: cells - 1 - tail] + "…" + name[len(name) - tail:] if tail else name[: cells - 1] + "…"
+
+
+def _segments(xs: np.ndarray, ys: np.ndarray, max_step: float | None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Runs of points to join with lines. A missing reading (NaN) or a hole in time (a step
+    longer than ``max_step``: a gap, a restart) breaks the line instead of bridging it."""
     finite = np.isfinite(ys)
-    breaks = ~finite
-    if len(xs) > 2:
-        steps = np.diff(xs)
-        typical = float(np.median(steps))
-        if typical > 0:
-            breaks[1:] |= steps > GAP_FACTOR * typical
-    out = []
-    start = None
-    for i in range(len(xs)):
-        if start is not None and breaks[i]:
-            out.append((xs[start:i].tolist(), ys[start:i].tolist()))
-            start = None
-        if start is None and finite[i]:
-            start = i
-    if start is not None:
-        out.append((xs[start:].tolist(), ys[start:].tolist()))
-    return out
+    starts = finite.copy()  # a point that begins a run: after a missing reading or a hole
+    ends = finite.copy()  # a point that ends one: before a missing reading or a hole
+    if len(xs) > 1:
+        broken = ~finite[:-1]
+        if max_step is not None:
+            broken |= np.diff(xs) > max_step
+        starts[1:] &= broken
+        ends[:-1] &= broken | ~finite[1:]
+    firsts, lasts = np.flatnonzero(starts).tolist(), np.flatnonzero(ends).tolist()
+    return [(xs[first:last + 1], ys[first:last + 1]) for first, last in zip(firsts, lasts, strict=True)]
 
 
-def _limits(values: list[float], axis: Axis) -> tuple[float, float]:
+def _max_step(xs: np.ndarray) -> float | None:
+    """The longest step between points that is not a hole: GAP_FACTOR times the typical one."""
+    if len(xs) <= 2:
+        return None
+    typical = float(np.median(np.diff(xs)))
+    return GAP_FACTOR * typical if typical > 0 else None
+
+
+def _limits(values: list[np.ndarray], axis: Axis) -> tuple[float, float]:
     if values:
-        lo_data, hi_data = min(values), max(values)
+        lo_data = min(float(v.min()) for v in values)
+        hi_data = max(float(v.max()) for v in values)
     else:
         lo_data, hi_data = 0.0, 1.0
     pad = max((hi_data - lo_data) * 0.1, 1.0)
