@@ -355,11 +355,12 @@ async def test_plots_are_drawn_again_whoever_changes_the_theme(tmp_path):
     app = replay_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await park_replay(pilot, app)
+        panes = ("cpu", "gpu", "power")
+        await wait_until(pilot, lambda: all(pane in app._painter.plot_drawn for pane in panes), "the plots")
         drawn = dict(app._painter.plot_drawn)
         app.theme = "jroof-light"  # not through the key: a command, a test, a config reload
-        await pilot.pause()
-        await pilot.pause()
-        assert all(app._painter.plot_drawn[pane] != drawn[pane] for pane in ("cpu", "gpu", "power"))
+        await wait_until(pilot, lambda: all(app._painter.plot_drawn[pane] != drawn[pane] for pane in panes),
+                         "every plot drawn again in the new theme")
 
 
 async def test_zoom_key_cycles_windows(tmp_path):
@@ -875,7 +876,8 @@ async def test_the_monitor_screen_paints_what_textuals_own_update_paints(tmp_pat
             before = len(frames)
             await pilot.press(*keys)
             app.redraw_now()
-            await wait_until(pilot, lambda seen=before: len(frames) > seen, f"a frame after {keys}")
+            await wait_until(pilot, lambda seen=before: len(frames) > seen, f"a frame after {keys}",
+                             rounds=1000)
     assert len([cells for cells, _ in frames if 0 < len(cells) < 160 * 50]) >= 5  # partial ones
     assert all(cells == stock for cells, stock in frames)
 
@@ -901,3 +903,14 @@ def _painted(update: object, console: object) -> dict[tuple[int, int], tuple[str
             cells[row, col] = (match[5], sgr)
             col += 1
     return cells
+
+
+def test_memory_pane_shows_disk_and_network_throughput():
+    from jtop_roof.model.records import IoRates
+    from jtop_roof.tui.panes.memory import MemoryPane
+
+    view = _view(Sample(t_mono=0.0, io=IoRates(12.25, 0.5, None, 0.04)))
+    text = "\n".join("".join(t for t, _ in line) for line in MemoryPane(id="m").lines(view, 60))
+    assert "disk r/w 12.2/0.5 MB/s   net rx/tx —/0.0 MB/s" in text
+    assert "disk" not in "".join(t for line in MemoryPane(id="m").lines(_view(Sample(t_mono=0.0)), 60)
+                                 for t, _ in line)

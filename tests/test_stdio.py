@@ -130,3 +130,12 @@ def test_compare_takes_standard_input_once(tmp_path):
         twice = subprocess.run(JROOF + ["compare", "-", str(run), "-"], stdin=stdin, capture_output=True,
                                timeout=60)
     assert twice.returncode == 2 and b"read once" in twice.stderr and twice.stderr.count(b"\n") == 1
+
+
+def test_run_refuses_to_record_to_standard_output(tmp_path):
+    """The workload's own output goes there: `run --record -` is one line and exit 2, and makes
+    no file named `-`."""
+    done = subprocess.run(JROOF + ["run", "--headless", "--record", "-", "--", "true"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "run --record -" in done.stderr
+    assert not (tmp_path / "-").exists()

@@ -254,6 +254,16 @@ class Pipeline:
     def ledger_version(self, version: int) -> None:
         self._ledger_version = version
 
+    @property
+    def still_reading(self) -> bool:
+        """True while the whole replayed file is still being read elsewhere for its ledger (a
+        first read, or again with this session's markers) or its board: what is shown of them
+        is not yet the whole file's."""
+        later = self._observed_later
+        return ((self._pending is not None and not self._pending.done())
+                or (later is not None and not later.done())
+                or (self._rebuild is not None and self._rebuild.pending))
+
     def _take_ready(self) -> None:
         """Take the whole file's ledger where a read of it has finished: the first read, then
         a read again with this session's markers (which holds all the first one does, and more)."""

@@ -38,6 +38,9 @@ def run(args: argparse.Namespace, config: Config) -> int:
         return fail("give the workload after --: jroof-tui run --headless --record r.jsonl -- python w.py")
     if args.headless and args.run_record is None:
         return fail("--headless needs --record FILE (the run is kept there)")
+    if args.run_record == "-":
+        return fail("run --record -: the workload's own output goes to standard output; give a file "
+                    "(`jroof-tui record -` streams a recording to standard output)")
     if args.headless:
         refuse_roof_only(args, "run --headless")
     refuse_unplaced(config, getattr(args, "replay", None))

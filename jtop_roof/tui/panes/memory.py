@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jtop_roof.model.metrics import fmt_memory
-from jtop_roof.model.records import Sample
+from jtop_roof.model.records import IoRates, Sample
 from jtop_roof.model.registry import metric
 from jtop_roof.tui.panes.base import LABEL_WIDTH, Pane, clock_chunks, legend, pct_chunk
 from jtop_roof.tui.view import View
@@ -31,10 +31,22 @@ class MemoryPane(Pane):
         if sample.iram is not None:
             out.append([("IRAM ", "label"), (f"{sample.iram.used_kb:g}/{sample.iram.total_kb:g}", None),
                         (" kB", "muted")])
+        if sample.io is not None:
+            out.append(self._io_line(sample.io))
         if emc is not None:
             out.append(legend(metric("emc_load").legend(),
                                None if emc.mhz is None else metric("emc_mhz").legend() + " (right)"))
         return out
+
+    @staticmethod
+    def _io_line(io: IoRates) -> Line:
+        """Disk read/write and network rx/tx since the previous sample (``—``: not readable)."""
+        def pair(a: float | None, b: float | None) -> str:
+            return "/".join("—" if v is None else f"{v:.1f}" for v in (a, b))
+
+        return [("disk r/w ", "label"), (pair(io.disk_read_mb_s, io.disk_write_mb_s), None),
+                (" MB/s", "muted"), ("   ", None), ("net rx/tx ", "label"),
+                (pair(io.net_rx_mb_s, io.net_tx_mb_s), None), (" MB/s", "muted")]
 
     @staticmethod
     def _memory_line(sample: Sample) -> Line:

@@ -46,7 +46,7 @@ class ChartView(Widget):
         if self._chart is None or not width or not height:
             runs: list[list[Run]] = [[(" " * width, None, None)] for _ in range(height)]
         else:
-            runs = render_chart(self._chart, width, height)
+            runs = render_chart(self._sized(self._chart, height), width, height)
         same_size = self._laid_out == (width, height)
         self._laid_out = (width, height)
         changed = [y for y, row in enumerate(runs)
@@ -56,6 +56,11 @@ class ChartView(Widget):
             strips[y] = Strip([Segment(text, _style(fg, bg)) for text, fg, bg in runs[y]], width)
         self._runs, self._strips = runs, strips
         return changed
+
+    def _sized(self, chart: Chart, height: int) -> Chart:
+        """``chart`` as laid out at ``height`` rows: what depends on the size (a plot's y ticks)
+        follows a resize, which lays the same chart out again."""
+        return chart
 
     def render_line(self, y: int) -> Strip:
         if self._laid_out != (self.size.width, self.size.height):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import tzinfo
 
 import numpy as np
@@ -58,6 +58,12 @@ class TimePlot(ChartView):
     }
     """
 
+    def _sized(self, chart: Chart, height: int) -> Chart:
+        """The y ticks for ``height`` rows: as many as fit two rows apart, at most five."""
+        count = max(2, min(5, height // 2))
+        right = None if chart.right_range is None else nice_ticks(*chart.right_range, count)
+        return replace(chart, left_ticks=nice_ticks(*chart.left_range, count), right_ticks=right)
+
     def draw(
         self,
         history: History,
@@ -97,12 +103,8 @@ class TimePlot(ChartView):
             for seg_x, seg_y in _segments(xs, ys, max_step[1]):
                 lines.append(Line(seg_x, seg_y, colour, right=item.right))
                 data[item.right].append(seg_y)
-        max_y_ticks = max(2, min(5, self.size.height // 2))
         low, high = _limits(data[False], left)
-        right_range = right_ticks = None
-        if data[True]:
-            right_range = _limits(data[True], right)
-            right_ticks = nice_ticks(*right_range, max_y_ticks)
+        right_range = _limits(data[True], right) if data[True] else None
         max_ticks = max(2, width // 11)
         wall_now = history.last_t_wall if wall_axis else None
         if wall_now is not None:
@@ -116,11 +118,10 @@ class TimePlot(ChartView):
         self._show(Chart(
             x_range=(-span, 0.0),
             left_range=(low, high),
-            left_ticks=nice_ticks(low, high, max_y_ticks),
+            left_ticks=((), ()),  # at the height it is laid out at: ``_sized``
             x_ticks=x_ticks,
             lines=lines,
             right_range=right_range,
-            right_ticks=right_ticks,
             bands=[(max(start, t_from) - t_to, min(end, t_to) - t_to) for start, end in bands
                    if end >= t_from and start <= t_to],
             band_colour=_rgb(variables.get("throttle-band")),
