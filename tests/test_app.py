@@ -873,11 +873,10 @@ async def test_the_monitor_screen_paints_what_textuals_own_update_paints(tmp_pat
         assert isinstance(app.screen, MonitorScreen)
         await park_replay(pilot, app, 30.0)
         for keys in (["full_stop"], ["full_stop"], ["m"], ["full_stop"], ["z"], ["t"], ["full_stop"]):
-            before = len(frames)
             await pilot.press(*keys)
             app.redraw_now()
-            await wait_until(pilot, lambda seen=before: len(frames) > seen, f"a frame after {keys}",
-                             rounds=1000)
+            await pilot.pause(0.05)  # a key may repaint the whole screen instead: no partial frame
+        await wait_until(pilot, lambda: len(frames) >= 5, "partial frames")
     assert len([cells for cells, _ in frames if 0 < len(cells) < 160 * 50]) >= 5  # partial ones
     assert all(cells == stock for cells, stock in frames)
 

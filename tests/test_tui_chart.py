@@ -57,6 +57,14 @@ def test_a_later_line_takes_the_cells_it_shares_in_its_colour():
     assert colours == {BLUE}
 
 
+def test_lines_sharing_a_cell_show_all_their_dots():
+    """Two rails a few watts apart share the cells of one row: the lower one's dots are not
+    hidden by the upper one's (the cell shows both halves: a full block)."""
+    lines = [Line([-10, 0], [0, 0], RED), Line([-10, 0], [12, 12], BLUE)]  # bottom and top half of row 5
+    row = text(render_chart(chart(lines=lines), 30, 8))[5]
+    assert set(row[4:-1]) == {"█"}
+
+
 def test_the_right_axis_gets_its_own_labels_and_scale():
     rows = text(render_chart(chart(right_range=(0.0, 1000.0), right_ticks=([0.0, 1000.0], ["0", "1000"]),
                                    lines=[Line([-10, 0], [1000, 1000], RED, right=True)]), 40, 8))
@@ -104,3 +112,12 @@ async def test_a_new_drawing_repaints_only_the_rows_that_changed(tmp_path, monke
         changed = {y for y, row in enumerate(plot.rows_text) if row != before[y]}
         assert changed and len(changed) < len(before)
         assert {region.y for regions in refreshed for region in regions} == changed
+
+
+def test_a_short_plot_over_a_narrow_range_still_shows_its_scale():
+    """Two rows over 35-51 °C: round ticks would give only 40; the axis then gives its two ends."""
+    from jtop_roof.tui.widgets.timeplot import _scale_ticks
+
+    values, labels = _scale_ticks((35.2, 50.8), 2)
+    assert len(values) == 2 and labels == ["35.2", "50.8"]
+    assert _scale_ticks((0.0, 100.0), 5)[1] == ["0", "25", "50", "75", "100"]  # round ones where they fit

@@ -162,7 +162,7 @@ class _Area:
 
     def dots(self, lines: Sequence[tuple[Line, tuple[float, float]]], x_range: tuple[float, float]) -> None:
         """Each line's points (on its y range) joined by straight runs of dots; dots off the area
-        are left out. A cell a later line touches shows that line's dots in its colour. All the
+        are left out. A cell several lines touch shows all their dots, in the last one's colour. All the
         lines at once: numpy's cost per call, not per point, is what a chart's few points pay."""
         if not lines:
             return
@@ -212,8 +212,9 @@ class _Area:
         owner = len(lines) - 1 - np.argmax(touched[::-1, cell_ids], axis=0)  # the last line there
         colours = [line.colour for line, _ in lines]
         cells, width = self.cells, self.width
-        for cell, line_id, code in zip(cell_ids.tolist(), owner.tolist(), by_line[owner, cell_ids].tolist(),
-                                       strict=True):
+        # a shared cell shows every line's dots (none hides another's shape), in the last one's colour
+        union = np.bitwise_or.reduce(by_line[:, cell_ids], axis=0)
+        for cell, line_id, code in zip(cell_ids.tolist(), owner.tolist(), union.tolist(), strict=True):
             cells[cell // width][cell % width] = (QUADRANTS[code], colours[line_id])
 
     def runs(self, row: int, ink: Rgb, canvas: Rgb) -> list[Run]:

@@ -61,8 +61,8 @@ class TimePlot(ChartView):
     def _sized(self, chart: Chart, height: int) -> Chart:
         """The y ticks for ``height`` rows: as many as fit two rows apart, at most five."""
         count = max(2, min(5, height // 2))
-        right = None if chart.right_range is None else nice_ticks(*chart.right_range, count)
-        return replace(chart, left_ticks=nice_ticks(*chart.left_range, count), right_ticks=right)
+        right = None if chart.right_range is None else _scale_ticks(chart.right_range, count)
+        return replace(chart, left_ticks=_scale_ticks(chart.left_range, count), right_ticks=right)
 
     def draw(
         self,
@@ -216,3 +216,14 @@ def _rgb(value: str | None) -> Rgb:
         return Color.parse(value).rgb
     except ColorParseError:
         return None
+
+
+def _scale_ticks(y_range: tuple[float, float], count: int) -> tuple[list[float], list[str]]:
+    """Round ticks over ``y_range``; where fewer than two of them fall inside it (a short plot
+    over a narrow range: 37-49 °C has only 40), its two ends, so that the axis always shows its
+    scale."""
+    low, high = y_range
+    values, labels = nice_ticks(low, high, count)
+    if sum(low <= value <= high for value in values) >= 2 or not high > low:
+        return values, labels
+    return [low, high], [f"{low:.3g}", f"{high:.3g}"]
