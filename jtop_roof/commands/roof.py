@@ -109,7 +109,7 @@ def cmd_roof(
         roof_fraction,
         to_json,
     )
-    from jtop_roof.roofline.devices import PRECISIONS, DeviceError
+    from jtop_roof.roofline.devices import PRECISIONS, DeviceError, rate_word
 
     device = db.get(device_id)
     if device is None:
@@ -135,7 +135,7 @@ def cmd_roof(
         f"memory bandwidth: {fmt_si_unit(roof.bandwidth_bytes_per_s, 'B/s')}",
     ]
     for precision, peak in roof.peak_flops_per_s.items():
-        unit = "OP" if precision.startswith("int") else "FLOP"
+        unit = rate_word(precision)
         ridge = roof.ridge_flop_per_byte[precision]
         lines.append(f"  {precision:<12} {fmt_si_unit(peak, unit + '/s')}  ridge {ridge:.3g} {unit}/B")
     absent = [p for p in PRECISIONS if p not in roof.peak_flops_per_s]
