@@ -69,9 +69,19 @@ async def park_replay(pilot: Any, app: JroofApp, position_s: float = POSITION_S)
     app.request_seek(position_s, relative=False)
     await wait_until(pilot, lambda: app.history.last_t_mono == expected, f"samples up to {expected}")
     await wait_until(pilot, lambda: not app.pipeline.still_reading, "the whole file's ledger and board")
+    await wait_until(pilot, lambda: plots_drawn(app), "every plot on screen drawn")
     await pilot.pause()
     app.redraw_now()
     await pilot.pause()
+
+
+def plots_drawn(app: JroofApp) -> bool:
+    """Draw now and say whether every plot on screen has a chart (a cold start lays the screen
+    out after the first draw asked: a plot without a size then waits for the next one)."""
+    from jtop_roof.tui.widgets.chartview import ChartView
+
+    app.redraw_now()
+    return all(view._chart is not None for view in app.query(ChartView) if view.region.area > 0)
 
 
 class ScriptedSource(Source):
