@@ -12,7 +12,15 @@ import json
 from pathlib import Path
 
 import pytest
-from tui_support import FIXTURE, last_sample_before, make_config, park_replay, replay_app, wait_until
+from tui_support import (
+    FIXTURE,
+    last_sample_before,
+    make_config,
+    park_replay,
+    plots_drawn,
+    replay_app,
+    wait_until,
+)
 
 from jtop_roof.sources.replay import ReplaySource
 from jtop_roof.tui.app import JroofApp
@@ -77,6 +85,8 @@ def test_roofline_on_a_log_without_clocks(snap_compare, tmp_path, size):
     async def settle(pilot):
         await wait_until(pilot, lambda: len(app.history) == len(NONROOT_LINES), "every line")
         source.pause()
+        await wait_until(pilot, lambda: not app.pipeline.still_reading, "the whole file's ledger and board")
+        await wait_until(pilot, lambda: plots_drawn(app), "every plot on screen drawn")
         app.redraw_now()
         await pilot.pause()
 
@@ -153,11 +163,9 @@ def test_events_wrap_a_throttles_reason(snap_compare, tmp_path, size):
                    user_themes=tmp_path)
 
     async def settle(pilot):
-        app.request_seek(52.0, relative=False)
+        await park_replay(pilot, app, 52.0)
         await wait_until(pilot, lambda: any(e.kind == "throttle" for e in app.history.events),
                          "the throttle closed")
-        await wait_until(pilot, lambda: app.history.last_t_mono == last_sample_before(52.0), "the backfill")
-        await wait_until(pilot, lambda: not app.pipeline.still_reading, "the whole file's ledger and board")
         app.redraw_now()
         await pilot.pause()
         if size == (80, 24):
