@@ -53,3 +53,33 @@ def test_record_writes_the_board_trees_power_at_its_rate(tmp_path):
     assert {line["period_s"] for line in power} == {0.02}
     monos = [line["mono"] for line in power]
     assert monos == sorted(monos)
+
+
+REPLAYED = Path(__file__).resolve().parent / "data" / "fake_tegrastats_orinnano_super.txt"
+WITHOUT_LOCAL_METERS = (("record", "out.jsonl", "--replay", str(REPLAYED)),
+                        ("record", "out.jsonl", "--source", "demo", "--duration", "1"),
+                        ("--replay", str(REPLAYED)),
+                        ("serve", "--source", "demo"),
+                        ("run", "--headless", "--record", "r.jsonl", "--replay", str(REPLAYED), "--", "true"))
+
+
+@pytest.mark.parametrize("command", WITHOUT_LOCAL_METERS)
+@pytest.mark.parametrize("flag", ["--power-hz", "--sysfs-root"])
+def test_a_source_that_reads_no_local_monitor_refuses_their_flags(tmp_path, command, flag):
+    """A replay, the demo: nothing would read the power monitors or sysfs the flag names."""
+    value = "10" if flag == "--power-hz" else str(tmp_path)
+    cut = command.index("--") if "--" in command else len(command)
+    result = jroof(*command[:cut], flag, value, *command[cut:], cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and flag in lines[0] and "used for nothing" in lines[0], lines
+    assert not (tmp_path / "out.jsonl").exists() and not (tmp_path / "r.jsonl").exists()
+
+
+def test_the_config_files_power_rate_stays_quiet_for_a_replay(tmp_path):
+    """A config key is a default for every source, not an input named for this one."""
+    config = tmp_path / "config.yaml"
+    config.write_text("power_hz: 10\n")
+    result = jroof("record", "out.jsonl", "--replay", str(REPLAYED), "--config", str(config), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "out.jsonl").stat().st_size > 0

@@ -13,6 +13,7 @@ from jtop_roof.commands.options import (
     StdinError,
     check_trtexec,
     refuse_unplaced,
+    refuse_unread_meters,
     replay_of,
     replay_readable,
     source_options,
@@ -39,6 +40,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     from jtop_roof.roofline.workload import load_workload
 
     refuse_unplaced(config, replay_of(args))
+    refuse_unread_meters(args, config)
     if config.record == "-":
         return fail("--record - would write into the screen: `jroof-tui record -` streams the "
                     "recording to standard output without one")

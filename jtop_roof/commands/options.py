@@ -321,6 +321,25 @@ def refuse_unplaced(config: Config, replay: str | None) -> None:
         raise FlagError(LOG_START_ALONE)
 
 
+#: Why each source reads none of this machine's monitors or sysfs (the others, tegrastats and
+#: host, read both).
+_NO_LOCAL_METERS = {"replay": "a replay plays what was recorded",
+                    "demo": "the demo makes its numbers up",
+                    "ssh": "an --ssh board is read over ssh, not through this machine's /sys"}
+
+
+def refuse_unread_meters(args: argparse.Namespace, config: Config) -> None:
+    """``--power-hz`` and ``--sysfs-root`` given for a source that reads no local monitor would be
+    taken and used for nothing: refused in one line (FlagError), before standard input is spooled.
+    A config file's keys stay quiet."""
+    kind = "replay" if replay_of(args) is not None else "ssh" if config.ssh_hosts else config.source
+    why = _NO_LOCAL_METERS.get(kind)
+    for dest, flag in (("power_hz", "--power-hz"), ("sysfs_root", "--sysfs-root")):
+        if why is not None and hasattr(args, dest):
+            raise FlagError(f"{flag} is for a live tegrastats or host source: {why}, so it would be "
+                            "used for nothing")
+
+
 def check_trtexec(sources: Sequence[Source], config: Config) -> None:
     """The user's ``--trtexec`` placed on the replayed file now, so that one that cannot be read or
     placed is one line and exit 2 before a screen or a recording starts (the sources are stopped)."""

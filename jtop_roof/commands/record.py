@@ -13,6 +13,7 @@ from jtop_roof.commands.options import (
     check_trtexec,
     refuse_roof_only,
     refuse_unplaced,
+    refuse_unread_meters,
     replay_of,
     replay_readable,
     source_options,
@@ -33,6 +34,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
         return fail("--duration must be a positive number of seconds")
     refuse_roof_only(args, "record")
     refuse_unplaced(config, replay_of(args))
+    refuse_unread_meters(args, config)
     with replay_readable(args, config) as replay:
         return _record(args.file, replay, duration, config)
 

@@ -7,7 +7,13 @@ import os
 from collections.abc import Sequence
 
 from jtop_roof.commands.base import Command, fail, warn
-from jtop_roof.commands.options import check_trtexec, refuse_roof_only, refuse_unplaced, source_options
+from jtop_roof.commands.options import (
+    check_trtexec,
+    refuse_roof_only,
+    refuse_unplaced,
+    refuse_unread_meters,
+    source_options,
+)
 from jtop_roof.runtime.config import Config
 
 
@@ -44,6 +50,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     if args.headless:
         refuse_roof_only(args, "run --headless")
     refuse_unplaced(config, getattr(args, "replay", None))
+    refuse_unread_meters(args, config)
     log = None if args.run_record is None else kept_output_path(args.run_record, argv)
     if not args.without_markers:
         try:

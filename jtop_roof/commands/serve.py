@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 
 from jtop_roof.commands.base import Command, warn
-from jtop_roof.commands.options import check_trtexec, refuse_roof_only, refuse_unplaced, serve_source_options
+from jtop_roof.commands.options import (
+    check_trtexec,
+    refuse_roof_only,
+    refuse_unplaced,
+    refuse_unread_meters,
+    serve_source_options,
+)
 from jtop_roof.runtime.config import Config
 
 
@@ -23,6 +29,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
 
     refuse_roof_only(args, "serve")
     refuse_unplaced(config, getattr(args, "replay", None))
+    refuse_unread_meters(args, config)
     host, port = parse_listen(args.listen or config.prometheus)  # --prometheus=ADDR is the same
     kind, hint = resolve_source_kind(config, getattr(args, "replay", None))
     source = make_source(config, kind, getattr(args, "replay", None))
