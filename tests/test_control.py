@@ -254,3 +254,21 @@ def test_close_ends_idle_clients_at_once(runtime_dir):
         with sock:
             sock.settimeout(WAIT_S)
             assert sock.recv(256) == b"error: the monitor is closing\n"
+
+
+def test_the_benchmark_is_the_hook_itself_or_the_script_that_ran_mark(runtime_dir):
+    """A hook in the workload marks its own process; `jroof-tui mark`, a short-lived helper, marks
+    the script that ran it (its parent), whose tree is the benchmark."""
+    from jtop_roof.sources.processes import BENCHMARK
+
+    listener = MarkerListener(lambda kind, name: None)
+    listener.start()
+    try:
+        assert send_marker("phase_start", "in process") == 1
+        assert os.getpid() in BENCHMARK.pids()
+        script = subprocess.Popen(["sh", "-c", f'"{sys.executable}" -m jtop_roof mark warmup; exit $?'],
+                                  env=dict(os.environ, XDG_RUNTIME_DIR=str(runtime_dir)))
+        assert script.wait(timeout=30) == 0
+    finally:
+        listener.close()
+    assert script.pid in BENCHMARK.pids()

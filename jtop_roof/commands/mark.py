@@ -34,10 +34,11 @@ def run(args: argparse.Namespace, _defaults: Config) -> int:
     try:
         if args.work is not None:
             what = "the work report"
-            delivered = send_work(WorkReport(args.work, args.flops, args.bytes_, args.precision))
+            report = WorkReport(args.work, args.flops, args.bytes_, args.precision)
+            delivered = send_work(report, for_parent=True)
         else:
             what = "the marker"
-            delivered = send_marker("phase_end" if args.end else "phase_start", args.name)
+            delivered = send_marker("phase_end" if args.end else "phase_start", args.name, for_parent=True)
     except ValueError as exc:  # a name or an amount out of bounds
         return fail(str(exc))
     if delivered == 0:

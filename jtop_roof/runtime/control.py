@@ -244,9 +244,9 @@ class MarkerListener:
         client.data += chunk
         line, newline, _ = client.data.partition(b"\n")
         if newline or not chunk:
-            reply = self._handle(bytes(line))
+            reply, for_parent = self._handle(bytes(line))
             if reply == "ok":
-                _mark_benchmark(conn)
+                _mark_benchmark(conn, for_parent)
             self._finish(conn, reply)
         elif len(client.data) > _MAX_MESSAGE_BYTES:
             self._finish(conn, f"error: a message is at most {_MAX_MESSAGE_BYTES} bytes")
@@ -260,7 +260,8 @@ class MarkerListener:
             pass  # the client left before the reply: the marker still counts
         conn.close()
 
-    def _handle(self, line: bytes) -> str:
+    def _handle(self, line: bytes) -> tuple[str, bool]:
+        """The reply, and whether the sender spoke for its parent (``FOR_PARENT``)."""
         try:
             message = json.loads(line.decode("utf-8"))
             if not isinstance(message, dict):
@@ -270,22 +271,28 @@ class MarkerListener:
             else:
                 kind, name = _validate(message.get("kind"), message.get("name"))
         except (ValueError, RecursionError) as exc:  # JSON and UTF-8 errors are ValueErrors
-            return f"error: {exc}"
+            return f"error: {exc}", False
         try:
             if message.get("kind") == "work":
                 if self._on_work is None:
-                    return "error: this monitor takes no work reports"
+                    return "error: this monitor takes no work reports", False
                 self._on_work(report)
             else:
                 self._on_marker(kind, name)
         except Exception as exc:  # e.g. the recording's disk is full: say so, keep listening
-            return f"error: {type(exc).__name__}: {exc}"
-        return "ok"
+            return f"error: {type(exc).__name__}: {exc}", False
+        return "ok", message.get("for") == FOR_PARENT
 
 
-def _mark_benchmark(conn: socket.socket) -> None:
-    """The process that reported (the socket's peer, Linux ``SO_PEERCRED``) is the benchmark's: its
-    tree is marked in the process readings."""
+#: What ``jroof-tui mark`` says in its message: it is a short-lived helper, and the benchmark is the
+#: script (or shell) that ran it, its parent.
+FOR_PARENT = "parent"
+
+
+def _mark_benchmark(conn: socket.socket, for_parent: bool) -> None:
+    """The process that reported (the socket's peer, Linux ``SO_PEERCRED``), or its parent where it
+    spoke for it, is the benchmark's: its tree is marked in the process readings. The peer is alive
+    here (it waits for the reply), so its parent is read from /proc before it can go."""
     option = getattr(socket, "SO_PEERCRED", None)
     if option is None:
         return
@@ -293,8 +300,21 @@ def _mark_benchmark(conn: socket.socket) -> None:
         pid, _, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i")))
     except (OSError, struct.error):
         return
-    if pid > 0:
+    if for_parent:
+        pid = _parent_pid(pid)
+    if pid > 1:  # never init's tree: that is every process
         BENCHMARK.add(pid)
+
+
+def _parent_pid(pid: int) -> int:
+    """``pid``'s parent from /proc (0 where it cannot be read): the fields after the command's
+    closing parenthesis are state, then the parent's id."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read(4096).rpartition(b")")[2].split()
+        return int(fields[1])
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def start_listener(
@@ -317,25 +337,27 @@ def start_listener(
     return listener
 
 
-def send_marker(kind: str, name: str | None, directory: Path | None = None) -> int:
-    """Send a marker to every running monitor of this user; returns how many took it."""
+def send_marker(kind: str, name: str | None, directory: Path | None = None, *,
+                for_parent: bool = False) -> int:
+    """Send a marker to every running monitor of this user; returns how many took it.
+    ``for_parent``: the benchmark is this process's parent (``jroof-tui mark`` from a script)."""
     _validate(kind, name)
-    return _send({"kind": kind, "name": name}, directory)
+    return _send({"kind": kind, "name": name}, directory, for_parent)
 
 
-def send_work(report: WorkReport, directory: Path | None = None) -> int:
+def send_work(report: WorkReport, directory: Path | None = None, *, for_parent: bool = False) -> int:
     """Report work to every running monitor of this user; returns how many took it."""
     message = {"kind": "work", "iterations": report.iterations, "flops": report.flops,
                "bytes": report.bytes, "precision": report.precision}
     work_report(message)
-    return _send(message, directory)
+    return _send(message, directory, for_parent)
 
 
-def _send(message: dict[str, Any], directory: Path | None) -> int:
+def _send(message: dict[str, Any], directory: Path | None, for_parent: bool) -> int:
     """Offer the message to every monitor at once, then count their "ok" replies, waiting
     ``REPLY_WAIT_S`` in all: a monitor that is slow or stopped delays no other."""
     directory = directory or control_dir()
-    payload = json.dumps(message).encode() + b"\n"
+    payload = json.dumps({**message, "for": FOR_PARENT} if for_parent else message).encode() + b"\n"
     replies: dict[socket.socket, bytearray] = {}
     try:
         for path in sorted(directory.glob("*.sock")):
