@@ -284,3 +284,19 @@ def test_real_nano_pair_refused_without_log_start_and_used_with_it():
     assert result.returncode == 0, result.stderr
     timed = next(p for p in json.loads(result.stdout)["phases"] if p["name"] == "timed")
     assert timed["samples"] > 0 and timed["workload"]["iterations"] == 10
+
+
+def test_serve_says_when_trtexec_overlaps_the_replay_only_in_part(tmp_path):
+    """serve uses the part of trtexec's run that the log covers and says how much, as record does."""
+    import threading
+
+    from jtop_roof.outputs.serve import run_serve
+
+    said: list[str] = []
+    stop = threading.Event()
+    config = Config(trtexec=str(TRTEXEC), tz="UTC", log_start=stamp(RUN_START))
+    status = run_serve(ReplaySource(plain_log(tmp_path, 20), tz="UTC", speed=1000.0), config, port=0,
+                       install_signal_handlers=False, stop=stop, on_ready=lambda _: stop.set(),
+                       say=said.append)
+    assert status == 0
+    assert any("only 19 s of trtexec's 95 s overlap" in line for line in said), said

@@ -503,7 +503,10 @@ def run_serve(
             "it can read them (no authentication, no TLS)")
     # Forward only: energy from now, never a replayed file's whole.
     runtime = Runtime(source, config, whole_file=False)
-    runtime.apply(runtime.describe())
+    described = runtime.describe()
+    runtime.apply(described)
+    for note in described.notes:  # an input beside the stream used in part, or not
+        say(f"jroof-tui: {note}")
     metrics = Metrics(runtime.pipeline, source_kind=source.kind, board=board)
     try:
         server = MetricsServer(metrics, host, port)
