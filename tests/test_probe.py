@@ -28,6 +28,9 @@ from jtop_roof.sources.base import Source
 REPO = Path(__file__).resolve().parents[1]
 TINY = {"bandwidth_bytes": 64 * 1024, "matmul_n": 32, "device_warmup_s": 0.0, "warmup_s": 0.0,
         "run_s": 0.02, "repeats": 2}
+#: Runs long enough that a loaded machine still lets the 2 ms sampler in during each one: for tests that
+#: read the clocks and power seen during the runs (TINY's 20 ms runs could see none under load).
+SAMPLED = {**TINY, "run_s": 0.1}
 ORIN_HEADER = {"source": "tegrastats",
                "model": "NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super",
                "device": "orin-nano-8gb-super", "power_mode": "MAXN_SUPER"}
@@ -78,7 +81,7 @@ def _run(source: FakeSource | None = None, **kwargs: Any) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def result() -> dict[str, Any]:
-    return _run()
+    return _run(sizes=SAMPLED)
 
 
 # -------------------------------------------------------------------------------------- structure
@@ -159,7 +162,7 @@ def test_clocks_power_and_per_mhz(result):
 def test_host_memory_clock_is_not_the_cpus():
     # On a dGPU host, NVML's memory clock belongs to the GPU: no CPU bandwidth per it.
     out = _run(FakeSource(kind="host", header={"source": "host", "model": "Some CPU"},
-                          rails={"NVML_GPU": 80000.0}))
+                          rails={"NVML_GPU": 80000.0}), sizes=SAMPLED)
     copy = out["bandwidth"]["copy"]
     assert copy["clocks"]["emc_mhz"]["mean"] == 3199.0  # recorded all the same
     assert copy["bytes_per_s_per_emc_mhz"] is None and copy["per_mhz_clock"] is None
@@ -291,7 +294,8 @@ def test_torch_backend_path(monkeypatch):
     fake = _fake_torch(calls)
     monkeypatch.setitem(sys.modules, "torch", fake)
     header = {"source": "host", "gpu": "NVIDIA H200", "model": "NVIDIA H200"}
-    out = _run(FakeSource(kind="host", header=header, rails={"NVML_GPU": 690000.0}), backend="auto")
+    out = _run(FakeSource(kind="host", header=header, rails={"NVML_GPU": 690000.0}), backend="auto",
+               sizes=SAMPLED)
     assert out["backend"] == "torch" and out["device_kind"] == "gpu" and out["device_name"] == "Fake GPU"
     assert out["device"] == "h200" and out["power_mode"] is None
     assert set(out["compute"]) == {"fp32", "bf16_tensor", "fp16_tensor", "int8_tensor"}
