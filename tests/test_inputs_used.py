@@ -300,3 +300,23 @@ def test_serve_says_when_trtexec_overlaps_the_replay_only_in_part(tmp_path):
                        say=said.append)
     assert status == 0
     assert any("only 19 s of trtexec's 95 s overlap" in line for line in said), said
+
+
+def test_a_phase_that_starts_before_the_replayed_log_survives_its_recording(tmp_path):
+    """trtexec's build starts a second before the log's first line: its marker is recorded before the
+    stream's first sample (a negative mono) and read back, so the recording's report has the phase
+    the log's own report has."""
+    log = plain_log(tmp_path, 120)
+    start = stamp(RUN_START + timedelta(seconds=1))
+    flags = ("--trtexec", TRTEXEC, "--log-start", start, "--tz", "UTC")
+    out = tmp_path / "r.jsonl"
+    recorded = jroof("record", out, "--replay", log, "--speed", "64", *flags)
+    assert recorded.returncode == 0, recorded.stderr
+    first = next(json.loads(line) for line in out.read_text().splitlines() if '"marker"' in line)
+    assert first["name"] == "build" and first["mono"] < 0
+    direct = jroof("report", log, *flags, "--format", "json")
+    again = jroof("report", out, "--format", "json")
+    assert again.returncode == 0 and "skipped" not in again.stderr, again.stderr
+    phases = [(p["name"], p["samples"]) for p in json.loads(again.stdout)["phases"]]
+    assert phases == [(p["name"], p["samples"]) for p in json.loads(direct.stdout)["phases"]]
+    assert phases[0][0] == "build"

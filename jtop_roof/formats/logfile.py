@@ -394,6 +394,11 @@ class IntervalProbe:
             return
         self._steps.append(round(t_mono - last, 6))
 
+    @property
+    def settled(self) -> bool:
+        """True once the steps the rule reads are all in: more samples cannot change it."""
+        return len(self._steps) >= INTERVAL_PROBE_SAMPLES
+
     def interval_s(self, fallback: float) -> float:
         if not self._steps:
             return fallback

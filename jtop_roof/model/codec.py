@@ -296,8 +296,11 @@ class _Check:
         keys = ("disk_read", "disk_write", "net_rx", "net_tx")
         return IoRates(*(self.num(found.get(key), 0) for key in keys))
 
-    def times(self, obj: dict[str, Any]) -> tuple[float | None, float | None]:
-        return self.num(obj.get("t"), 0, MAX_WALL_S), self.num(obj.get("mono"), 0, MAX_MONO_S)
+    def times(self, obj: dict[str, Any], *, before_stream: bool = False) -> tuple[float | None, float | None]:
+        """(t_wall, t_mono); ``before_stream``: a mono below 0 is kept (a marker or work placed before
+        a replayed stream's first sample, e.g. trtexec's build starting before the log's first line)."""
+        low = -MAX_MONO_S if before_stream else 0
+        return self.num(obj.get("t"), 0, MAX_WALL_S), self.num(obj.get("mono"), low, MAX_MONO_S)
 
 
 def encodable(text: str) -> str:
@@ -529,7 +532,7 @@ def record_from_json(obj: dict[str, Any], tally: Tally | None = None) -> Record 
     if kind not in ("marker", "event", "work"):
         return None
     check = _Check(tally if tally is not None else Tally())
-    t_wall, t_mono = check.times(obj)
+    t_wall, t_mono = check.times(obj, before_stream=kind != "event")
     if kind == "work":
         iterations = check.num(obj.get("iterations"), 0, MAX_WORK_ITERATIONS)
         if iterations is None:

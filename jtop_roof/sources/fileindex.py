@@ -4,13 +4,18 @@ For each record line: its byte offset, its time on the stream's timeline (``t_mo
 time. Plain tegrastats logs get those from their stamps through the same ``PlainTimer`` that
 ``logfile.iter_records`` uses (so replay and ``parse`` place every line alike); recordings from
 their ``"mono"``/``"t"`` keys, each session placed on one timeline by the same ``SessionPlacer``.
-A line is parsed only when it is read back, so a 24 h log opens in a fraction of a second and a
-seek is a binary search. A session break of a recording, and a clock jump of either kind of file
-(``SessionPlacer``, ``Timeline.jumps``), is a synthetic ``gap`` event in the index.
+A line is parsed only when it is read back, and seeking is a binary search. A session break of a
+recording, and a clock jump of either kind of file (``SessionPlacer``, ``Timeline.jumps``), is a
+synthetic ``gap`` event in the index.
 
-One thread (the replay's worker) indexes and reads; other threads only read ``first_mono``,
-``last_mono`` and ``interval_s``, plain attributes set after each batch, so no lock is held
-while a large append is indexed.
+The index grows in steps (``step``: ``STEP_BYTES`` of the file each), so a replay plays once its
+first step is in (a million lines take seconds to index) and any thread that needs more (the
+replay's background indexer, its worker at the end of what is indexed or seeking past it, the
+ledger's ``scan``) indexes the next step. Indexing holds a lock; reading does not: entries are
+only appended, each one's ``monos`` last (it says how many there are), so a reader sees an entry
+whole or not at all. Files are read for the index with ``os.pread``, which leaves the offset of
+the reading file alone. Other threads read ``first_mono``, ``last_mono``, ``caught_up`` and
+``interval_s``, plain attributes set after each step.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import threading
 import time
 from array import array
 from bisect import bisect_right
@@ -31,6 +37,7 @@ from jtop_roof.formats.logfile import (
     MAX_NOTED_TYPES,
     IntervalProbe,
     PlainTimer,
+    RecordingError,
     check_header,
     decode_record_line,
     open_regular,
@@ -44,35 +51,90 @@ from jtop_roof.model.codec import MAX_MONO_S, MAX_WALL_S, Tally
 from jtop_roof.model.records import Event, Record
 
 READ_CHUNK = 1 << 22
+#: Bytes one ``step`` indexes (about a thousand tegrastats lines, a few milliseconds): short, so
+#: that a thread which needs the next step never waits long for one another thread is taking.
+STEP_BYTES = 1 << 19
 
 # A top-level key of a recording line. In JSON a quote inside a string is always escaped, so an
 # unescaped `"mono":` is a key; record_to_json writes "t" and "mono" before any nested object.
 _MONO_KEY = re.compile(rb'(?<!\\)"mono"\s*:\s*(null|-?\d[\d.eE+-]*)')
 _WALL_KEY = re.compile(rb'(?<!\\)"t"\s*:\s*(null|-?\d[\d.eE+-]*)')
 _SAMPLE_TYPE = re.compile(rb'^\s*\{\s*"type"\s*:\s*"sample"')
+#: Records whose time may come before the stream's first sample (``codec.Check.times``).
+_BEFORE_STREAM_TYPE = re.compile(rb'^\s*\{\s*"type"\s*:\s*"(?:marker|work)"')
 _NAN = float("nan")
 _SYNTHETIC = -1  # offset of an index entry that is not a line (a session's gap event)
 _INT32_MAX = 2**31 - 1
 
 
-def _number(match: re.Match[bytes] | None, high: float) -> float | None:
-    """The time a key holds when it is one ``model.record_from_json`` keeps (0 ... high), else None."""
+def _number(match: re.Match[bytes] | None, high: float, low: float = 0.0) -> float | None:
+    """The time a key holds when it is one ``model.record_from_json`` keeps (low ... high), else None."""
     if match is None or match.group(1) == b"null":
         return None
     try:
         value = float(match.group(1))
     except ValueError:
         return None
-    return value if 0 <= value <= high else None
+    return value if low <= value <= high else None
+
+
+class WallTimes:
+    """The wall times of an index's entries (NaN: none), as runs of one offset from their
+    ``t_mono`` while that gives each back exactly (a plain log's timeline is one run between
+    clock jumps: 8 bytes a line less), else one float each (a recording's clocks drift apart).
+    Appended before the entry's ``t_mono`` (``FileIndex._append``), read only for entries in."""
+
+    def __init__(self, monos: array[float]) -> None:
+        self._monos = monos
+        self._starts = array("q")  # first entry of each run
+        self._offsets = array("d")  # wall - mono of each run
+        self._dense: array[float] | None = None
+        self._count = 0
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, index: int) -> float:
+        dense = self._dense
+        if dense is not None:
+            return dense[index]
+        return self._monos[index] + self._offsets[bisect_right(self._starts, index) - 1]
+
+    def __iter__(self) -> Iterator[float]:
+        return (self[i] for i in range(self._count))
+
+    def append(self, mono: float, wall: float) -> None:
+        dense, offsets = self._dense, self._offsets
+        if dense is None:
+            if offsets and (mono + offsets[-1] == wall or (math.isnan(wall) and math.isnan(offsets[-1]))):
+                self._count += 1
+                return
+            offset = wall - mono
+            if (mono + offset == wall or math.isnan(wall)) and len(offsets) <= 16 + self._count // 4:
+                self._starts.append(self._count)
+                offsets.append(offset)
+                self._count += 1
+                return
+            dense = array("d", self)  # runs no longer pay: one float each from here
+            dense.append(wall)
+            self._dense = dense
+        else:
+            dense.append(wall)
+        self._count += 1
 
 
 class FileIndex:
     """Offsets and times of the records of one file (and of the files it is rotated to)."""
 
-    def __init__(self, path: str, *, tz: tzinfo, interval_s: float | None,
+    def __init__(self, path: str, *, tz: tzinfo, interval_s: float | None, growing: bool = False,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        """Raises OSError if the file cannot be read, RecordingError for a refused header."""
+        """``growing``: the file is followed, so a last line without its newline is still being
+        written (else it is the file's last). Raises OSError if the file cannot be read."""
         self.path = path
+        self._growing = growing
+        self._lock = threading.RLock()  # one indexing thread at a time (see the module doc)
+        self._closed = False
+        self._cut = False  # a step failed: the index ends where it did (``_cut_short``)
         self._tz = tz
         self._given_interval_s = interval_s
         self._clock = clock
@@ -81,7 +143,7 @@ class FileIndex:
         self._segments: list[tuple[int, BinaryIO]] = []  # (first record index, file) per inode
         self._offsets = array("i")  # 32-bit while the offsets fit (a million lines: 4 MB less)
         self._monos = array("d")
-        self._walls = array("d")
+        self._walls = WallTimes(self._monos)
         self._synthetic: dict[int, Event] = {}
         self._shifts: list[tuple[int, float]] = [(0, 0.0)]  # (first index, t_mono shift) per session
         self._placer = SessionPlacer(interval_s or 1.0)
@@ -96,6 +158,9 @@ class FileIndex:
         #: Read by other threads: times of the first and last record indexed.
         self.first_mono: float | None = None
         self.last_mono: float | None = None
+        #: True when the index reached the end of the file as it is written (a followed file
+        #: grows on: ``poll`` indexes what is appended).
+        self.caught_up = False
         self.open_segment()
 
     # ------------------------------------------------------------------------------ queries
@@ -120,6 +185,12 @@ class FileIndex:
         return self._probe.interval_s(self._placer.interval_s)
 
     def last_times(self) -> tuple[float | None, float | None]:
+        """(t_wall, t_mono) of the file's last record: the rest of the file is indexed first."""
+        while self.step():
+            pass
+        return self.last_indexed_times()
+
+    def last_indexed_times(self) -> tuple[float | None, float | None]:
         """(t_wall, t_mono) of the last record indexed: where a note about the file goes."""
         if not self._monos:
             return None, None
@@ -197,38 +268,89 @@ class FileIndex:
     def scan(self) -> Iterator[Record]:
         """Every record of a finished single file, in order, as ``read`` gives them, through a
         file of its own (so any thread may scan while the replay plays): the replay's ledger is
-        built from this, from the whole file."""
+        built from this, from the whole file. Past the part indexed it indexes the next step
+        itself, through its own file too (the replay's may be closed by then)."""
         noted: set[str] = set()
         with open_regular(self.path) as fh:
-            for i in range(len(self._monos)):
-                record = self.read(i, noted, fh)
-                if record is not None:
-                    yield record
+            index = 0
+            while True:
+                if index < len(self._monos):
+                    record = self.read(index, noted, fh)
+                    index += 1
+                    if record is not None:
+                        yield record
+                elif not self.step(fh.fileno()) and index >= len(self._monos):
+                    return
 
     # ----------------------------------------------------------------------------- indexing
 
     def open_segment(self) -> None:
         """Raises OSError for a path that is not a regular file (a FIFO, ``/dev/zero``)."""
         fh = open_regular(self.path)  # kept open for seeks; closed by close()
-        self._segments.append((len(self._monos), fh))
-        self._read_offset = 0
+        with self._lock:
+            self._segments.append((len(self._monos), fh))
+            self._read_offset = 0
+            self.caught_up = False
 
     def close(self) -> None:
-        for _, fh in self._segments:
-            fh.close()
+        """Close the files (a step under way ends first); ``scan`` can still index the rest."""
+        with self._lock:
+            self._closed = True
+            for _, fh in self._segments:
+                fh.close()
+
+    def step(self, fd: int | None = None, *, strict: bool = False) -> bool:
+        """Index the next ``STEP_BYTES`` of the file (through ``fd``, else the index's own file);
+        False, doing nothing, once the index has caught up with the file or it is closed. A
+        later session's refused header or a read error ends the index there with a note, or
+        raises when ``strict`` (the file is being opened: refused as a whole)."""
+        with self._lock:
+            if self.caught_up or self._cut or (fd is None and self._closed):
+                return False
+            if fd is None:
+                fd = self._segments[-1][1].fileno()
+            try:
+                self._index(fd, final=not self._growing, max_bytes=STEP_BYTES)
+            except (RecordingError, OSError) as exc:
+                if strict:
+                    raise
+                self._cut_short(exc)
+            return True
+
+    def index_ready(self) -> None:
+        """Index until a replay can start: a record is in and the interval will not change as
+        more is indexed (a plain log's is fixed once its timer times a line; a recording's once
+        its probe has its samples), or the whole file is indexed. Raises as ``__init__``."""
+        while not (self._monos and (self.mode == "plain" or self._probe.settled)):
+            if not self.step(strict=True):
+                return
+
+    def _cut_short(self, exc: Exception) -> None:
+        """The index ends at the last entry it holds, with a note saying why (no wrong end)."""
+        self._cut = self.caught_up = True
+        if self._monos:
+            mono = self._monos[-1]
+            note = Event("note", f"the rest of {self.path} is not read: {exc}", None, mono)
+            self._append(_SYNTHETIC, mono, None, note)
+            self.first_mono, self.last_mono = self._monos[0], mono
 
     def poll(self) -> Iterator[Event]:
-        """Follow: index what was appended; notes for truncation and rotation. ``played_all``
-        (checked through ``rotated_ready``) decides when a rotated file is switched to."""
-        fh = self._segments[-1][1]
-        try:
-            ours = os.fstat(fh.fileno())
-            if ours.st_size < self._read_offset:
-                yield self._truncated()
-                return
-            self.index_new_data(final=False)
-        except OSError:
-            return
+        """Follow: index what was appended; the note when the file was truncated (the replay
+        checks for rotation, ``rotated``, once it has played what the old file held)."""
+        note = self._appended()
+        if note is not None:
+            yield note  # the lock is not held across the yield
+
+    def _appended(self) -> Event | None:
+        with self._lock:
+            fh = self._segments[-1][1]
+            try:
+                if os.fstat(fh.fileno()).st_size < self._read_offset:
+                    return self._truncated()
+                self.index_new_data(final=False)
+            except (OSError, ValueError):  # ValueError: closed by stop()
+                pass
+            return None
 
     def rotated(self) -> bool:
         """True when the path now names another file than the one being read."""
@@ -243,27 +365,43 @@ class FileIndex:
     def _truncated(self) -> Event:
         """The file shrank: forget its index and read it again from the start. The timer is
         kept, so t_mono keeps increasing. The note is at the last record's times."""
-        note = Event("note", "file truncated", *self.last_times())
-        self.close()
+        note = Event("note", "file truncated", *self.last_indexed_times())
+        for _, fh in self._segments:
+            fh.close()
         self._segments.clear()
-        self._offsets, self._monos, self._walls = array("i"), array("d"), array("d")
+        self._offsets, self._monos = array("i"), array("d")
+        self._walls = WallTimes(self._monos)
         self._synthetic.clear()
         self._shifts = [(0, 0.0)]
         self.mode = self.header = None
         self.first_mono = self.last_mono = None
-        self._skipping = False
+        self._skipping = self._cut = False
         self.open_segment()
         self.index_new_data(final=False)
         return note
 
     def index_new_data(self, *, final: bool) -> None:
-        """Index the complete lines after the last read (a last line without its newline too
-        when ``final``: the file is finished). Reads in chunks so memory stays small."""
-        fh = self._segments[-1][1]
-        fh.seek(self._read_offset)
-        pos = self._read_offset  # file offset of the first byte of `rest`
+        """Index the complete lines after the last read, up to the end of the file (a last line
+        without its newline too when ``final``: the file is finished)."""
+        with self._lock:
+            if not (self._closed or self._cut):
+                self._index(self._segments[-1][1].fileno(), final=final, max_bytes=None)
+
+    def _index(self, fd: int, *, final: bool, max_bytes: int | None) -> None:
+        """Index the lines after the last read: ``max_bytes`` of them (at least one line, however
+        long) or up to the end of the file (``caught_up`` then). Reads in chunks so memory stays
+        small."""
+        start = pos = self._read_offset  # file offset of the first byte of `rest`
         rest = b""
-        while chunk := fh.read(READ_CHUNK):
+        size = READ_CHUNK if max_bytes is None else min(READ_CHUNK, max_bytes)
+        budget = math.inf if max_bytes is None else max_bytes
+        at_end = False
+        while budget > 0 or pos == start:
+            chunk = os.pread(fd, size, pos + len(rest))
+            if not chunk:
+                at_end = True
+                break
+            budget -= len(chunk)
             lines = (rest + chunk).split(b"\n")
             rest = lines.pop()  # partial: still being written, or continued in the next chunk
             for raw in lines:
@@ -276,13 +414,14 @@ class FileIndex:
                 pos += len(rest)
                 rest = b""
                 self._skipping = True
-        if final and rest:
+        if final and at_end and rest:
             self._index_line(rest, pos)
             pos += len(rest)
         self._read_offset = pos
-        self._place(self._timer.release(final))
+        self._place(self._timer.release(final and at_end))
         if self._monos:
             self.first_mono, self.last_mono = self._monos[0], self._monos[-1]
+        self.caught_up = at_end
 
     def _place(self, timed: list[tuple[int, float | None, float]]) -> None:
         """Plain lines the timer timed, into the index, each clock jump's gap before its line."""
@@ -324,7 +463,8 @@ class FileIndex:
         self._timer.add(offset, stamp_of(raw[:40].decode("latin-1")))
 
     def _index_record(self, raw: bytes, offset: int) -> None:
-        mono = _number(_MONO_KEY.search(raw), MAX_MONO_S)
+        low = -MAX_MONO_S if _BEFORE_STREAM_TYPE.match(raw) else 0.0
+        mono = _number(_MONO_KEY.search(raw), MAX_MONO_S, low)
         if mono is None:
             if b'"header"' in raw[:64]:
                 header = parse_header_line(raw)
@@ -345,20 +485,22 @@ class FileIndex:
     def _append_event(self, event: Event) -> None:
         """A synthetic entry (a gap the timing made), at its time."""
         assert event.t_mono is not None
-        self._append(_SYNTHETIC, event.t_mono, event.t_wall)
-        self._synthetic[len(self._monos) - 1] = event
+        self._append(_SYNTHETIC, event.t_mono, event.t_wall, event)
 
-    def _append(self, offset: int, mono: float, wall: float | None) -> None:
+    def _append(self, offset: int, mono: float, wall: float | None, event: Event | None = None) -> None:
+        """One entry; its ``monos`` last, so a reader never sees it in part (module doc)."""
         if self._monos and mono < self._monos[-1]:
             mono = self._monos[-1]  # keep the index sorted for bisect
         while self._notes:  # said at the first record after them
             self._synthetic[len(self._monos)] = Event("note", self._notes.pop(0), None, mono)
             self._offsets.append(_SYNTHETIC)
+            self._walls.append(mono, _NAN)
             self._monos.append(mono)
-            self._walls.append(_NAN)
+        if event is not None:
+            self._synthetic[len(self._monos)] = event
         if offset > _INT32_MAX and self._offsets.typecode == "i":
             self._offsets = array("q", self._offsets)  # a file past 2 GiB
         self._offsets.append(offset)
+        self._walls.append(mono, _NAN if wall is None else wall)
         self._monos.append(mono)
-        self._walls.append(_NAN if wall is None else wall)
 

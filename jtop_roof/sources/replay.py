@@ -2,8 +2,11 @@
 
 Three jobs: the index (``FileIndex``: where each record is and when, shared timing rules with
 ``parse``), pacing with transport controls (here), and follow (polling the index for appended
-data). A record is parsed only when it is played, so a 24 h log opens in a fraction of a second
-and seeking is a binary search.
+data). A record is parsed only when it is played, and seeking is a binary search. The replay
+starts once the index's first step is in (``FileIndex.index_ready``); from ``records()`` on, a
+thread of its own indexes the rest while it plays (a million lines take seconds), and the worker,
+at the end of what is indexed or seeking past it, waits only until the index reaches what it
+needs. Until the index is whole, ``duration_s`` is the part indexed and ``indexing`` says so.
 
 Pacing: a playhead moves along ``t_mono`` at ``speed`` seconds per second; a record is emitted
 when the playhead reaches it. Controls (pause, step, speed, seek) come from the UI thread while
@@ -101,9 +104,16 @@ class ReplaySource(Source):
         self._last_played: float | None = None  # t_mono of the last record played (worker only)
         self._noted_types: set[str] = set()
 
+        self._seeking: float | None = None  # the target of a seek waiting for the index
+
         given_interval_s = interval_ms / 1000.0 if interval_ms else None
-        self.index = FileIndex(self.path, tz=self._tz, interval_s=given_interval_s, clock=clock)
-        self.index.index_new_data(final=not follow)
+        self.index = FileIndex(self.path, tz=self._tz, interval_s=given_interval_s, growing=follow,
+                               clock=clock)
+        try:
+            self.index.index_ready()
+        except BaseException:
+            self.index.close()
+            raise
 
     # -- controls (any thread) -------------------------------------------------------------
 
@@ -157,7 +167,7 @@ class ReplaySource(Source):
         if position not in ("start", "end"):
             raise ValueError(f"seek_to expects 'start' or 'end', not {position!r}")
         with self._cond:
-            self._request_seek(0.0 if position == "start" else self.duration_s)
+            self._request_seek(0.0 if position == "start" else math.inf)
 
     def stop(self) -> None:
         with self._cond:
@@ -176,10 +186,12 @@ class ReplaySource(Source):
 
     @property
     def position_s(self) -> float:
-        """Seconds from the first record to the last one played (or to a pending seek target)."""
+        """Seconds from the first record to the last one played (or to a seek's target, within
+        the part indexed)."""
         with self._cond:
-            if self._pending_seek is not None:
-                return self._pending_seek
+            target = self._pending_seek if self._pending_seek is not None else self._seeking
+            if target is not None:
+                return min(target, self.duration_s)
             first = self.index.first_mono
             if self._position_mono is None or first is None:
                 return 0.0
@@ -187,10 +199,16 @@ class ReplaySource(Source):
 
     @property
     def duration_s(self) -> float:
-        """Seconds from the first record to the last one indexed (grows while following); read
-        without a lock, so a large append being indexed never stalls the caller."""
+        """Seconds from the first record to the last one indexed (grows while ``indexing`` and
+        while following); read without a lock, so indexing never stalls the caller."""
         first, last = self.index.first_mono, self.index.last_mono
         return 0.0 if first is None or last is None else last - first
+
+    @property
+    def indexing(self) -> bool:
+        """True while the file is still being indexed: ``duration_s`` is the part indexed so far,
+        not the file's length."""
+        return not self.index.caught_up
 
     @property
     def following(self) -> bool:
@@ -240,9 +258,11 @@ class ReplaySource(Source):
     def records(self) -> Iterator[Record]:
         with self._cond:
             self._running = True
+        if not self.index.caught_up:  # started here, so that it does not slow what comes before
+            threading.Thread(target=self._index_rest, name="jroof-index", daemon=True).start()
         try:
             if self._follow and not self._stopped:
-                yield from self._jump(self.duration_s, event=False)
+                yield from self._jump(math.inf, event=False)  # like tail -f: at the end
             yield from self._play()
         finally:
             with self._cond:
@@ -262,6 +282,8 @@ class ReplaySource(Source):
                 yield from self._jump(seek, event=True)
                 continue
             index = self.index
+            if self._next >= len(index) and index.step():
+                continue  # played all that is indexed: the next step (the indexer's, if it has it)
             if self._follow and (self._next >= len(index) or self._clock() - self._last_poll >= POLL_S):
                 yield from self._poll()
             if self._next >= len(index):
@@ -319,9 +341,23 @@ class ReplaySource(Source):
                      gap_s=mono - last)
 
     def _jump(self, target_s: float, *, event: bool) -> Iterator[Record]:
-        """Seek: the seek event, the backfill before the target, then play on from the target."""
+        """Seek: the seek event, the backfill before the target, then play on from the target.
+        A target past the part indexed waits for the index to reach it (a newer seek or a stop
+        ends the wait: the newer seek is played instead)."""
+        with self._cond:
+            self._seeking = target_s
+        try:
+            yield from self._jump_indexed(target_s, event=event)
+        finally:
+            with self._cond:
+                self._seeking = None
+
+    def _jump_indexed(self, target_s: float, *, event: bool) -> Iterator[Record]:
+        while not self._indexed_to(target_s):
+            if self._stopped or self._pending_seek is not None or not self.index.step():
+                break
         first, last = self.index.first_mono, self.index.last_mono
-        if first is None or last is None:
+        if self._stopped or self._pending_seek is not None or first is None or last is None:
             return
         target = min(max(first + target_s, first), last)
         monos = self.index.monos
@@ -346,6 +382,11 @@ class ReplaySource(Source):
             self._anchor_mono = target
             self._anchor_clock = self._clock()
             self._position_mono = target
+
+    def _indexed_to(self, target_s: float) -> bool:
+        """True when the index holds the records up to ``target_s`` from the start."""
+        first, last = self.index.first_mono, self.index.last_mono
+        return first is not None and last is not None and last >= first + target_s
 
     def _restart(self) -> Event:
         """Loop: back to the first record, which plays one interval after the last, with its times
@@ -383,8 +424,18 @@ class ReplaySource(Source):
         self._cond.notify_all()
 
     def _request_seek(self, target_s: float) -> None:
-        self._pending_seek = min(max(target_s, 0.0), self.duration_s)
+        """Past the part indexed while ``indexing``: the jump waits for the index to get there."""
+        if math.isnan(target_s):
+            return
+        target_s = max(target_s, 0.0)
+        self._pending_seek = target_s if self.indexing else min(target_s, self.duration_s)
         self._changed()
+
+    def _index_rest(self) -> None:
+        """The background indexer: step until the index has caught up (or is closed), offering
+        the interpreter to the worker between steps."""
+        while not self._stopped and self.index.step():
+            time.sleep(0)
 
     def _playhead(self) -> float | None:
         if self._anchor_mono is None or self._paused:
@@ -433,7 +484,7 @@ class ReplaySource(Source):
         if self._next >= len(self.index) and self.index.rotated():
             # rotated: reopen once everything the old file held is played, so the note comes
             # between the old file's last record and the new file's first, at the old one's times
-            last = self.index.last_times()
+            last = self.index.last_indexed_times()
             self.index.open_segment()
             self.index.index_new_data(final=False)
             with self._cond:
