@@ -3,9 +3,11 @@
 Data flow: ``Boards.pump`` runs each source in a thread worker, which writes each record to the
 recording (if any, through the pipeline's sink) and posts it to the app; the app's handler hands it
 to ``Boards`` and so to the ``Pipeline`` (history, phases, energy, detectors: the same path as
-headless ``record`` and ``report``). A timer at ``redraw_hz`` repaints what changed and is visible
-(``Painter``). The App only draws what the pipeline holds (``build_view``, ``header_lines``);
-nothing but the handlers touches the pipeline or widgets.
+headless ``record`` and ``report``). What changes the screen asks for a frame (``_request_frame``):
+a one-shot timer repaints what changed and is visible (``Painter``), at most ``redraw_hz`` times a
+second, and not at all while nothing changes (a 1 Hz source: one frame a second). The App only
+draws what the pipeline holds (``build_view``, ``header_lines``); nothing but the handlers touches
+the pipeline or widgets.
 
 Quitting, SIGHUP (the SSH session dropped) and SIGTERM all stop the source and close the recording,
 so what was recorded stays on disk.
@@ -14,6 +16,7 @@ so what was recorded stays on disk.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -22,7 +25,9 @@ from typing import Any
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.driver import Driver
 from textual.reactive import reactive
+from textual.timer import Timer
 from textual.widgets import Footer
 from textual.worker import get_current_worker
 
@@ -68,6 +73,8 @@ from jtop_roof.tui.view import build_view, shown_precision
 from jtop_roof.tui.widgets import HelpScreen, PhaseNameScreen, Readout
 from jtop_roof.tui.widgets.screen import MonitorScreen
 
+#: A frame due sooner than this comes with the next message, not on a timer of its own.
+MIN_TIMER_S = 0.005
 #: Panes in the order the focus key cycles through them.
 PANE_IDS = tuple(spec.id for spec in PANES if spec.in_focus_cycle)
 
@@ -128,6 +135,12 @@ class JroofApp(ReplayTransport, ThemedApp):
         self._notices = [printable(str(text)) for text in notices]
         self._narrow = False  # below WIDE_MIN_COLUMNS: the footer drops its least needed keys
         self._painter = Painter(mono, config.redraw_hz)
+        self._mono = mono
+        #: When (``mono``) the frame asked for is due (None: none is), its timer (None: it comes
+        #: with the next message, or none is asked for), and when the last frame was drawn.
+        self._frame_due: float | None = None
+        self._frame_timer: Timer | None = None
+        self._last_frame = -math.inf
         self._panes: list[Pane] = []
         self.loop: asyncio.AbstractEventLoop | None = None
         self.use_theme(config.theme)
@@ -173,6 +186,15 @@ class JroofApp(ReplayTransport, ThemedApp):
     def get_default_screen(self) -> MonitorScreen:
         return MonitorScreen(id="_default")
 
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver for this terminal, or ``QuietDriver`` where that is its Linux one."""
+        driver = super().get_driver_class()
+        try:
+            from jtop_roof.tui.driver import QuietDriver
+        except ImportError:  # no termios (Windows): Textual's own driver
+            return driver
+        return QuietDriver if QuietDriver.__base__ is driver else driver
+
     def compose(self) -> ComposeResult:
         yield Readout(id="header")
         with Horizontal(id="main"):
@@ -191,7 +213,7 @@ class JroofApp(ReplayTransport, ThemedApp):
             self._note(text)
         self._apply_size(self.size.width, self.size.height)
         self.theme_changed_signal.subscribe(self, self._on_theme_changed)
-        self.set_interval(1.0 / self.config.redraw_hz, self._redraw, name="redraw")
+        self._request_frame()
         self.loop = asyncio.get_running_loop()
         if self.config.prometheus is not None:
             warn = partial(self.notify, severity="warning", markup=False)
@@ -238,23 +260,24 @@ class JroofApp(ReplayTransport, ThemedApp):
             self._note(text)
         for text in message.described.notes:  # an input beside the stream used in part, or not
             self._note(printable(text))
-        self._painter.force()
+        self._request_frame(force=True)
 
     def on_record_received(self, message: RecordReceived) -> None:
         marked = self.boards.receive(message.stream, message.record)
         if marked is not None:
             self._show_marked(marked)
         self.phase = self.pipeline.current_phase
+        self._request_frame()
 
     def on_source_ended(self, message: SourceEnded) -> None:
         self.boards.end(message.stream, message.error)
         if message.error:
             self.notify(message.error, title="source failed", severity="error", markup=False, timeout=15)
-        self._painter.force()
+        self._request_frame(force=True)
 
     def on_recording_failed(self, message: RecordingFailed) -> None:
         self.notify(f"recording stopped: {message.error}", severity="error", markup=False, timeout=15)
-        self._painter.force()
+        self._request_frame(force=True)
 
     def request_marker(self, kind: str, name: str | None, origin: str = "script") -> None:
         """Thread-safe: a phase start or end from outside the UI (the ``jroof-tui mark`` listener)."""
@@ -285,7 +308,7 @@ class JroofApp(ReplayTransport, ThemedApp):
     def _show_marked(self, marked: Marked) -> None:
         self._tell_failures(marked.failures)
         self.phase = self.pipeline.current_phase
-        self._painter.force()  # every plot draws the new boundary, on the timer's next tick
+        self._request_frame(force=True)  # every plot draws the new boundary, on the next frame
         self._update_header()
 
     def _tell_failures(self, failures: Sequence[str]) -> None:
@@ -294,10 +317,36 @@ class JroofApp(ReplayTransport, ThemedApp):
 
     # ------------------------------------------------------------------------------ drawing
 
+    def _request_frame(self, *, force: bool = False, at: float | None = None) -> None:
+        """A frame on the frame timer: at ``at`` (``mono`` time; None: now), but never within
+        ``1 / redraw_hz`` of the last frame; one timer at a time, the earliest wins. ``force``:
+        that frame draws every visible pane (a layout, theme or phase boundary changed)."""
+        if force:
+            self._painter.force()
+        now = self._mono()
+        due = max(now if at is None else at, self._last_frame + 1.0 / self.config.redraw_hz)
+        if self._frame_due is not None:
+            if self._frame_due <= due:
+                return
+            if self._frame_timer is not None:
+                self._frame_timer.stop()
+        self._frame_due = due
+        if due - now < MIN_TIMER_S:  # Textual drops a one-shot timer late by its whole delay
+            self._frame_timer = None
+            self.call_later(self._timed_frame)
+        else:
+            self._frame_timer = self.set_timer(due - now, self._timed_frame, name="frame")
+
+    def _timed_frame(self) -> None:
+        self._frame_due = self._frame_timer = None
+        self._redraw()
+
     def _redraw(self) -> None:
-        """Repaint what changed and is visible (timer callback, also forced on layout changes)."""
+        """Repaint what changed and is visible (the frame timer; also forced on layout changes).
+        A plot held back (it changes once per time column) asks for the frame it is due in."""
         if len(self.screen_stack) > 1 or not self.is_running:
             return
+        self._last_frame = self._mono()
         pipeline = self.pipeline
         version = (pipeline.history.version, pipeline.ledger_version)
         if self._painter.settled(version):  # nothing new for the panes: the header's clock only
@@ -307,7 +356,9 @@ class JroofApp(ReplayTransport, ThemedApp):
                           wall_axis=self.replay, notes=self._notes, precision=self.precision,
                           probe=self._probe, workload=self._workload)
         self._draw_header()
-        self._painter.paint(self.panes, view, version)
+        held_until = self._painter.paint(self.panes, view, version)
+        if held_until is not None:
+            self._request_frame(at=held_until)
 
     def _redraw_soon(self) -> None:
         self._painter.force()
@@ -355,9 +406,9 @@ class JroofApp(ReplayTransport, ThemedApp):
         suggestion = self.pipeline.next_auto_name
 
         def started(name: str | None) -> None:
-            if name is None:
-                return
-            self._add_marker("phase_start", name or suggestion)
+            if name is not None:
+                self._add_marker("phase_start", name or suggestion)
+            self._request_frame(force=True)  # what came while the dialog was up
 
         self.push_screen(PhaseNameScreen(suggestion), started)
 

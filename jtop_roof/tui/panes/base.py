@@ -145,19 +145,14 @@ class Pane(Vertical):
     def __init__(self, *, id: str) -> None:
         super().__init__(id=id, classes="pane")
         self._titles: tuple[str, str | None] | None = None
+        #: The pane's children, made once here (each redraw reaches them: no query per redraw).
+        self.readout = Readout(classes="readout")
+        self.plot: TimePlot | None = TimePlot(classes="plot") if self.HAS_PLOT else None
 
     def compose(self) -> ComposeResult:
-        yield Readout(classes="readout")
-        if self.HAS_PLOT:
-            yield TimePlot(classes="plot")
-
-    @property
-    def readout(self) -> Readout:
-        return self.query_one(Readout)
-
-    @property
-    def plot(self) -> TimePlot | None:
-        return self.query_one(TimePlot) if self.HAS_PLOT else None
+        yield self.readout
+        if self.plot is not None:
+            yield self.plot
 
     @property
     def compact(self) -> bool:

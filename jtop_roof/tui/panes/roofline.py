@@ -11,7 +11,7 @@ from jtop_roof.roofline.ceilings import Ceilings
 from jtop_roof.roofline.devices import rate_word
 from jtop_roof.tui.panes.base import LABEL_WIDTH, Pane, flow, line_width, wrap
 from jtop_roof.tui.view import View
-from jtop_roof.tui.widgets.readout import Line, Readout
+from jtop_roof.tui.widgets.readout import Line
 from jtop_roof.tui.widgets.roofplot import RoofPlot, RoofPoint
 
 #: How the roofline names a precision.
@@ -29,10 +29,11 @@ class RooflinePane(Pane):
     def __init__(self, *, id: str) -> None:
         super().__init__(id=id)
         self._drawn: tuple[object, ...] | None = None
+        self.roof_plot = RoofPlot(classes="plot roofplot")
 
     def compose(self) -> ComposeResult:
-        yield Readout(classes="readout")
-        yield RoofPlot(classes="plot roofplot")
+        yield self.readout
+        yield self.roof_plot
 
     def title(self, view: View) -> str:
         roof = view.roof
@@ -42,7 +43,7 @@ class RooflinePane(Pane):
 
     def update_readout(self, view: View) -> None:
         super().update_readout(view)
-        plot = self.query_one(RoofPlot)
+        plot = self.roof_plot
         roof = view.roof
         drawable = roof is not None and (roof.current is not None or roof.maximum is not None)
         plot.set_class(not drawable or self.compact, "-empty")

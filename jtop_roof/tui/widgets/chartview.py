@@ -11,15 +11,16 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.geometry import Region
 from textual.strip import Strip
-from textual.widget import Widget
 
 from jtop_roof.tui.widgets.chart import Chart, Rgb, Run, render_chart
+from jtop_roof.tui.widgets.rows import DirectRows
 
 
-class ChartView(Widget):
+class ChartView(DirectRows):
     """Shows the chart last given to ``_show`` at whatever size the widget has."""
 
     ALLOW_SELECT = False  # a picture: nothing in it to copy
+    RGB_ONLY = True  # its styles are ``_style``'s
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
@@ -63,11 +64,12 @@ class ChartView(Widget):
         return chart
 
     def render_line(self, y: int) -> Strip:
-        if self._laid_out != (self.size.width, self.size.height):
+        size = self.size
+        if self._laid_out != (size.width, size.height):
             self._lay_out()  # resized since the last drawing: the same chart at the new size
         if 0 <= y < len(self._strips):
             return self._strips[y]
-        return Strip.blank(self.size.width)
+        return Strip.blank(size.width)
 
     @property
     def rows_text(self) -> list[str]:

@@ -22,14 +22,17 @@ from textual.content import Content
 from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.style import Style as VisualStyle
-from textual.widget import Widget
+
+from jtop_roof.tui.widgets.rows import DirectRows
 
 #: One chunk: (text, component class suffix or None). Suffixes: see COMPONENT_CLASSES.
 Chunk = tuple[str, "str | None"]
 Line = list[Chunk]
+#: At most this many placed styles are kept per readout (then they are made afresh).
+PLACED_STYLES_KEPT = 4096
 
 
-class Readout(Widget):
+class Readout(DirectRows):
     """Styled lines of numbers; only repaints when the lines change.
 
     | Class | Description |
@@ -69,6 +72,8 @@ class Readout(Widget):
         self._styles_key: tuple[Any, ...] | None = None
         #: A chunk's style by component class suffix, as Textual renders it on this widget.
         self._chunk_styles: dict[str | None, VisualStyle] = {}
+        #: Its Rich style at a place (suffix, x, y), with the offset a text selection reads.
+        self._placed_styles: dict[tuple[str | None, int, int], Style] = {}
         #: Each row's line and its strip, as last built.
         self._strips: dict[int, tuple[Line, Strip]] = {}
 
@@ -122,6 +127,7 @@ class Readout(Widget):
         if key != self._styles_key:
             self._styles_key = key
             self._chunk_styles = {}
+            self._placed_styles = {}
             self._strips = {}
         return self._chunk_styles
 
@@ -159,10 +165,21 @@ class Readout(Widget):
         segments: list[Segment] = []
         x = 0
         for text, suffix in runs:
-            style: Style = self._chunk_style(suffix, styles).rich_style_with_offset(x, y)
-            segments.append(Segment(text, style))
+            segments.append(Segment(text, self._placed_style(suffix, x, y, styles)))
             x += len(text)
         return Strip(segments, x)
+
+    def _placed_style(self, suffix: str | None, x: int, y: int,
+                      styles: dict[str | None, VisualStyle]) -> Style:
+        """The chunk style with its offset (``rich_style_with_offset``), kept: a readout's values
+        change each second, the places they start at seldom."""
+        placed = self._placed_styles.get((suffix, x, y))
+        if placed is None:
+            if len(self._placed_styles) >= PLACED_STYLES_KEPT:
+                self._placed_styles.clear()
+            placed = self._chunk_style(suffix, styles).rich_style_with_offset(x, y)
+            self._placed_styles[suffix, x, y] = placed
+        return placed
 
     def render(self) -> Text:
         text = Text(no_wrap=True, overflow="crop", end="")

@@ -64,6 +64,11 @@ class TimePlot(ChartView):
         right = None if chart.right_range is None else _scale_ticks(chart.right_range, count)
         return replace(chart, left_ticks=_scale_ticks(chart.left_range, count), right_ticks=right)
 
+    def points(self) -> int:
+        """How many points a drawing averages the window down to: about one per column of its
+        plot area (so the window moving on by one point is the least that can change it)."""
+        return max(8, max(10, self.size.width) - 6)
+
     def draw(
         self,
         history: History,
@@ -86,7 +91,7 @@ class TimePlot(ChartView):
         span = window_s if window_s is not None else max(t_to - float(oldest[0]), 1.0)
         span = max(span, 1e-3)
         t_from = t_to - span
-        buckets = max(8, width - 6)
+        buckets = self.points()
         variables = self.app.theme_variables
         lines: list[Line] = []
         data: dict[bool, list[np.ndarray]] = {False: [], True: []}

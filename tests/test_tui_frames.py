@@ -1,0 +1,98 @@
+"""The monitor wakes only when something changes (issue 18: the TUI's own cost): frames come when
+records do, and the input thread sleeps until a key comes (tui/driver.py)."""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import threading
+import time
+import tty
+from typing import Any
+
+import pytest
+from textual import events
+
+from tests.tui_support import park_replay, replay_app, wait_until
+
+
+async def test_no_frame_is_drawn_while_nothing_changes_and_one_when_a_record_comes(tmp_path):
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await park_replay(pilot, app)
+        frames: list[float] = []
+        redraw = app._redraw
+        app._redraw = lambda: (frames.append(time.monotonic()), redraw())[1]  # type: ignore[method-assign]
+        await pilot.pause(1.2)  # a paused replay: a 2 Hz timer would have drawn two frames
+        assert frames == []
+        before = app.history.last_t_mono
+        assert app.controls is not None
+        app.controls.step()
+        await wait_until(pilot, lambda: app.history.last_t_mono != before and bool(frames), "a frame")
+        await pilot.pause()
+        pipeline = app.pipeline  # the frame painted the stepped record: the panes show its version
+        assert app._painter._drawn_version == (pipeline.history.version, pipeline.ledger_version)
+
+
+def _driver_class() -> Any:
+    from jtop_roof.tui.driver import QuietDriver
+
+    class Recorded(QuietDriver):
+        """Keeps what the input thread parses instead of posting it to an app."""
+
+        def __init__(self) -> None:
+            super().__init__(None)  # type: ignore[arg-type]
+            self.keys: list[str] = []
+
+        def process_message(self, message: Any) -> None:
+            if isinstance(message, events.Key):
+                self.keys.append(message.key)
+
+    return Recorded
+
+
+async def test_the_input_thread_sleeps_until_a_key_comes_and_wakes_to_stop(monkeypatch):
+    saved = {signum: signal.getsignal(signum) for signum in (signal.SIGTSTP, signal.SIGCONT)}
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    selects = 0
+    select = selectors.SelectSelector.select
+
+    def counted(self: selectors.SelectSelector, timeout: float | None = None) -> Any:
+        nonlocal selects
+        selects += 1
+        return select(self, timeout)
+
+    monkeypatch.setattr(selectors.SelectSelector, "select", counted)
+    driver = _driver_class()()
+    driver.fileno = slave
+    thread = threading.Thread(target=driver.run_input_thread, daemon=True)
+    try:
+        thread.start()
+        _until(lambda: selects >= 1)
+        time.sleep(0.5)  # Textual's loop would have woken five times by now
+        assert selects == 1
+        os.write(master, b"a")
+        _until(lambda: driver.keys == ["a"])
+        os.write(master, b"\x1b")  # a lone Escape: reported once the escape delay ran out
+        _until(lambda: driver.keys == ["a", "escape"])
+        driver.exit_event.set()
+        thread.join(5.0)
+        assert not thread.is_alive()
+    finally:
+        driver.exit_event.set()
+        driver.close()
+        os.close(master)
+        os.close(slave)
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
+
+
+def _until(condition: Any, rounds: int = 250) -> None:
+    """Wait for ``condition`` (a bound against hanging, not a timing check)."""
+    for _ in range(rounds):
+        if condition():
+            return
+        time.sleep(0.02)
+    pytest.fail("the input thread never got there")

@@ -1,0 +1,87 @@
+"""DirectRows (tui/widgets/rows.py): plots and readouts paint their rows without Textual's styles
+cache, and must paint exactly what it would (issue 18: the TUI's own cost)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from textual.geometry import Region
+from textual.widget import Widget
+
+from jtop_roof.tui.widgets.rows import DirectRows
+from jtop_roof.tui.widgets.timeplot import TimePlot
+from tests.tui_support import park_replay, replay_app
+
+
+def _stock(widget: Widget, crop: Region) -> list[list[Any]]:
+    """What Textual's own route paints (its styles cache emptied first)."""
+    widget._styles_cache.clear()
+    return [list(strip) for strip in Widget.render_lines(widget, crop)]
+
+
+def _ours(widget: DirectRows, crop: Region) -> list[list[Any]]:
+    return [list(strip) for strip in widget.render_lines(crop)]
+
+
+@pytest.mark.parametrize("theme", ["jroof-dark", "jroof-light", "jroof-high-contrast", "jroof-mono"])
+async def test_every_plot_and_readout_paints_what_textual_paints(tmp_path, theme):
+    app = replay_app(tmp_path, theme=theme)
+    async with app.run_test(size=(150, 45)) as pilot:
+        await park_replay(pilot, app)
+        widgets = [w for w in app.screen.query(DirectRows) if w.region.area]
+        assert len(widgets) >= 15  # every pane's readout, the header and the plots
+        assert any(w._plain() for w in widgets)  # the fast route is the one tested
+        for widget in widgets:
+            whole = widget.region.reset_offset
+            assert _ours(widget, whole) == _stock(widget, whole), widget
+            top = min(1, whole.height - 1)  # clipped: columns off both sides, the first row off
+            middle = Region(2, top, max(1, whole.width - 5), whole.height - top)
+            assert _ours(widget, middle) == _stock(widget, middle), widget
+
+
+@pytest.mark.parametrize("rule", ["border", "padding", "outline", "tint", "opacity", "hatch"])
+async def test_a_plot_with_a_style_that_changes_its_rows_goes_textuals_way(tmp_path, rule):
+    values = {"border": ("round", "red"), "padding": (1, 2), "outline": ("solid", "blue"),
+              "tint": "red 40%", "opacity": 0.5, "hatch": ("/", "green")}
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await park_replay(pilot, app)
+        plot = app.query_one("#cpu").query_one(TimePlot)
+        setattr(plot.styles, rule, values[rule])
+        await pilot.pause()
+        assert not plot._plain()
+        whole = plot.region.reset_offset
+        assert _ours(plot, whole) == _stock(plot, whole)
+
+
+async def test_a_row_that_did_not_change_is_the_same_strip(tmp_path):
+    """Painted again (another pane's change, a partial update around it), an unchanged row is the
+    strip painted before, not a new one filtered again."""
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await park_replay(pilot, app)
+        plot = app.query_one("#gpu").query_one(TimePlot)
+        assert plot._plain()
+        whole = plot.region.reset_offset
+        first, again = plot.render_lines(whole), plot.render_lines(whole)
+        assert all(a is b for a, b in zip(first, again, strict=True))
+
+
+async def test_a_readout_keeps_a_bounded_number_of_placed_styles(tmp_path):
+    """Values that move about (every chunk at a new place each time) never grow the kept styles
+    past their bound, and the rows still paint what Textual paints."""
+    from jtop_roof.tui.widgets.readout import PLACED_STYLES_KEPT, Readout
+
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await park_replay(pilot, app)
+        readout = app.query_one("#cpu").readout
+        for shift in range(400):
+            readout.set_lines([[(" " * (shift % 7), None)] + [(f"{i}", "label" if i % 2 else "warn")
+                                                               for i in range(shift, shift + 30)]])
+            readout.render_line(0)
+            assert len(readout._placed_styles) <= PLACED_STYLES_KEPT
+        assert isinstance(readout, Readout)
+        whole = readout.region.reset_offset
+        assert _ours(readout, whole) == _stock(readout, whole)
