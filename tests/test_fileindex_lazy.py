@@ -372,3 +372,20 @@ def test_a_nan_seek_is_ignored_and_an_infinite_one_goes_to_the_end(tmp_path):
     seek = next(records)
     assert isinstance(seek, Event) and seek.detail == f"seek to {LINES - 1:.1f} s"
     records.close()
+
+
+def test_the_header_says_the_length_is_at_least_while_the_file_is_indexed(tmp_path):
+    """While the rest of the file is indexed, the length shown is the part known so far: a lower
+    bound, said so (never a wrong total); once indexed, the file's length."""
+    from jtop_roof.runtime.config import Config
+    from jtop_roof.runtime.runtime import Runtime
+    from jtop_roof.tui.header import elapsed
+    from jtop_roof.tui.streams import Stream
+
+    source = ReplaySource(day_log(tmp_path / "day.log", 600), tz="UTC")
+    stream = Stream(Runtime(source, Config(tz="UTC")))
+    assert source.indexing and "/≥" in elapsed(stream)
+    while source.index.step():
+        pass
+    assert not source.indexing and "/≥" not in elapsed(stream)
+    assert elapsed(stream).endswith("/00:09:59")

@@ -56,6 +56,11 @@ class ReplayControls(Protocol):
     def duration_s(self) -> float: ...
 
     @property
+    def indexing(self) -> bool:
+        """True while the file is still being read for its length: ``duration_s`` is a lower bound."""
+        ...
+
+    @property
     def following(self) -> bool: ...
 
     @property

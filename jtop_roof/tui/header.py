@@ -101,7 +101,8 @@ def elapsed(stream: Stream) -> str:
     """A replay's position of its duration; a live stream's time since its first sample."""
     controls = stream.controls
     if controls is not None:
-        return f"{fmt_duration(controls.position_s)}/{fmt_duration(controls.duration_s)}"
+        at_least = "≥" if controls.indexing else ""  # the length known so far, not the file's
+        return f"{fmt_duration(controls.position_s)}/{at_least}{fmt_duration(controls.duration_s)}"
     history = stream.pipeline.history
     first, last = history.first_t_mono, history.last_t_mono
     return fmt_duration(None if first is None or last is None else last - first)
