@@ -118,7 +118,8 @@ def test_parquet_without_pyarrow_is_one_line_naming_it(synthetic, tmp_path, monk
     monkeypatch.setattr(ex, "pyarrow_modules", lambda: None)
     with pytest.raises(ex.ExportError) as info:
         ex.export_file(str(path), "parquet", str(tmp_path / "x.parquet"), tz=UTC)
-    assert str(info.value) == "parquet needs pyarrow: pip install pyarrow"
+    assert str(info.value) == ("parquet needs pyarrow: pip install '.[parquet]' in jroof's clone "
+                               "(as the README says), else pip install pyarrow")
     assert not (tmp_path / "x.parquet").exists()
 
 

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from replay_support import DEMO_LOG, FakeTime, source, stamped_lines
 
 from jtop_roof.formats import logfile
 from jtop_roof.formats.logfile import iter_records, open_text
@@ -28,28 +29,8 @@ from jtop_roof.sources.replay import ReplaySource
 
 DATA = Path(__file__).resolve().parent / "data" / "logfile"
 SHARED_LOGS = Path(__file__).resolve().parents[2] / "shared" / "tegrastats" / "logs"
-DEMO_LOG = Path(__file__).resolve().parents[1] / "jtop_roof" / "sources" / "data" / "demo_orinnano_super.log"
-# Real JetPack 4 lines without stamps (TX2), and real stamped JetPack 6 line bodies (Orin Nano).
+# Real JetPack 4 lines without stamps (TX2); replay_support stamps the demo's Orin Nano line bodies.
 UNSTAMPED = DATA.joinpath("tx2_jp4_date_header.log").read_text().splitlines()[1:]
-BODIES = [line[20:] for line in DEMO_LOG.read_text().splitlines()[:20]]
-
-
-class FakeTime:
-    """clock() and sleep(): sleep advances the clock and then runs ``hook`` (if set)."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.sleeps = 0
-        self.hook = None
-
-    def clock(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
-        self.sleeps += 1
-        if self.hook is not None:
-            self.hook()
 
 
 def unstamped_log(path: Path, count: int, start: int = 0) -> Path:
@@ -57,19 +38,6 @@ def unstamped_log(path: Path, count: int, start: int = 0) -> Path:
         for i in range(start, start + count):
             f.write(UNSTAMPED[i % len(UNSTAMPED)] + "\n")
     return path
-
-
-def stamped_lines(seconds: list[int]) -> list[str]:
-    out = []
-    for i, second in enumerate(seconds):
-        stamp = datetime.fromtimestamp(1_700_000_000 + second, timezone.utc).strftime("%m-%d-%Y %H:%M:%S")
-        out.append(f"{stamp} {BODIES[i % len(BODIES)]}\n")
-    return out
-
-
-def source(path: Path, fake: FakeTime, **kwargs) -> ReplaySource:
-    kwargs.setdefault("tz", "UTC")
-    return ReplaySource(path, clock=fake.clock, sleep=fake.sleep, **kwargs)
 
 
 def play(src: ReplaySource, fake: FakeTime, limit: int | None = None) -> list[tuple[object, float]]:

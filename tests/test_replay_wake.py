@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_replay import FakeTime, source, stamped_lines
+from replay_support import FakeTime, source, stamped_lines
 
 from jtop_roof.model.records import Sample
 from jtop_roof.sources.replay import POLL_S

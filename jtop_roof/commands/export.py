@@ -26,7 +26,8 @@ ROWS_OF = {"samples": "samples", "power": "power readings"}
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE")
     parser.add_argument("--format", choices=EXPORT_FORMATS, default=None,
-                        help="csv (default; or from --out's suffix), jsonl, or parquet (needs pyarrow)")
+                        help="csv (default; or from --out's suffix), jsonl, or parquet (needs pyarrow: "
+                        "pip install '.[parquet]')")
     parser.add_argument("--out", metavar="PATH", default=None, help="write here instead of stdout")
     parser.add_argument("--table", choices=("samples", "power"), default="samples",
                         help="samples (default: one row per sample) or power (one row per power "

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from jtop_roof.commands.base import Parser, warn
 from jtop_roof.model.errors import UserError
-from jtop_roof.runtime.config import MIN_INTERVAL_MS, SOURCES, Config, load_config
+from jtop_roof.runtime.config import MIN_INTERVAL_MS, SOURCES, Config, check_device, load_config
 from jtop_roof.sources.base import Source
 
 if TYPE_CHECKING:
@@ -181,7 +181,11 @@ def config_of(args: argparse.Namespace, flags: Mapping[str, str] | None = None) 
     """The config file (``--config``, else the default one), overridden by the flags given;
     ``flags``: each option's flag by its ``dest``, for errors (``flag_names``)."""
     overrides = {key: getattr(args, key) for key in _CONFIG_OVERRIDES if hasattr(args, key)}
-    return load_config(getattr(args, "config", None), overrides=overrides, flags=flags)
+    config = load_config(getattr(args, "config", None), overrides=overrides, flags=flags)
+    if getattr(args, "command", None) != "devices":  # the list an unknown id's refusal points to
+        given = getattr(args, "device", None) is not None
+        check_device(config, "--device" if given else "config key 'device'")
+    return config
 
 
 def flag_names(parser: argparse.ArgumentParser, command: str | None) -> dict[str, str]:

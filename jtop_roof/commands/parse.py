@@ -1,5 +1,6 @@
 """``jroof-tui parse FILE``: one JSON object per line of a log, for jq and scripts. It starts without
-reading the config or importing the session, so that ``tegrastats | jroof-tui parse -`` is cheap."""
+reading the config or importing the session, so that ``tegrastats | jroof-tui parse -`` is cheap.
+The characters a terminal would act on are written escaped (``model.jsonsafe``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 
 from jtop_roof.commands.base import Command, fail
 from jtop_roof.commands.options import file_args
+from jtop_roof.model.jsonsafe import terminal_safe
 from jtop_roof.runtime.config import MAX_INTERVAL_MS, MIN_INTERVAL_MS, Config
 
 #: Lines ``parse`` writes at once when its input is a file.
@@ -58,7 +60,7 @@ def run(args: argparse.Namespace, _defaults: Config) -> int:
             for text in iter_parse_lines(stream, tz=tz, interval_s=interval_s, stats=stats):
                 lines.append(text)
                 if len(lines) >= block:
-                    sys.stdout.write("".join(lines))
+                    _write(lines)
                     lines.clear()
     except BrokenPipeError:
         raise  # our reader left (`| head`), not our input: main() ends quietly
@@ -66,7 +68,7 @@ def run(args: argparse.Namespace, _defaults: Config) -> int:
         return _fail_after(lines, f"cannot parse {args.file}: {exc}")
     except OSError as exc:
         return _fail_after(lines, f"cannot read {args.file}: {exc.strerror or exc}")
-    sys.stdout.write("".join(lines))
+    _write(lines)
     sys.stdout.flush()
     said = []
     if stats.skipped_lines:
@@ -83,9 +85,14 @@ def run(args: argparse.Namespace, _defaults: Config) -> int:
     return 0
 
 
+def _write(lines: list[str]) -> None:
+    """JSON lines onto stdout, a terminal's controls in their strings escaped (one search a block)."""
+    sys.stdout.write(terminal_safe("".join(lines)))
+
+
 def _fail_after(printed: list[str], message: str) -> int:
     """What was read before the error is printed, then the error."""
-    sys.stdout.write("".join(printed))
+    _write(printed)
     sys.stdout.flush()
     return fail(message)
 

@@ -6,6 +6,7 @@ import argparse
 
 from jtop_roof.commands.base import Command, warn
 from jtop_roof.commands.options import (
+    FlagError,
     check_trtexec,
     refuse_roof_only,
     refuse_unplaced,
@@ -20,13 +21,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         default=None,
                         help="HOST:PORT, [ADDR]:PORT or PORT (default, and with no ADDR: 127.0.0.1:9101, "
                         "loopback only)")
-    parser.add_argument("--board", metavar="NAME", default=None, help="a `board` label on every series")
+    parser.add_argument("--board", metavar="NAME", default=None,
+                        help="a `board` label on every series (printable UTF-8 text)")
+
+
+def check_board(board: str | None) -> None:
+    """``--board``, a label value on every series, refused (FlagError) unless it is printable
+    UTF-8 text: bytes that are not UTF-8 cannot be encoded, so every scrape would fail, and a
+    control character (a newline, an escape, a bidi override) would reach whoever reads the
+    metrics, where Prometheus's text format carries it raw or escaped by one writer and not another."""
+    if board is None or board.isprintable():
+        return
+    try:
+        board.encode("utf-8")
+    except UnicodeEncodeError:
+        try:  # the bytes as typed: 'nano\xff1' (the command line's undecodable bytes come as surrogates)
+            typed = board.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:  # a lone surrogate that no byte made
+            typed = board.encode("utf-8", "backslashreplace").decode("utf-8")
+        raise FlagError(f"--board '{typed}' is not UTF-8 text: name the board in UTF-8") from None
+    raise FlagError(f"--board '{board}' holds control or invisible characters: a label value must be "
+                    "printable text (letters, digits, spaces, punctuation)")
 
 
 def run(args: argparse.Namespace, config: Config) -> int:
     from jtop_roof.outputs.serve import parse_listen, run_serve
     from jtop_roof.runtime.session import make_source, resolve_source_kind
 
+    check_board(args.board)
     refuse_roof_only(args, "serve")
     refuse_unplaced(config, getattr(args, "replay", None))
     refuse_unread_meters(args, config)

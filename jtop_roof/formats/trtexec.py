@@ -146,6 +146,17 @@ class TrtexecRun:
         """The timed window, the only phase that counts for throughput and energy."""
         return self.phase(TIMED)
 
+    @property
+    def unmeasured(self) -> str | None:
+        """Why a finished run's timed window measured nothing per query (no queries, or no time),
+        else None. Its queries are then not reported as work: energy over no time, or over no
+        query, is no per-inference figure, and 0 J would read as one."""
+        if self.iterations == 0:
+            return "trtexec timed 0 queries"
+        if self.iterations is not None and self.host_walltime_s is not None and self.host_walltime_s <= 0:
+            return f"trtexec's timed run took {self.host_walltime_s:g} s (Total Host Walltime)"
+        return None
+
 
 def _seconds(value: str, unit: str) -> float | None:
     """Seconds of a printed time; None for one that overflows (``1e999 s``)."""
@@ -504,7 +515,8 @@ def _trtexec_extras(run: TrtexecRun) -> list[tuple[float, str, str | None]]:
             extras.append((phase.start_wall, "start", phase.name))
     timed = run.timed
     if timed is not None and timed.end_wall is not None:
-        extras.append((timed.end_wall, "work", None))
+        if run.unmeasured is None:
+            extras.append((timed.end_wall, "work", None))
         extras.append((timed.end_wall, "end", None))
     extras.sort(key=lambda item: item[0])
     return extras

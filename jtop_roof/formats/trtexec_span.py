@@ -5,7 +5,9 @@ plain log without them (JetPack 4), by ``--log-start`` (when its first line was 
 either, or when the run lies wholly outside the log (another run's log, a clock set wrongly), its
 phases would get no samples and blank cells: ``place_run`` refuses that with ``TrtexecError``,
 naming both spans. Where only part of the run lies inside the log, it is used and a note says how
-much. ``report`` and the replaying runtime both ask here, so they agree.
+much; a run whose timed window measured nothing (``TrtexecRun.unmeasured``) is placed with a note
+saying why it gives no per-inference figures. ``report`` and the replaying runtime both ask here, so
+they agree.
 """
 
 from __future__ import annotations
@@ -62,10 +64,20 @@ class LogSpan:
 
 def place_run(run: TrtexecRun, trtexec: str, log: LogSpan, tz: tzinfo,
               log_start: float | None = None) -> tuple[float, str | None]:
-    """(the log's first record's wall time, a note when only part of the run lies inside the log).
-    ``log_start``: ``--log-start``, for a log without stamps. TrtexecError (one line) when the run
-    cannot be placed: the log has no stamps and no ``log_start``, or has stamps and one; trtexec's
-    log has no stamps; or the two spans do not overlap."""
+    """(the log's first record's wall time, a note when only part of the run lies inside the log
+    or its timed window measured nothing). ``log_start``: ``--log-start``, for a log without stamps.
+    TrtexecError (one line) when the run cannot be placed: the log has no stamps and no
+    ``log_start``, or has stamps and one; trtexec's log has no stamps; or the two spans do not
+    overlap."""
+    start, overlap = _placed(run, trtexec, log, tz, log_start)
+    unmeasured = None if run.unmeasured is None else (
+        f"trtexec log {trtexec}: {run.unmeasured}, so its run gives no per-inference figures")
+    return start, "; ".join(note for note in (overlap, unmeasured) if note) or None
+
+
+def _placed(run: TrtexecRun, trtexec: str, log: LogSpan, tz: tzinfo,
+            log_start: float | None) -> tuple[float, str | None]:
+    """``place_run`` without the note on what the timed window measured."""
     if log.first_wall is not None and log_start is not None:
         raise TrtexecError(f"--log-start is for a log without timestamps: {log.path} has its own")
     start = log.first_wall if log.first_wall is not None else log_start

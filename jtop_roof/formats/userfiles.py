@@ -141,16 +141,20 @@ class OutputError(UserError):
 
 
 def create_output(path: str | os.PathLike[str], *, inputs: Sequence[str | os.PathLike[str]] = (),
-                  private: bool = False, append: bool = False) -> int:
+                  private: bool = False, append: bool = False, new: bool = False) -> int:
     """Open a file jroof writes besides a recording (``--out``, a figure, a workload's output) and
     return its descriptor. Never through a symbolic link (another user's link in a shared folder
     cannot redirect it), never over one of the command's own ``inputs``, created with mode 0600
-    when ``private`` (else 0644, less the umask). Raises OutputError, or OSError for the rest."""
+    when ``private`` (a file written beside a recording unasked: as private as the recording),
+    else 0644 less the umask (an output the user named). ``new``: only a file that does not exist
+    yet (O_EXCL; FileExistsError otherwise). Raises OutputError, or OSError for the rest."""
     name = os.fspath(path)
     for given in inputs:
         if _same_file(name, os.fspath(given)):
             raise OutputError(f"refusing to write {name}: it is this command's input {os.fspath(given)}")
     flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_APPEND if append else os.O_TRUNC)
+    if new:
+        flags |= os.O_EXCL
     try:
         return os.open(name, flags, 0o600 if private else 0o644)
     except OSError as exc:

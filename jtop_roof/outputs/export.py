@@ -63,7 +63,9 @@ from jtop_roof.formats.trtexec import TrtexecRun, with_trtexec
 from jtop_roof.formats.userfiles import create_output
 from jtop_roof.model.codec import json_line
 from jtop_roof.model.errors import UserError
+from jtop_roof.model.extras import install_hint
 from jtop_roof.model.info import SourceInfo
+from jtop_roof.model.jsonsafe import terminal_safe
 from jtop_roof.model.records import Event, PowerReading, Record, Sample
 from jtop_roof.outputs.export_types import (
     ExportTable,
@@ -76,6 +78,7 @@ from jtop_roof.outputs.report import run_pipeline, spreadsheet_text
 from jtop_roof.runtime.config import Config
 
 FORMATS = ("csv", "jsonl", "parquet")
+NEEDS_PYARROW = "parquet needs pyarrow: " + install_hint("parquet", "pyarrow")
 #: What ``--table`` takes: one row per sample, or per power reading.
 TABLES = ("samples", "power")
 #: Columns per family at most (a hostile file may name a new rail on every line).
@@ -399,9 +402,11 @@ def write_csv(rows: Iterator[dict[str, Any]], columns: list[str], out: IO[str]) 
 
 
 def write_jsonl(rows: Iterator[dict[str, Any]], out: IO[str]) -> int:
+    """One JSON object a row, a terminal's controls in its strings escaped (``model.jsonsafe``):
+    the lines may go to a terminal, or be shown on one later."""
     count = 0
     for row in rows:
-        out.write(json_line(row))
+        out.write(terminal_safe(json_line(row)))
         count += 1
     return count
 
@@ -419,7 +424,7 @@ def write_parquet(rows: Iterator[dict[str, Any]], table: ExportTable, out: IO[by
     """``rows`` (``typed_rows`` for Parquet) in ``table``'s types, with ``metadata``."""
     modules = pyarrow_modules()
     if modules is None:
-        raise ExportError("parquet needs pyarrow: pip install pyarrow")
+        raise ExportError(NEEDS_PYARROW)
     pa, pq = modules
     schema = parquet_schema(pa, table, metadata)
     columns = table.columns
@@ -451,7 +456,7 @@ def export_file(
         raise ExportError(f"unknown format {fmt!r}: one of {', '.join(FORMATS)}")
     if fmt == "parquet":
         if pyarrow_modules() is None:
-            raise ExportError("parquet needs pyarrow: pip install pyarrow")
+            raise ExportError(NEEDS_PYARROW)
         if out is None:
             raise ExportError("parquet is binary: give --out PATH")
     scan = scan_file(path, tz=tz, interval_s=interval_s, config=config, table=table, trtexec=trtexec,

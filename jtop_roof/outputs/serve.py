@@ -7,7 +7,9 @@ another thread renders it on ``GET /metrics`` through the official ``prometheus_
 (its metric families and text exposition). Nothing else is served: any other path is 404, any
 other method 405; a request line is at most 8 KiB, a body is refused; a connection has 10 s for
 everything (a client trickling its header is cut off), at most 64 are open and 16 answers are
-rendered at once (idle clients hold no answer slot).
+rendered at once (idle clients hold no answer slot). A full server makes room for a new connection
+by closing the one that has waited longest without sending a whole request, so clients that
+trickle and reconnect cannot hold every slot; a connection being answered is never closed.
 
 It listens on loopback only (``127.0.0.1:9101``) unless the user names another address, and then it
 says on stderr that anyone who can reach it can read the metrics. SIGINT and SIGTERM stop it; after
@@ -18,7 +20,7 @@ not report is absent, never 0; which board a series is from is Prometheus's targ
 docs/fleet/prometheus.yml sets it, not this exporter's):
 
 - ``jroof_info{device,model,power_mode,source,version}`` 1 (unknown values are empty strings), with
-  ``board="NAME"`` when ``--board`` is given
+  ``board="NAME"`` when ``--board`` is given (printable UTF-8 text; the command refuses others)
 - ``jroof_samples_total``; ``jroof_sample_timestamp_seconds`` (unix time of the latest sample)
 - ``jroof_cpu_load_ratio{core}``, ``jroof_cpu_clock_hertz{core}`` (online cores)
 - ``jroof_gpu_load_ratio``, ``jroof_gpu_clock_hertz``; ``jroof_emc_load_ratio``, ``jroof_emc_clock_hertz``
@@ -78,6 +80,7 @@ from jtop_roof.analysis.pipeline import Pipeline
 from jtop_roof.model.errors import UserError
 from jtop_roof.model.metrics import for_terminal
 from jtop_roof.model.records import Event, Record, Sample
+from jtop_roof.outputs.slots import ConnectionSlots
 from jtop_roof.runtime.config import Config
 from jtop_roof.runtime.runtime import Runtime
 from jtop_roof.runtime.signals import give_back_signals, take_signals
@@ -87,7 +90,8 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 9101
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 MAX_REQUEST_LINE = 8192
-#: Connections at once, reading their request or being answered; more are closed at once.
+#: Connections at once, reading their request or being answered; a new one past them takes the
+#: slot of the one idle longest (no whole request yet), or is closed when every one is answered.
 MAX_CONNECTIONS = 64
 #: Answers rendered at once; a request that finds them all taken is answered 503.
 MAX_CONCURRENT = 16
@@ -351,7 +355,8 @@ def _input_rail(sample: Sample) -> str | None:
 class MetricsServer(ThreadingHTTPServer):
     """``GET /metrics`` only, in a thread of its own. Each connection has ``REQUEST_DEADLINE_S``
     for everything; connections and renders are bounded apart, so idle clients cannot hold the
-    answers back."""
+    answers back, and a full server cuts the connection idle longest for a new one (``slots``),
+    so clients that trickle and reconnect cannot hold every connection either."""
 
     daemon_threads = True
     allow_reuse_address = True
@@ -359,7 +364,7 @@ class MetricsServer(ThreadingHTTPServer):
     def __init__(self, metrics: Metrics, host: str, port: int) -> None:
         self.metrics = metrics
         self.render_slots = threading.BoundedSemaphore(MAX_CONCURRENT)
-        self._connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self.slots: ConnectionSlots[socket.socket] = ConnectionSlots(MAX_CONNECTIONS, _cut)
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._thread: threading.Thread | None = None
         super().__init__((host, port), _Handler)
@@ -376,13 +381,13 @@ class MetricsServer(ThreadingHTTPServer):
         return str(host), int(port)
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        if not self._connections.acquire(blocking=False):
-            self.shutdown_request(request)  # full: the scraper retries on its next interval
+        if not self.slots.admit(request):
+            self.shutdown_request(request)  # every slot is being answered: the scraper retries
             return
         try:
             super().process_request(request, client_address)
         except BaseException:
-            self._connections.release()
+            self.slots.leave(request)
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
@@ -393,7 +398,7 @@ class MetricsServer(ThreadingHTTPServer):
             super().process_request_thread(request, client_address)
         finally:
             deadline.cancel()
-            self._connections.release()
+            self.slots.leave(request)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that left or was cut off mid-request is not news (no traceback on stderr)."""
@@ -423,7 +428,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.requestline, self.request_version, self.command = "", "HTTP/1.0", ""
             self.send_error(414)
             return False
-        return super().parse_request()
+        if not super().parse_request():
+            return False
+        self.server.slots.asked(self.request)
+        return True
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
         if urlsplit(self.path).path != "/metrics":

@@ -46,14 +46,16 @@ class Child:
                  on_screen: bool, inputs: Sequence[str] = ()) -> None:
         """``on_screen`` (headless): its output is ours, and trtexec's is also kept in ``log`` as it
         is shown. Else (the TUI: its output would tear the screen) everything goes to ``log``, or
-        nowhere, and it reads no input. ``log`` is created here, never through a link nor over one
-        of ``inputs``; a plain output is appended to (a second run into the same recording keeps
-        the first's). Raises ChildError (or OutputError) before anything runs."""
+        nowhere, and it reads no input. ``log`` is created here, mode 0600 as the recording is,
+        never through a link nor over one of ``inputs``; trtexec's is a new file (it holds one
+        run), a plain output is appended to (a second run into the same recording keeps the
+        first's). Raises ChildError (or OutputError) before anything runs."""
         self.argv = list(argv)
-        keep = log is not None and (not on_screen or is_trtexec(argv))
+        trtexec = is_trtexec(argv)
+        keep = log is not None and (not on_screen or trtexec)
         try:
-            kept = (open(create_output(log, inputs=inputs, append=not is_trtexec(argv)), "wb")
-                    if keep and log is not None else None)
+            kept = (open(create_output(log, inputs=inputs, private=True, append=not trtexec, new=trtexec),
+                         "wb") if keep and log is not None else None)
         except OSError as exc:
             raise ChildError(f"cannot write {log}: {exc.strerror or exc}") from None
         tee = kept if on_screen else None

@@ -11,6 +11,7 @@ file only, YAML alias bombs refused before they are built), as themes and worklo
 
 from __future__ import annotations
 
+import difflib
 import os
 import shlex
 from collections.abc import Callable, Mapping
@@ -292,6 +293,24 @@ def _apply(config: Config, values: dict[str, Any], origin: Callable[[str], str] 
                 raise
             raise ConfigError(f"{exc} (from {origin(key)})") from None
     return replace(config, **changes)
+
+
+def check_device(config: Config, given_as: str) -> None:
+    """The device id the user named (``given_as``: ``--device``, or the config file's key) must be
+    in the database, the packaged one with the config's ``devices:``; else the board would be
+    unknown and every number that needs it (ceilings, the mode's caps, throttle detection) would go
+    missing with only a note. ConfigError naming the closest ids."""
+    if config.device is None:
+        return
+    from jtop_roof.roofline.devices import load_devices
+
+    known = load_devices(config.devices)
+    if config.device in known:
+        return
+    close = difflib.get_close_matches(config.device, list(known), n=3)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    raise ConfigError(f"{given_as}: unknown device {shown(config.device)} (`jroof-tui devices` lists the "
+                      f"ids; a board of your own goes under `devices:` in the config){hint}")
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
