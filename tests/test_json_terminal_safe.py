@@ -87,3 +87,11 @@ def test_export_jsonl_escapes_them(tmp_path):
     assert done.returncode == 0, done.stderr
     assert printed_raw(done.stdout) == []
     assert EVIL in [json.loads(line)["phase"] for line in done.stdout.splitlines()]
+
+
+def test_record_to_standard_output_escapes_them(tmp_path):
+    """`record -` of a replayed recording: its marker's name comes out escaped, the same once read."""
+    done = jroof("record", "-", "--replay", str(evil_recording(tmp_path / "r.jsonl")), "--speed", "64")
+    assert done.returncode == 0, done.stderr
+    assert printed_raw(done.stdout) == []
+    assert EVIL in [json.loads(line).get("name") for line in done.stdout.splitlines()]

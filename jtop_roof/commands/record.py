@@ -19,6 +19,7 @@ from jtop_roof.commands.options import (
     source_options,
 )
 from jtop_roof.formats.recorder import STDOUT, Recorder
+from jtop_roof.model.jsonsafe import terminal_safe
 from jtop_roof.model.records import Record
 from jtop_roof.runtime.config import Config
 
@@ -89,6 +90,12 @@ class StdoutRecorder(Recorder):
     def reader_left(self) -> bool:
         """Whether the reader closed the pipe (then the recording is closed)."""
         return self._reader_left.is_set()
+
+    def _append(self, data: bytes) -> None:
+        """As the file's, with C1 and bidi controls escaped: the line may reach a terminal."""
+        if not data.isascii():
+            data = terminal_safe(data.decode("utf-8")).encode("utf-8")
+        super()._append(data)
 
     def write(self, record: Record) -> bool:
         try:
