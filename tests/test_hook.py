@@ -504,3 +504,27 @@ def test_the_command_phase_name_is_the_command_short_and_printable():
     assert name(["py", "a\nb", "[red]x[/]"]) == "py 'a b' '[red]x[/]'"  # one line, markup kept as text
     long = name(["python3", "x" * 100])
     assert len(long) == 60 and long.endswith("…")
+
+
+@pytest.mark.parametrize("source", [("--source", "demo"),
+                                    ("--replay", "tests/data/fake_tegrastats_orinnano_super.txt")])
+def test_run_on_a_stream_without_a_clock_of_its_own_keeps_the_commands_phase(tmp_path, source):
+    """The demo's and a replay's times are their stream's: there is no "now" before the first sample,
+    so the command's phase starts at that sample (it was written without a time and lost)."""
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "run.jsonl"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), XDG_RUNTIME_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-m", "jtop_roof", "run", "--headless", "--record", str(out),
+                           *source, "--", "/bin/sleep", "1.5"],
+                          capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    markers = [line for line in map(json.loads, out.read_text().splitlines()) if line["type"] == "marker"]
+    assert [(m["kind"], m["origin"]) for m in markers] == [("phase_start", "run"), ("phase_end", "run")]
+    assert all(m["mono"] is not None for m in markers)
+    report = subprocess.run([sys.executable, "-m", "jtop_roof", "report", str(out), "--format", "json"],
+                            capture_output=True, text=True, timeout=60, env=env)
+    (phase,) = json.loads(report.stdout)["phases"]
+    assert phase["name"] == "sleep 1.5" and not phase["open"] and phase["samples"] > 0

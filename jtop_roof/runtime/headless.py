@@ -14,7 +14,7 @@ from typing import Any
 from jtop_roof.analysis.ledger import COMMAND_ORIGIN
 from jtop_roof.formats.recorder import Recorder
 from jtop_roof.model.metrics import for_terminal
-from jtop_roof.model.records import Event, Record
+from jtop_roof.model.records import Event, Record, Sample
 from jtop_roof.runtime.config import Config
 from jtop_roof.runtime.control import WorkReport, start_listener
 from jtop_roof.runtime.runtime import Runtime
@@ -80,7 +80,10 @@ def run_headless(
 
     listener = start_listener(on_marker, on_work) if listen_for_markers else None
     stop_requested = stop_event if stop_event is not None else threading.Event()
-    if command_phase is not None:
+    # A replayed stream (or the demo's) has no "now" before its first sample: the command's phase
+    # then starts at that sample, rather than be written without a time and lost.
+    unstamped_start = command_phase is not None and pipeline.now() == (None, None)
+    if command_phase is not None and not unstamped_start:
         on_marker("phase_start", command_phase, COMMAND_ORIGIN)
     if on_listening is not None:
         on_listening()
@@ -121,9 +124,21 @@ def run_headless(
             status = 1
             return False
 
+        def deliver(record: Record) -> None:
+            """Ingest (the pump holds ``lock``); the command's phase starts at the first sample
+            while the command still runs."""
+            nonlocal unstamped_start
+            pipeline.ingest(record)
+            if unstamped_start and isinstance(record, Sample) and not stop_requested.is_set():
+                unstamped_start = False
+                _, error = pipeline.mark("phase_start", command_phase, COMMAND_ORIGIN, record.t_wall,
+                                         record.t_mono)
+                if error is not None:
+                    _say(f"jroof-tui: cannot write {recorder.path}: {error.strerror or error}")
+
         try:
-            last = runtime.pump(stopped=lambda: deadline is not None and time.monotonic() >= deadline,
-                                write_failed=stop_recording, lock=lock)
+            last = runtime.pump(deliver, write_failed=stop_recording, lock=lock,
+                                stopped=lambda: deadline is not None and time.monotonic() >= deadline)
         except KeyboardInterrupt:
             status = 130
         except Exception as exc:  # a failing source must still leave a closed, valid recording
