@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 from textual import events
-
-from tests.tui_support import park_replay, replay_app, wait_until
+from tui_support import park_replay, replay_app, wait_until
 
 
 async def test_no_frame_is_drawn_while_nothing_changes_and_one_when_a_record_comes(tmp_path):
