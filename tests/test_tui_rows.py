@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from textual.geometry import Region
 from textual.widget import Widget
+from tui_support import park_replay, replay_app
 
 from jtop_roof.tui.widgets.rows import DirectRows
 from jtop_roof.tui.widgets.timeplot import TimePlot
-from tests.tui_support import park_replay, replay_app
 
 
 def _stock(widget: Widget, crop: Region) -> list[list[Any]]:
