@@ -87,15 +87,6 @@ _NVML_REASONS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class _Reading:
-    """One unit in one sample: its clock, its load and its cap."""
-
-    mhz: float
-    load_pct: float
-    cap_mhz: float
-
-
 @dataclass(slots=True)
 class _Hold:
     """A run of held samples of one unit, and the evidence seen during it."""
@@ -121,23 +112,30 @@ class ThrottleDetector:
         self._caps: tuple[object, object, tuple[float | None, ...]] | None = None  # (board, info, caps)
         self._cap_reached = False  # a unit was at its cap while busy: the caps are reachable
         self._mode_checked = False  # the ``mode_check`` event was made
+        #: Below this load a unit without a hold is neither busy nor wanting more: its sample
+        #: changes nothing, so it is not read nor stepped (most samples of a long log).
+        self._quiet_below = min(self.settings.busy_pct, SATURATED_PCT)
 
     def observe(self, record: Record, context: StreamContext) -> Sequence[Event]:
         if not isinstance(record, Sample) or not record.is_sample or record.t_mono is None:
             return ()
-        if self._last_mono is not None and record.t_mono <= self._last_mono:
+        now = record.t_mono
+        if self._last_mono is not None and now <= self._last_mono:
             return ()
-        self._last_mono = record.t_mono
+        self._last_mono = now
         over_current = _oc_rose(self._last_oc, record.oc_events)
         if record.oc_events is not None:
             self._last_oc = record.oc_events
         caps = self._unit_caps(context)
-        if not self._open and caps == _NO_CAPS:
+        held = self._open
+        if not held and caps == _NO_CAPS:
             return ()  # no unit has a cap to be below (device unknown) and none is open: as below
         closed: list[Event] = []
         for unit, cap in zip(UNITS, caps, strict=True):
-            reading = None if cap is None else _read(unit, record, cap)
-            closed += self._step(unit, record, record.t_mono, reading, context, over_current)
+            if unit not in held and (cap is None or _quiet(unit, record, self._quiet_below)):
+                continue  # no hold to go on or end, none to open, no cap reached while busy
+            reading = None if cap is None else _read(unit, record)
+            closed += self._step(unit, record, now, reading, cap, context, over_current)
         return closed
 
     def active(self, context: StreamContext) -> list[Event]:
@@ -155,32 +153,34 @@ class ThrottleDetector:
 
     # ------------------------------------------------------------------------------ internals
 
-    def _step(self, unit: str, sample: Sample, now: float, reading: _Reading | None,
-              context: StreamContext, over_current: list[tuple[str, str]]) -> list[Event]:
-        """One unit in one sample: its hold goes on, opens, or ends (its event, if it is one)."""
+    def _step(self, unit: str, sample: Sample, now: float, reading: tuple[float, float] | None,
+              cap: float | None, context: StreamContext, over_current: list[tuple[str, str]]) -> list[Event]:
+        """One unit in one sample (``reading``: its clock and load, ``_read``; ``cap``: its cap, set
+        where there is a reading): its hold goes on, opens, or ends (its event, if it is one)."""
         settings, hold = self.settings, self._open.get(unit)
-        if reading is None:  # no clock: a hold waits ``close_after_s`` for one
+        if reading is None or cap is None:  # no clock: a hold waits ``close_after_s`` for one
             if hold is not None and now - hold.last_mono > settings.close_after_s:
                 return self._close(unit, context)
             return []
+        mhz, load_pct = reading
         told = _device_says_held(unit, sample)
-        limit, cap = settings.below_cap_ratio * reading.cap_mhz, reading.cap_mhz
-        busy = reading.load_pct >= settings.busy_pct
-        if busy and limit <= reading.mhz <= cap * (1 + HOLD_BAND):
+        limit = settings.below_cap_ratio * cap
+        busy = load_pct >= settings.busy_pct
+        if busy and limit <= mhz <= cap * (1 + HOLD_BAND):
             self._cap_reached = True  # at its cap (not above it: that cap is not this board's)
         closed: list[Event] = []
-        rising = hold is not None and not told and reading.mhz > hold.lowest_mhz + HOLD_BAND * cap
-        if hold is not None and (reading.mhz >= limit or rising):
+        rising = hold is not None and not told and mhz > hold.lowest_mhz + HOLD_BAND * cap
+        if hold is not None and (mhz >= limit or rising):
             closed, hold = self._close(unit, context), None  # released: at the cap, or rising
-        wants_more = reading.load_pct >= SATURATED_PCT or (busy and bool(told))
-        if wants_more and 0 < reading.mhz < limit:
+        wants_more = load_pct >= SATURATED_PCT or (busy and bool(told))
+        if wants_more and 0 < mhz < limit:
             if hold is None:
-                hold = _Hold(sample.t_wall, now, sample.t_wall, now, lowest_mhz=reading.mhz, cap_mhz=cap)
+                hold = _Hold(sample.t_wall, now, sample.t_wall, now, lowest_mhz=mhz, cap_mhz=cap)
                 self._open[unit] = hold
             else:
                 hold.last_wall, hold.last_mono = sample.t_wall, now
                 hold.samples += 1
-                hold.lowest_mhz = min(hold.lowest_mhz, reading.mhz)
+                hold.lowest_mhz = min(hold.lowest_mhz, mhz)
             for words, code in told + _evidence(unit, sample, context, settings) + over_current:
                 hold.evidence.setdefault(words, code)
         elif hold is not None and now - hold.last_mono > settings.close_after_s:
@@ -232,20 +232,35 @@ class ThrottleDetector:
                      start_wall=hold.start_wall, start_mono=hold.start_mono, reasons=codes)
 
 
-def _read(unit: str, sample: Sample, cap: float) -> _Reading | None:
+def _quiet(unit: str, sample: Sample, below: float) -> bool:
+    """True where the unit's load in ``sample`` is surely under ``below`` (or not read): then so is
+    its reading's (``_read``: a core's, for the CPU), or it is NaN. False where unsure (a core
+    without a load): the unit is read."""
+    if unit == "cpu":
+        for core in sample.cpus or ():
+            if core is not None and not (core.load_pct is not None and core.load_pct < below):
+                return False
+        return True
+    clocked = sample.gpu if unit == "gpu" else sample.emc
+    return clocked is None or clocked.load_pct is None or clocked.load_pct < below
+
+
+def _read(unit: str, sample: Sample) -> tuple[float, float] | None:
     """The unit's clock and load in ``sample`` (the CPU's: its busiest core's, the fastest of the
-    busiest), and its cap; None without both."""
-    if unit in ("gpu", "emc"):
-        clocked = sample.gpu if unit == "gpu" else sample.emc
-        if clocked is None or clocked.load_pct is None or clocked.mhz is None:
-            return None
-        return _Reading(float(clocked.mhz), clocked.load_pct, cap)
-    cores = [(core.load_pct, core.mhz) for core in sample.cpus or () if core is not None
-             and core.load_pct is not None and core.mhz is not None]
-    if not cores:
+    busiest); None without both. A plain tuple: three are read for every sample."""
+    if unit == "cpu":
+        busiest: tuple[float, int] | None = None
+        for core in sample.cpus or ():
+            if core is not None:
+                load, mhz = core.load_pct, core.mhz
+                if load is not None and mhz is not None and (busiest is None or (load, mhz) > busiest):
+                    busiest = (load, mhz)
+        return None if busiest is None else (float(busiest[1]), busiest[0])
+    clocked = sample.gpu if unit == "gpu" else sample.emc
+    if clocked is None:
         return None
-    load, mhz = max(cores)
-    return _Reading(float(mhz), load, cap)
+    load, mhz = clocked.load_pct, clocked.mhz
+    return None if load is None or mhz is None else (float(mhz), load)
 
 
 def _device_says_held(unit: str, sample: Sample) -> list[tuple[str, str]]:

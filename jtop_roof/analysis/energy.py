@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from jtop_roof.model.codec import MAX_NAMED
 from jtop_roof.model.records import power_plan
@@ -33,10 +34,11 @@ from jtop_roof.model.timeline import max_step_for
 POWER, COUNTER = "power", "counter"
 
 
-@dataclass(frozen=True, slots=True)
-class Point:
+class Point(NamedTuple):
     """One reading of a channel: its values (mW or mJ) by rail, and their total (``total_power``'s
-    rule: the input rail, else the sum of the module rails; None when nothing measures the board)."""
+    rule: the input rail, else the sum of the module rails; None when nothing measures the board).
+    A named tuple: one is made for every reading, and a frozen dataclass's ``__init__`` costs a
+    microsecond more."""
 
     t: float
     wall: float | None
@@ -168,24 +170,36 @@ class Step:
         """Over the fraction ``u_lo``..``u_hi`` of the step (``seconds`` long): a counter's
         difference, or the trapezoid of the power interpolated at both ends."""
         before, after = self.before, self.after
-        earlier = before.values
+        earlier, x0, y0 = before.values, before.total, after.total
+        total = None
         if self.kind == COUNTER:  # (y - x) * share mJ
             scale, mean = (u_hi - u_lo) * 1e-3, 1.0
-            base = 0.0
-        else:  # (x + (y - x) * mean) * seconds mJ: the power interpolated at the middle
-            scale, mean = seconds * 1e-3, (u_lo + u_hi) * 0.5
-            base = 1.0
-        total = None
-        if before.total is not None and after.total is not None:
-            x = before.total
-            total = (base * x + (after.total - x) * mean) * scale
-        return total, {name: (base * earlier[name] + (y - earlier[name]) * mean) * scale
-                       for name, y in after.values.items() if name in earlier}
+            if x0 is not None and y0 is not None:
+                total = (0.0 * x0 + (y0 - x0) * mean) * scale
+            return total, {name: (0.0 * earlier[name] + (y - earlier[name]) * mean) * scale
+                           for name, y in after.values.items() if name in earlier}
+        # (x + (y - x) * mean) * seconds mJ: the power interpolated at the middle
+        scale, mean = seconds * 1e-3, (u_lo + u_hi) * 0.5
+        if x0 is not None and y0 is not None:
+            total = (x0 + (y0 - x0) * mean) * scale
+        return total, {name: (x + (y - x) * mean) * scale
+                       for name, y in after.values.items() if (x := earlier.get(name)) is not None}
 
     def add_to(self, coverage: Coverage, start: float, end: float) -> None:
-        """Add the part of the step inside ``[start, end]`` to ``coverage``."""
+        """Add the part of the step inside ``[start, end]`` to ``coverage``: the usual step, whole
+        inside a span already observed, the short way (what ``add_part`` does with it)."""
         before, after = self.before, self.after
-        lo, hi = max(before.t, start), min(after.t, end)
+        if start <= before.t and after.t <= end and coverage.start is not None and not self.bad:
+            coverage.reach(after.t, after, after)
+            self._add(coverage, self._whole or self.joules(before.t, after.t))
+        else:
+            self.add_part(coverage, start, end)
+
+    def add_part(self, coverage: Coverage, start: float, end: float) -> None:
+        """``add_to`` for any step: a bad one, one across an edge, a span's first."""
+        before, after = self.before, self.after
+        lo = start if start > before.t else before.t  # max() and min(), without their calls
+        hi = end if end < after.t else after.t
         if hi < lo:
             return
         if self.bad:
@@ -199,11 +213,15 @@ class Step:
         if coverage.start is None:
             coverage.reach(lo, before if lo == before.t else after, after)
         coverage.reach(hi, after if hi == after.t else before, after)
-        total, rails = self.joules(lo, hi)
+        self._add(coverage, self.joules(lo, hi))
+
+    @staticmethod
+    def _add(coverage: Coverage, joules: tuple[float | None, dict[str, float]]) -> None:
+        total, rails = joules
         if total is not None and coverage.total_j is not None:
             coverage.total_j += total
         rails_j = coverage.rails_j
-        for name, joules in rails.items():
+        for name, rail_j in rails.items():
             kept = rails_j.get(name)
             if kept is not None:
-                rails_j[name] = kept + joules
+                rails_j[name] = kept + rail_j

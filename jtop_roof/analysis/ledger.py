@@ -26,7 +26,7 @@ Nothing here imports Textual.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from jtop_roof.analysis.energy import COUNTER, POWER, Channel, Coverage, Point, Step, finite, point
@@ -221,7 +221,8 @@ class EnergyLedger:
         """One sample, in stream order. Forward only: a sample not later than the last one taken
         (a replay played it again after a seek back) is ignored, so nothing counts twice."""
         channel = self._channels[_SAMPLES]
-        if channel.last is not None and t_mono <= channel.last.t:
+        last = channel.last
+        if last is not None and t_mono <= last.t:
             return
         total = total_mw if total_mw is not None and math.isfinite(total_mw) else None
         reading = Point(t_mono, t_wall, finite(rails_mw), total)
@@ -381,26 +382,26 @@ class EnergyLedger:
         if self._last_mono is None or reading.t > self._last_mono:
             self._last_mono = reading.t
 
-    def _spans_between(self, a: float, b: float) -> Iterator[_Span]:
+    def _spans_between(self, a: float, b: float) -> list[_Span]:
         """The run and every phase whose edges overlap ``[a, b]`` (phases are in time order)."""
-        yield self._whole
+        spans = [self._whole]
         if self._open is not None and self._open.start <= b:
-            yield self._open
+            spans.append(self._open)
         for span in reversed(self._finished):
             if span.end < a:
-                return
+                break
             if span.start <= b:
-                yield span
+                spans.append(span)
+        return spans
 
-    def _holding(self, t: float) -> Iterator[_Span]:
+    def _holding(self, t: float) -> tuple[_Span, ...]:
         """The run and the phase a reading at ``t`` belongs to: the latest whose edges hold it (one
         at an edge is the phase's that was open when it came)."""
-        spans = self._spans_between(t, t)
-        yield next(spans)
-        for span in spans:
-            if span.start <= t <= span.end:
-                yield span
-                return
+        whole = self._whole
+        for span in self._spans_between(t, t):
+            if span is not whole and span.start <= t <= span.end:
+                return whole, span
+        return (whole,)
 
 
 def _peaks(span: _Span, reading: Point) -> None:

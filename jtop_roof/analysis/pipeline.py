@@ -148,6 +148,7 @@ class Pipeline:
         self._device_id = device_id
         self._power_mode = power_mode
         self._board: tuple[tuple[int, bool], Board] | None = None
+        self._context: StreamContext | None = None
         self._info_version = 0
         self._observed: BoardObservation | None = None
         self._observed_later: Future[BoardObservation] | None = None
@@ -185,7 +186,13 @@ class Pipeline:
 
     @property
     def context(self) -> StreamContext:
-        return StreamContext(self.info, self.interval_s, self.board)
+        """Made again only when the description, the interval or the board changed (detectors ask
+        it for every sample)."""
+        board, made = self.board, self._context
+        if made is None or made.board is not board or made.info is not self.info \
+                or made.interval_s != self.interval_s:
+            made = self._context = StreamContext(self.info, self.interval_s, board)
+        return made
 
     @property
     def board(self) -> Board:
@@ -317,7 +324,8 @@ class Pipeline:
         if self.detectors:
             context = self.context
             found = [event for detector in self.detectors for event in detector.observe(record, context)]
-            self._keep(found)  # they end at an earlier sample: heard first
+            if found:
+                self._keep(found)  # they end at an earlier sample: heard first
         self._publish(record, made_here=False)
         return found
 

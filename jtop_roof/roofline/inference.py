@@ -92,10 +92,11 @@ class BoardObserver:
             if self._online is None or online > self._online:
                 self._online = online
             self._clock("cpu", top_mhz, top_load)
-        if record.gpu is not None:
-            self._clock("gpu", record.gpu.mhz or 0, record.gpu.load_pct or 0.0)
-        if record.emc is not None:
-            self._clock("emc", record.emc.mhz or 0, record.emc.load_pct or 0.0)
+        gpu, emc = record.gpu, record.emc
+        if gpu is not None:
+            self._clock("gpu", gpu.mhz or 0, gpu.load_pct or 0.0)
+        if emc is not None:
+            self._clock("emc", emc.mhz or 0, emc.load_pct or 0.0)
 
     def _clock(self, unit: str, mhz: float, load_pct: float) -> None:
         if mhz > self._max.get(unit, 0.0):
