@@ -128,7 +128,16 @@ class FileMeter:
     channels: list[Channel] = field(default_factory=list)
 
     def read(self) -> tuple[dict[str, float], dict[str, float]] | None:
-        rails = {channel.rail: mw for channel in self.channels if (mw := channel.read_mw()) is not None}
+        """Every rail, or no reading at all: one rail missing (a value file read empty while its
+        driver rewrote it, an I2C error) would change what the total is made of for that reading,
+        and its energy would be lost without a gap; a reading skipped is a longer step instead
+        (a gap when too long)."""
+        rails = {}
+        for channel in self.channels:
+            mw = channel.read_mw()
+            if mw is None:
+                return None
+            rails[channel.rail] = mw
         return (rails, {}) if rails else None
 
     def close(self) -> None:
