@@ -320,3 +320,20 @@ def test_a_phase_that_starts_before_the_replayed_log_survives_its_recording(tmp_
     phases = [(p["name"], p["samples"]) for p in json.loads(again.stdout)["phases"]]
     assert phases == [(p["name"], p["samples"]) for p in json.loads(direct.stdout)["phases"]]
     assert phases[0][0] == "build"
+
+
+def test_report_refuses_a_workload_the_reported_work_leaves_nothing_to(tmp_path):
+    """The hook reported FLOPs, bytes and precision for every piece of work: the spec would be read and
+    used for nothing, so it is refused; where the work lacks the precision, the spec gives it."""
+    lines = [json.loads(line) for line in (DATA / "h200_phases.jsonl").read_text().splitlines()]
+    complete = tmp_path / "complete.jsonl"
+    complete.write_text("".join(json.dumps({**r, "precision": "bf16"} if r["type"] == "work" else r) + "\n"
+                                for r in lines))
+    refused(jroof("report", complete, "--workload", "examples/resnet50_int8.yaml"),
+            "--workload", "used for nothing")
+    used = jroof("report", DATA / "h200_phases.jsonl", "--workload", "examples/resnet50_int8.yaml",
+                 "--format", "json")
+    assert used.returncode == 0, used.stderr
+    phases = json.loads(used.stdout)["phases"]
+    given = {p["name"]: p["roofline"]["from_workload"] for p in phases if p["roofline"]}
+    assert given == {"copy": ["precision"], "gemm-bf16": []}  # the copy reported no precision

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from jtop_roof.analysis.ledger import SpanStats
 from jtop_roof.roofline.board import Board
@@ -48,6 +48,9 @@ class Placement:
     efficiency_current: float | None
     efficiency_max: float | None
     note: str | None = None
+    #: What the ``--workload`` spec gave this placement ("flops", "bytes", "precision"): nothing
+    #: when the work reported its own (then the spec was used for nothing here).
+    from_workload: tuple[str, ...] = ()
 
 
 def precision_key(name: str | None) -> str | None:
@@ -62,20 +65,25 @@ def place(span: SpanStats, board: Board, throttled_units: Collection[str] = froz
     its bytes are a range, the placement uses their geometric middle."""
     duration = span.duration_s
     flops, bytes_ = span.flops, span.bytes
+    given: list[str] = []
     if workload is not None and span.iterations:
         if flops is None and workload.flops_per_iter is not None:
             flops = workload.flops_per_iter * span.iterations
+            given.append("flops")
         low, high = workload.bytes_per_iter_low, workload.bytes_per_iter_high
         if bytes_ is None and low is not None and high is not None:
             bytes_ = (low * high) ** 0.5 * span.iterations
+            given.append("bytes")
     achieved, moved, intensity = _ratio(flops, duration), _ratio(bytes_, duration), _ratio(flops, bytes_)
     # The work's own precision where it names one the database knows (trtexec says "fp32+int8"),
     # else the spec's, else FP32, said so.
     spec = None if workload is None else workload.precision
     precision = precision_key(span.precision) or precision_key(spec)
+    if precision is not None and precision_key(span.precision) is None:
+        given.append("precision")
     note = None if precision or flops == 0 else "no precision reported: judged against the FP32 roof"
     precision = precision or "fp32"
-    unknown = Placement("unknown", precision, achieved, moved, intensity, None, None, note)
+    unknown = Placement("unknown", precision, achieved, moved, intensity, None, None, note, tuple(given))
     device = board.device
     if device is None:
         return _with_note(unknown, board.problem or "device unknown")
@@ -97,12 +105,11 @@ def place(span: SpanStats, board: Board, throttled_units: Collection[str] = froz
     return Placement(verdict, precision, achieved, moved, intensity,
                      _efficiency(now, precision, achieved, moved, intensity, memory_bound),
                      None if top is None else _efficiency(top, precision, achieved, moved, intensity,
-                                                          memory_bound), note)
+                                                          memory_bound), note, tuple(given))
 
 
 def _with_note(placement: Placement, note: str) -> Placement:
-    return Placement(placement.verdict, placement.precision, placement.achieved_flops_per_s,
-                     placement.achieved_bytes_per_s, placement.intensity_flop_per_byte, None, None, note)
+    return replace(placement, efficiency_current=None, efficiency_max=None, note=note)
 
 
 def _efficiency(roof: Ceilings, precision: str, achieved: float | None, moved: float | None,

@@ -135,9 +135,13 @@ def unused_input(args: argparse.Namespace, report: dict[str, Any], config: Confi
     named = [report["device"]] if report["device"] else report.get("device_candidates") or []
     board = [devices[each] for each in named if each in devices]  # its device, else its candidates
     if inputs.workload is not None:
-        if not any(span["workload"] for span in [report["whole"], *report["phases"]]):
+        spans = [report["whole"], *report["phases"]]
+        if not any(span["workload"] for span in spans):
             return (f"--workload {args.workload}: {args.file} reports no work (iterations) to put it "
                     "on: give --trtexec, or report the work from the run (`from jtop_roof import hook`)")
+        if not any(span["roofline"] and span["roofline"]["from_workload"] for span in spans):
+            return (f"--workload {args.workload}: the work {args.file} reports carries its own FLOPs, "
+                    "bytes and precision, so the spec would be used for nothing")
         why = workload_misfit(inputs.workload, board)
         if why is not None:
             return f"--workload {args.workload}: {why}"

@@ -292,6 +292,7 @@ def _roofline(placement: Placement) -> dict[str, Any]:
         "efficiency_current": placement.efficiency_current,
         "efficiency_max": placement.efficiency_max,
         "note": placement.note,
+        "from_workload": list(placement.from_workload),
     }
 
 
