@@ -174,8 +174,8 @@ def examples(tmp: Path) -> list[Shown]:
                          d, env, keep=5))
 
     d = scratch("record")
-    rec = example("`record`: monitor without a screen, here the demo source for three seconds (it prints "
-                  "nothing; the file has one sample per line):",
+    rec = example("`record`: monitor without a screen, here the demo source for three seconds (it says "
+                  "where it recorded; the file has a record per line):",
                   ["record", "r.jsonl", "--source", "demo", "--duration", "3"], d, env, outputs=("r.jsonl",))
     count = len((d / "r.jsonl").read_text().splitlines())
     rec.lines += ["$ wc -l r.jsonl", f"{count} r.jsonl"]
@@ -185,7 +185,7 @@ def examples(tmp: Path) -> list[Shown]:
     report = ["report", RECORDING, "--tz", "UTC"]
     shown.append(example("`report`: duration, energy and power per phase of a recording (here an NVIDIA "
                          "H200 running a copy and a bf16 GEMM), with the roofline verdict per phase:",
-                         report, d, env, keep=33))
+                         report, d, env, keep=40))
     extra = ["report", RECORDING, "--ncu", "tests/data/h200_ncu_gemm_bf16.csv",
              "--probe", "tests/data/h200_probe.json", "--tz", "UTC"]
     rc, lines = run(extra, d, env)
@@ -204,7 +204,7 @@ def examples(tmp: Path) -> list[Shown]:
 
     d = scratch("export")
     exp = example("`export`: one flat row per sample, with the phase and throttle events as columns "
-                  "(it prints nothing):",
+                  "(it says where it wrote them):",
                   ["export", RECORDING, "--out", "r.csv"], d, env, outputs=("r.csv",))
     exp.lines += ["$ head -3 r.csv", *cut((d / "r.csv").read_text().splitlines()[:3])]
     shown.append(exp)
