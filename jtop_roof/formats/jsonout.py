@@ -431,7 +431,7 @@ def _rail_member(pair: tuple[str, str], rail: Rail) -> str:
 _NAME_CHAR = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
-def _split_rest(rest: str) -> tuple[str | None, str | None, str | None]:
+def split_rest(rest: str) -> tuple[str | None, str | None, str | None]:
     """(engines, temperatures, rails) of the text after the GPU field, by the parser's USUAL_SHAPE
     rule; each part is checked by its reader. Temperatures start at the first @ after a name
     character, rails after the last temperature or, without any, at the first token before a /."""
@@ -472,7 +472,7 @@ def line_json(line: str, place: Callable[[str | None], tuple[float | None, float
         return None
     engines = temps = rails = None
     if rest is not None:
-        engines, temps, rails = _split_rest(rest.rstrip(" "))
+        engines, temps, rails = split_rest(rest.rstrip(" "))
     field = _field_text.get
     try:
         if not cpu:

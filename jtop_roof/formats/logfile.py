@@ -38,6 +38,7 @@ from typing import Any, BinaryIO, Generic, TypeVar, cast
 from jtop_roof.formats.jsonout import line_json, parse_line_json
 from jtop_roof.formats.parser import parse_line, stamp_of
 from jtop_roof.formats.sessions import SessionPlacer, jump_gaps
+from jtop_roof.formats.usual import usual_sample
 from jtop_roof.model.codec import Tally, cap_sample, encodable_tree, record_from_json
 from jtop_roof.model.errors import UserError
 from jtop_roof.model.records import SCHEMA_VERSION, Event, Record, Sample
@@ -421,9 +422,10 @@ def iter_records(
     too (with one note per type); a header this program must not read raises RecordingError.
     Plain logs give one Sample per non-blank line, including ``Sample(is_sample=False)`` for lines
     such as a ``date`` header, so that ``parse`` can report them; samples get times from the
-    ``PlainTimer`` (the interval rule is in the module docstring).
+    ``PlainTimer`` (the interval rule is in the module docstring); lines in the usual order take
+    ``usual_sample``, the same Sample for less.
     """
-    return _read(lines, tz, interval_s, stats, _as_is, None)
+    return _read(lines, tz, interval_s, stats, _as_is, usual_sample)
 
 
 def iter_parse_lines(

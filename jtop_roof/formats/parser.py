@@ -222,7 +222,7 @@ def _parse(line: str, *, walk: bool = False) -> Sample:
     ram, swap, iram, cpu, emc, gpu, gpu2, engines, mts, temps, rails = m.group(*_LINE_GROUPS)
     get = _fields.get
     unknown: list[str] = []
-    temps_c, temps_max_c = _read_temps(temps) if temps is not None else ({}, {})
+    temps_c, temps_max_c = read_temps(temps) if temps is not None else ({}, {})
     engine_map = read_engines(engines) if engines is not None else {}
     if mts is not None:
         _add_mts(engine_map, mts)
@@ -230,19 +230,19 @@ def _parse(line: str, *, walk: bool = False) -> Sample:
     if gpu is not None:
         gpu_value = get(gpu) or _field_value("gpu", gpu)
         if gpu2 is not None:
-            gpu_value = _merge_gpu(gpu_value, gpu2)
+            gpu_value = merge_gpu(gpu_value, gpu2)
     return Sample(
         raw=raw,
         ram=get(ram) or _field_value("ram", ram),
         swap=None if swap is None else (get(swap) or _field_value("swap", swap)),
         iram=None if iram is None else (get(iram) or _field_value("iram", iram)),
-        cpus=_read_cpus(cpu, None, unknown),
+        cpus=read_cpus(cpu, None, unknown),
         gpu=gpu_value,
         emc=None if emc is None else (get(emc) or _field_value("emc", emc)),
         engines=engine_map,
         temps_c=temps_c,
         temps_max_c=temps_max_c,
-        rails=_read_rails(rails) if rails is not None else {},
+        rails=read_rails(rails) if rails is not None else {},
         stamp=stamp,
         unknown=unknown,
     )
@@ -266,19 +266,19 @@ def _walk(raw: str, text: str, pos: int, stamp: str | None) -> Sample:
         if kind == "unknown":
             unknown.append(field)
         elif kind == "temps":
-            more, more_max = _read_temps(field)
+            more, more_max = read_temps(field)
             for name, celsius in more.items():
                 key = _put(temps, temp_counts, name, celsius)
                 if name in more_max:
                     temps_max[key] = more_max[name]
         elif kind == "rails":
-            for name, rail in _read_rails(field).items():
+            for name, rail in read_rails(field).items():
                 _put(rails, rail_counts, name, rail)
         elif kind == "engines" or kind == "units":
             for name, engine in _engine_run(field)[0]:
                 _add_engine(engines, engine_counts, name, engine)
         elif kind == "cpu":
-            cpus = _read_cpus(field[field.index("[") + 1 : -1], None, unknown)
+            cpus = read_cpus(field[field.index("[") + 1 : -1], None, unknown)
         elif kind == "ram":
             ram = get(field) or _field_value(kind, field)
         elif kind == "swap":
@@ -288,12 +288,12 @@ def _walk(raw: str, text: str, pos: int, stamp: str | None) -> Sample:
         elif kind == "emc":
             emc = get(field) or _field_value(kind, field)
         elif kind == "gpu":
-            gpu = _merge_gpu(gpu, field)
+            gpu = merge_gpu(gpu, field)
         elif kind == "mts":
             _add_mts(engines, field)
         elif kind == "tk1cpu":
             entries, mhz = _matched(_FIELD_RE["tk1cpu"], field).groups()
-            cpus = _read_cpus(entries, int(mhz), unknown)
+            cpus = read_cpus(entries, int(mhz), unknown)
         else:  # edp
             engines["EDP_LIMIT"] = Engine(None, int(_matched(_FIELD_RE["edp"], field).group(1)))
 
@@ -329,7 +329,8 @@ def _matched(pattern: Pattern[str], text: str) -> Match[str]:
     return m
 
 
-def _remember(cache: dict[str, V], key: str, value: V) -> V:
+def remember(cache: dict[str, V], key: str, value: V) -> V:
+    """``value``, kept under ``key`` in a cache bounded as the parser's are (``_CACHE_LIMIT``)."""
     if len(key) > _CACHE_KEY_CHARS:  # a hostile text is read each time, never kept
         return value
     if len(cache) >= _CACHE_LIMIT:
@@ -382,9 +383,9 @@ def _field_value(kind: str, text: str) -> Any:
     elif kind == "emc":
         load, clocks = _unit(groups[0])
         value = Clocked(load, max(clocks) if clocks else None)
-    else:  # gpu; the GR3D2 group is told apart by _merge_gpu
+    else:  # gpu; the GR3D2 group is told apart by merge_gpu
         value = Gpu(*_unit(groups[1]))
-    return _remember(_fields, text, value)
+    return remember(_fields, text, value)
 
 
 def _unit(text: str) -> tuple[float | None, tuple[int, ...]]:
@@ -395,7 +396,7 @@ def _unit(text: str) -> tuple[float | None, tuple[int, ...]]:
     return (float(load[:-1]) if load else None), gpc
 
 
-def _merge_gpu(gpu: Gpu | None, text: str) -> Gpu:
+def merge_gpu(gpu: Gpu | None, text: str) -> Gpu:
     """Early JetPack 5 prints the second GPC as its own field (GR3D2_FREQ): one more GPC clock;
     the load stays the first field's when it has one. Any other GPU field replaces ``gpu``."""
     value: Gpu = _fields.get(text) or _field_value("gpu", text)
@@ -411,7 +412,7 @@ def _add_mts(engines: dict[str, Engine], text: str) -> None:
     engines["MTS_BG"] = Engine(float(bg))
 
 
-def _read_cpus(text: str, shared_mhz: int | None, unknown: list[str]) -> list[CpuCore | None]:
+def read_cpus(text: str, shared_mhz: int | None, unknown: list[str]) -> list[CpuCore | None]:
     """Entries of ``CPU [...]``; ``off`` stays ``None`` so every core keeps its index. TK1 gives
     one clock for all cores (``shared_mhz``)."""
     if not text:
@@ -434,17 +435,17 @@ def cpu_core(entry: str, unknown: list[str]) -> CpuCore | None:
     if entry in _cpu_cores:
         return _cpu_cores[entry]
     if entry == "off":
-        return _remember(_cpu_cores, entry, None)
+        return remember(_cpu_cores, entry, None)
     m = _CPU_ENTRY.fullmatch(entry)
     if m is None:
         if entry:  # an empty entry ("[5%@729,]") has nothing to keep
             unknown.append(entry)
         return _UNREAD
     load, mhz = m.groups()
-    return _remember(_cpu_cores, entry, CpuCore(float(load), None if mhz is None else int(mhz)))
+    return remember(_cpu_cores, entry, CpuCore(float(load), None if mhz is None else int(mhz)))
 
 
-def _read_temps(run: str) -> tuple[dict[str, float | None], dict[str, float]]:
+def read_temps(run: str) -> tuple[dict[str, float | None], dict[str, float]]:
     """A run of ``name@valueC`` -> ({name: celsius or None}, {name: max}); names lower-cased."""
     tokens = run.split()
     if "/" not in run:  # no max readings (all but JetPack 7): build the dict in C
@@ -454,7 +455,7 @@ def _read_temps(run: str) -> tuple[dict[str, float | None], dict[str, float]]:
             temps = dict(map(temp_pair, tokens))
         if len(temps) == len(tokens):
             return temps, {}
-    values = [_temp_values.get(t) or _remember(_temp_values, t, _temp_value(t)) for t in tokens]
+    values = [_temp_values.get(t) or remember(_temp_values, t, _temp_value(t)) for t in tokens]
     temps = {name: celsius for name, celsius, _ in values}
     if len(temps) == len(values):
         return temps, {name: top for name, _, top in values if top is not None}
@@ -470,7 +471,7 @@ def _read_temps(run: str) -> tuple[dict[str, float | None], dict[str, float]]:
 
 def temp_pair(token: str) -> tuple[str, float | None]:
     name, celsius, _ = _temp_value(token)
-    return _temp_pairs.get(token) or _remember(_temp_pairs, token, (name, celsius))
+    return _temp_pairs.get(token) or remember(_temp_pairs, token, (name, celsius))
 
 
 def _temp_value(token: str) -> tuple[str, float | None, float | None]:
@@ -482,7 +483,7 @@ def _temp_value(token: str) -> tuple[str, float | None, float | None]:
     return (name.lower(), None if celsius == _SENSOR_OFF else celsius, float(top[:-1]) if top else None)
 
 
-def _read_rails(run: str) -> dict[str, Rail]:
+def read_rails(run: str) -> dict[str, Rail]:
     """A run of ``NAME now/avg[/peak]`` (mW, with or without the unit) -> {name: Rail}. Idle
     boards repeat most readings, so they are cached like the other fields."""
     tokens = run.split()
@@ -507,7 +508,7 @@ def rail_reading(reading: str) -> Rail:
         now, _, rest = reading.replace("mW", "").partition("/")
         avg, _, peak = rest.partition("/")
         rail = Rail(float(now), float(avg), float(peak) if peak else None)
-        _remember(_rail_readings, reading, rail)
+        remember(_rail_readings, reading, rail)
     return rail
 
 
@@ -543,7 +544,7 @@ def _engine_run(run: str) -> tuple[tuple[tuple[str, Engine], ...], bool]:
             engine = Engine(load, max(clocks) if clocks else None)
         items.append((name, engine))
     repeats = len({name for name, _ in items}) != len(items)
-    return _remember(_engine_runs, run, (tuple(items), repeats))
+    return remember(_engine_runs, run, (tuple(items), repeats))
 
 
 def _add_engine(engines: dict[str, Engine], counts: dict[str, int], name: str, engine: Engine) -> None:
