@@ -3,10 +3,12 @@ records(), as the TUI and the recorder run them, and calls that must not block (
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 from jtop_roof.sources.base import Source
@@ -75,3 +77,37 @@ class Collector:
         self.source.stop()
         self.thread.join(WAIT_S)
         assert not self.thread.is_alive(), "records() did not end after stop()"
+
+
+def alive(pid: int) -> bool:
+    """True while the process runs; a zombie (dead, unreaped by a container's init) counts as gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def gone(pid: int) -> bool:
+    deadline = time.monotonic() + WAIT_S
+    while alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def pids(path: Path, count: int = 1) -> list[int]:
+    """The pids a fake wrote, waiting until ``count`` are there."""
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        found = [int(x) for x in path.read_text().split()] if path.exists() else []
+        if len(found) >= count or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)

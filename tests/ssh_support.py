@@ -8,12 +8,11 @@ from __future__ import annotations
 import itertools
 import os
 import signal
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from source_support import WAIT_S
+from source_support import pids
 
 from jtop_roof.sources.ssh import SshSource
 
@@ -23,33 +22,6 @@ FAKE_SSH = TESTS / "fake_ssh"
 FAKE = TESTS / "fake_tegrastats"
 SYSFS = TESTS / "data" / "sysfs"
 ROOT_LINES = TESTS / "data" / "fake_tegrastats_orinnano_super.txt"
-
-
-def alive(pid: int) -> bool:
-    """True while the process runs; a zombie counts as gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):  # gone before, or while, it was read
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-
-
-def gone(pid: int) -> bool:
-    deadline = time.monotonic() + WAIT_S
-    while alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
-def pids(path: Path, count: int = 1) -> list[int]:
-    deadline = time.monotonic() + WAIT_S
-    while True:
-        found = [int(x) for x in path.read_text().split()] if path.exists() else []
-        if len(found) >= count or time.monotonic() > deadline:
-            return found
-        time.sleep(0.05)
 
 
 class Env:

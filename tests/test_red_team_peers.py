@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 import pytest
-from source_support import WAIT_S, Collector, finishes
-from ssh_support import FAKE, fake_ssh, gone, make_source, pids
+from source_support import WAIT_S, Collector, finishes, gone, pids
+from ssh_support import FAKE, fake_ssh, make_source
 
 from jtop_roof import hook
 from jtop_roof.formats import ncu

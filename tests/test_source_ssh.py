@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-from source_support import WAIT_S, Collector
-from ssh_support import FAKE, REPO, SYSFS, alive, fake_ssh, gone, make_source, pids
+from source_support import WAIT_S, Collector, alive, gone, pids
+from ssh_support import FAKE, REPO, SYSFS, fake_ssh, make_source
 
 from jtop_roof.model.records import Event, Sample
 from jtop_roof.sources.ssh import SshSource, board_label, board_record_path, parse_dump, ssh_sources

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from source_support import WAIT_S, Collector
+from source_support import WAIT_S, Collector, alive, gone, pids
 
 from jtop_roof.model.records import Event, Sample
 from jtop_roof.sources.tegrastats import TegrastatsSource
@@ -28,40 +28,6 @@ NONROOT_LINES = TESTS / "data" / "fake_tegrastats_orinnano_nonroot.txt"
 
 def data_lines(path: Path) -> list[str]:
     return [line for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
-
-
-def alive(pid: int) -> bool:
-    """True while the process runs; a zombie (dead, unreaped by a container's init) counts as gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-
-
-def gone(pid: int) -> bool:
-    deadline = time.monotonic() + WAIT_S
-    while alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
-def pids(path: Path, count: int = 1) -> list[int]:
-    """The pids a fake wrote, waiting until ``count`` are there."""
-    deadline = time.monotonic() + WAIT_S
-    while True:
-        found = [int(x) for x in path.read_text().split()] if path.exists() else []
-        if len(found) >= count or time.monotonic() > deadline:
-            return found
-        time.sleep(0.05)
 
 
 @pytest.fixture
