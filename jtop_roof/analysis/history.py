@@ -3,7 +3,8 @@
 Display only: phases and energy live in the pipeline's ledger, which a seek or a wrapped ring
 never touches.
 
-Ingest is O(1) per sample (one row written into preallocated numpy columns), memory is bounded
+Ingest is O(1) per sample (its times written into preallocated numpy columns, its readings with
+those of the other samples waiting at the next read, one numpy write per column), memory is bounded
 (rows are allocated once for ``history_s`` at the sampling interval; phase markers older than the
 oldest row are dropped as the ring wraps), and plots read a time window downsampled to their
 width. A field a sample does not report is stored as NaN, so a gap in a series stays a gap.
@@ -14,13 +15,13 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from jtop_roof.model import codec as model
-from jtop_roof.model.records import Event, Marker, Sample
+from jtop_roof.model.records import CpuCore, Event, Marker, PowerTotal, Sample
 from jtop_roof.model.registry import SCALAR_KEYS
 from jtop_roof.model.timeline import stream_time
 
@@ -38,6 +39,9 @@ MAX_NAMES = model.MAX_NAMED
 #: rails and zones, so that a hostile CPU list cannot starve the rails. Past either bound a series
 #: is not kept, and an event says so once per family.
 DYNAMIC_BYTES = 64 << 20
+#: Rows appended and not yet read that wait for one write per column (a 100 ms stream's 120 s
+#: backfill is 1,200): the samples they hold stay few.
+PENDING_ROWS = 4096
 _SHARE = {"core": 0.5, "rail": 0.25, "zone": 0.25}
 
 
@@ -78,7 +82,11 @@ class History:
         self.zones: list[str] = []
         self.cores = 0
         self._refused: set[str] = set()  # families that hit a cap (said once)
-        self.power_source: str | None = None
+        self._kept: dict[str, set[str]] = {"rail": set(), "zone": set()}  # names with a column
+        self._last_mono: float | None = None  # the newest row's stream time
+        self._pending: list[tuple[int, Sample]] = []  # rows whose times are written, readings not yet
+        self._pending_max = min(self.capacity, PENDING_ROWS)
+        self._power_source: str | None = None
         self.first_t_mono: float | None = None  # stream time of the first sample ever seen
         self.version = 0  # bumped on every change; the UI redraws when it moved
         self.log_version = 0  # bumped when markers or events change (the event log redraws)
@@ -96,9 +104,7 @@ class History:
 
     @property
     def last_t_mono(self) -> float | None:
-        if not self._count:
-            return None
-        return float(self._t_mono[(self._head + self._count - 1) % self.capacity])
+        return self._last_mono
 
     @property
     def last_t_wall(self) -> float | None:
@@ -108,14 +114,19 @@ class History:
         return None if np.isnan(value) else float(value)
 
     def append(self, sample: Sample) -> None:
-        """Store one sample (O(1) unless a new rail, zone or core appears)."""
+        """Store one sample: its times, its row and any new rail, zone or core now; its readings
+        are written into the columns by the next read (``_flush``), a column at a time for all
+        the rows waiting: a seek's backfill of 1,200 samples costs a few numpy writes per column,
+        not one per reading."""
         if not sample.is_sample:
             return
-        t_mono, restart = stream_time(sample.t_mono, self.last_t_mono, self.interval_s)
+        t_mono, restart = stream_time(sample.t_mono, self._last_mono, self.interval_s)
         if restart:
             self.clear()
         if self.first_t_mono is None or t_mono < self.first_t_mono:
             self.first_t_mono = t_mono
+        if len(self._pending) >= self._pending_max:
+            self._flush()  # bounded, and no row twice in one flush
         row = (self._head + self._count) % self.capacity
         if self._count < self.capacity:
             self._count += 1
@@ -124,56 +135,60 @@ class History:
             self._trim_markers(float(self._t_mono[self._head]))
         self._t_mono[row] = t_mono
         self._t_wall[row] = np.nan if sample.t_wall is None else sample.t_wall
-        cols = self._columns
-        for key in SCALAR_KEYS:
-            cols[key][row] = np.nan
-
-        if sample.cpus is not None:
+        self._last_mono = float(t_mono)
+        if sample.cpus is not None and len(sample.cpus) > self.cores:
             self._ensure_cores(len(sample.cpus), sample)
-            loads = []
-            for index, core in enumerate(sample.cpus):
-                load = None if core is None else core.load_pct
-                if index < self.cores:
-                    mhz = None if core is None else core.mhz
-                    cols[f"cpu_load:{index}"][row] = np.nan if load is None else load
-                    cols[f"cpu_mhz:{index}"][row] = np.nan if mhz is None else mhz
-                if load is not None:
-                    loads.append(load)
-            for index in range(len(sample.cpus), self.cores):
-                cols[f"cpu_load:{index}"][row] = np.nan
-                cols[f"cpu_mhz:{index}"][row] = np.nan
-            if loads:
-                cols["cpu_avg_load"][row] = sum(loads) / len(loads)
-        else:
-            for index in range(self.cores):
-                cols[f"cpu_load:{index}"][row] = np.nan
-                cols[f"cpu_mhz:{index}"][row] = np.nan
-        gpu = sample.gpu
-        if gpu is not None:
-            if gpu.load_pct is not None:
-                cols["gpu_load"][row] = gpu.load_pct
-            if gpu.mhz is not None:
-                cols["gpu_mhz"][row] = gpu.mhz
-        emc = sample.emc
-        if emc is not None:
-            if emc.load_pct is not None:
-                cols["emc_load"][row] = emc.load_pct
-            if emc.mhz is not None:
-                cols["emc_mhz"][row] = emc.mhz
-        if sample.ram is not None:
-            cols["ram_used_mb"][row] = sample.ram.used_mb
-        if sample.swap is not None:
-            cols["swap_used_mb"][row] = sample.swap.used_mb
-
-        rails_mw = {name: rail.now_mw for name, rail in sample.rails.items()}
-        self._write_dynamic("rail", self.rails, rails_mw, row, sample)
-        self._write_dynamic("zone", self.zones, sample.temps_c, row, sample)
-        total = sample.power_total
-        if total is not None:
-            cols["power_mw"][row] = total.mw
-            self.power_source = total.source
+        self._discover("rail", self.rails, sample.rails, sample)
+        self._discover("zone", self.zones, sample.temps_c, sample)
+        self._pending.append((row, sample))
         self.latest = sample
         self.version += 1
+
+    def _flush(self) -> None:
+        """Write the readings of the rows appended since the last read, a column at a time (every
+        column gets every row: NaN where the sample did not report it, as in a column made after
+        the row: a rail, zone or core is given its column at its first sample, and one refused
+        is refused for good)."""
+        pending, self._pending = self._pending, []
+        if not pending:
+            return
+        rows = np.fromiter((row for row, _ in pending), dtype=np.intp, count=len(pending))
+        samples = [sample for _, sample in pending]
+        totals = [sample.power_total for sample in samples]
+        values: dict[str, list[float | None]] = {"power_mw": [None if t is None else t.mw for t in totals]}
+        self._newest_power_source(totals)
+        gpus, emcs = [s.gpu for s in samples], [s.emc for s in samples]
+        values["gpu_load"] = [None if gpu is None else gpu.load_pct for gpu in gpus]
+        values["gpu_mhz"] = [None if gpu is None else gpu.mhz for gpu in gpus]
+        values["emc_load"] = [None if emc is None else emc.load_pct for emc in emcs]
+        values["emc_mhz"] = [None if emc is None else emc.mhz for emc in emcs]
+        values["ram_used_mb"] = [None if s.ram is None else s.ram.used_mb for s in samples]
+        values["swap_used_mb"] = [None if s.swap is None else s.swap.used_mb for s in samples]
+        cpus = [s.cpus or () for s in samples]
+        values["cpu_avg_load"] = [_mean_load(cores) for cores in cpus]
+        for index in range(self.cores):
+            cores = [None if index >= len(each) else each[index] for each in cpus]
+            values[f"cpu_load:{index}"] = [None if core is None else core.load_pct for core in cores]
+            values[f"cpu_mhz:{index}"] = [None if core is None else core.mhz for core in cores]
+        for name in self.rails:
+            rails = [s.rails.get(name) for s in samples]
+            values[f"rail:{name}"] = [None if rail is None else rail.now_mw for rail in rails]
+        for name in self.zones:
+            values[f"zone:{name}"] = [s.temps_c.get(name) for s in samples]
+        for key, column in self._columns.items():
+            got = values.get(key)
+            column[rows] = np.nan if got is None else np.array(got, dtype=np.float64)  # None: NaN
+
+    def _newest_power_source(self, totals: Iterable[PowerTotal | None]) -> None:
+        """The source of the newest of ``totals`` that there is (kept across ``clear``)."""
+        self._power_source = next((t.source for t in reversed(list(totals)) if t is not None),
+                                  self._power_source)
+
+    @property
+    def power_source(self) -> str | None:
+        """What the newest total power came from (``model.records.total_power``), None before one."""
+        self._flush()
+        return self._power_source
 
     def _ensure_cores(self, count: int, sample: Sample) -> None:
         while self.cores < count:
@@ -199,18 +214,17 @@ class History:
     def _new_column(self, key: str) -> None:
         self._columns[key] = np.full(self.capacity, np.nan, dtype=np.float32)
 
-    def _write_dynamic(
-        self, prefix: str, names: list[str], values: Mapping[str, float | None], row: int, sample: Sample
-    ) -> None:
+    def _discover(self, prefix: str, names: list[str], values: Mapping[str, object], sample: Sample) -> None:
+        """A column for each rail or zone not seen before, in the order the stream names them,
+        while the family has room."""
+        kept = self._kept[prefix]
         for name in values:
-            if f"{prefix}:{name}" not in self._columns:
+            if name not in kept:
                 if not self._room(prefix, len(names), MAX_NAMES, 1, sample):
                     break
                 self._new_column(f"{prefix}:{name}")
                 names.append(name)
-        for name in names:
-            value = values.get(name)
-            self._columns[f"{prefix}:{name}"][row] = np.nan if value is None else value
+                kept.add(name)
 
     def _trim_markers(self, oldest: float) -> None:
         """Drop markers before the oldest row (the ring wrapped past them), keeping the start of a
@@ -247,8 +261,9 @@ class History:
         """Forget every sample, marker and event (a replay seek re-ingests from the file)."""
         self._head = 0
         self._count = 0
-        for column in self._columns.values():
-            column.fill(np.nan)
+        self._last_mono = None
+        self._newest_power_source(sample.power_total for _, sample in self._pending)
+        self._pending.clear()  # the columns keep their old rows: none is read before it is written again
         self.markers.clear()
         self.events.clear()
         self._has_data.clear()
@@ -318,6 +333,7 @@ class History:
         Buckets hold equal numbers of samples; NaN readings are left out of a bucket's mean and a
         bucket with none left is NaN. The returned arrays are copies, safe to keep.
         """
+        self._flush()
         column = self._columns.get(key)
         lo, hi = self.window(t_from, t_to)
         if column is None or hi <= lo:
@@ -342,6 +358,7 @@ class History:
         A yes is remembered until ``clear``; a no scans the stored rows again."""
         if key in self._has_data:
             return True
+        self._flush()
         column = self._columns.get(key)
         if column is None or not self._count:
             return False
@@ -359,3 +376,9 @@ class History:
     def memory_bytes(self) -> int:
         """Bytes held by the ring buffers (for the overhead benchmark and the 150 MB budget)."""
         return self._t_mono.nbytes + self._t_wall.nbytes + sum(c.nbytes for c in self._columns.values())
+
+
+def _mean_load(cores: Sequence[CpuCore | None]) -> float | None:
+    """The mean load of the cores that report one (all of them, kept in history or not)."""
+    loads = [core.load_pct for core in cores if core is not None and core.load_pct is not None]
+    return sum(loads) / len(loads) if loads else None
