@@ -85,9 +85,10 @@ def test_log_without_stamps_is_spaced_by_interval_ms_and_skips_the_date_line():
 
 
 def test_parsing_is_lazy(tmp_path, monkeypatch):
-    calls = []
-    real = fileindex.parse_line
-    monkeypatch.setattr(fileindex, "parse_line", lambda line: calls.append(line) or real(line))
+    calls = []  # the lines read, by the usual short way or else the parser
+    usual, parse = fileindex.usual_sample, fileindex.parse_line
+    monkeypatch.setattr(fileindex, "usual_sample", lambda line, at: calls.append(line) or usual(line, at))
+    monkeypatch.setattr(fileindex, "parse_line", lambda line: calls.append(line) or parse(line))
     path = unstamped_log(tmp_path / "u.log", 500)
     src = source(path, FakeTime(), interval_ms=1000)
     assert calls == [] and src.duration_s == 499.0

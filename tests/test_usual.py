@@ -171,3 +171,26 @@ def test_iter_records_gives_the_records_and_tallies_of_the_slow_route(lines):
     fast = list(iter_records(lines, tz="UTC", stats=fast_stats))
     assert fast == _slow_records(lines, slow_stats)
     assert fast_stats == slow_stats
+
+
+REPLAYED = sorted((Path(__file__).resolve().parent / "data" / "logfile").glob("*.log")) + sorted(
+    (Path(__file__).resolve().parents[1].parent / "shared" / "tegrastats" / "logs").glob("*.log"))
+
+
+@pytest.mark.parametrize("path", REPLAYED, ids=lambda p: p.name)
+def test_a_replays_backfill_reads_the_samples_the_reader_does(path):
+    """A seek's backfill (``FileIndex.read_span``) takes the same short way: the same Samples, times
+    included, as ``iter_records`` reads from the file."""
+    from jtop_roof.sources.replay import ReplaySource
+
+    source = ReplaySource(path, tz="UTC")
+    try:
+        while source.index.step():
+            pass
+        spanned = [r for r in source.index.read_span(0, len(source.index), set())
+                   if isinstance(r, Sample) and r.is_sample]
+    finally:
+        source.stop()
+    with open(path, encoding="utf-8", errors="replace") as lines:
+        read = [r for r in iter_records(lines, tz="UTC") if isinstance(r, Sample) and r.is_sample]
+    assert spanned == read

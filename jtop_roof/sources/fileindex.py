@@ -47,6 +47,7 @@ from jtop_roof.formats.logfile import (
 )
 from jtop_roof.formats.parser import parse_line, stamp_of
 from jtop_roof.formats.sessions import SessionPlacer, jump_gaps
+from jtop_roof.formats.usual import usual_sample
 from jtop_roof.model.codec import MAX_MONO_S, MAX_WALL_S, Tally
 from jtop_roof.model.records import Event, Record
 
@@ -257,12 +258,16 @@ class FileIndex:
                 # note now, or the UI would take it for a seek of this replay and clear its history.
                 return Event("note", f"recorded: {record.detail}", record.t_wall, record.t_mono)
             return record
-        sample = parse_line(raw.decode("utf-8", errors="replace"))
+        text = raw.decode("utf-8", errors="replace")
+        wall = self._walls[index]
+        times = (None if math.isnan(wall) else wall, self._monos[index])
+        usual = usual_sample(text, lambda _stamp: times)  # the reader's short way, the same Sample
+        if usual is not None:
+            return usual
+        sample = parse_line(text)
         if not sample.is_sample:
             return None
-        sample.t_mono = self._monos[index]
-        wall = self._walls[index]
-        sample.t_wall = None if math.isnan(wall) else wall
+        sample.t_wall, sample.t_mono = times
         return sample
 
     def scan(self) -> Iterator[Record]:
