@@ -118,16 +118,22 @@ def _engines(run: str) -> dict[str, Any]:
     return engines
 
 
+def _learn(checked: dict[str, Any], kind: str, tokens: list[str], read: Callable[[str], Any]) -> None:
+    """Each token not met before checked once (``is_usual``; _Unusual for one this route cannot
+    vouch for) and kept with what it reads as (``remember``: the cache stays bounded)."""
+    for token in tokens:
+        if token not in checked:
+            if not is_usual(kind, token):
+                raise _Unusual
+            remember(checked, token, read(token))
+
+
 def _temps(run: str) -> dict[str, float | None]:
     tokens = run.split(" ")
     try:
         temps = dict(map(_checked_temps.__getitem__, tokens))
     except KeyError:
-        for token in tokens:
-            if token not in _checked_temps:
-                if not is_usual("temp", token):
-                    raise _Unusual from None
-                remember(_checked_temps, token, temp_pair(token))
+        _learn(_checked_temps, "temp", tokens, temp_pair)
         temps = dict(map(temp_pair, tokens))
     if len(temps) != len(tokens):  # a zone named twice: the parser numbers them
         temps = read_temps(run)[0]
@@ -142,18 +148,11 @@ def _rails(run: str) -> dict[str, Rail]:
         raise _Unusual
     names, readings = tokens[0::2], tokens[1::2]
     if not all(map(_checked_rail_names.__contains__, names)):
-        for name in names:
-            if not is_usual("rail_name", name):
-                raise _Unusual
-            remember(_checked_rail_names, name, True)
+        _learn(_checked_rail_names, "rail_name", names, lambda _: True)
     try:
         rails = dict(zip(names, map(_checked_rails.__getitem__, readings), strict=True))
     except KeyError:
-        for reading in readings:
-            if reading not in _checked_rails:
-                if not is_usual("rail_reading", reading):
-                    raise _Unusual from None
-                remember(_checked_rails, reading, rail_reading(reading))
+        _learn(_checked_rails, "rail_reading", readings, rail_reading)
         rails = dict(zip(names, map(rail_reading, readings), strict=True))
     if len(rails) != len(names):  # a rail named twice (AGX Orin's NC): the parser numbers them
         rails = read_rails(run)
