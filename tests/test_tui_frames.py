@@ -105,20 +105,22 @@ def _until(condition: Any, rounds: int = 250) -> None:
     pytest.fail("the input thread never got there")
 
 
-async def test_a_power_reading_between_samples_asks_for_no_frame_of_its_own(tmp_path):
-    """Power at 5 Hz (and process readings) is drawn with the next sample's frame: at a 1 Hz source the
-    monitor draws one frame a second, not one per reading."""
+async def test_a_batch_of_records_is_taken_in_stream_order_with_one_frame(tmp_path):
+    """Power at 5 Hz (and process readings) comes in one message with the next sample (tui.streams'
+    Batcher): the handler hands every record to its board in order and asks for one frame."""
     from jtop_roof.model.records import PowerReading
-    from jtop_roof.tui.messages import RecordReceived
+    from jtop_roof.tui.messages import RecordsReceived
 
     app = replay_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await park_replay(pilot, app)
         await wait_until(pilot, lambda: app._frame_due is None, "no frame waiting")
         last = app.history.last_t_mono or 0.0
-        app.on_record_received(RecordReceived(PowerReading(None, last + 0.2, {"VDD_IN": 5000.0}, {},
-                                                           "INA3221 hwmon", 0.2)))
-        assert app._frame_due is None
-        assert app.controls is not None
-        app.controls.step()  # a sample: its frame is asked for
-        await wait_until(pilot, lambda: app.history.last_t_mono != last, "the stepped sample")
+        batch = tuple(PowerReading(None, last + 0.2 * k, {"VDD_IN": 5000.0 + k}, {}, "INA3221 hwmon", 0.2)
+                      for k in (1, 2, 3))
+        taken: list[object] = []
+        receive = app.boards.receive
+        app.boards.receive = lambda index, record: (taken.append(record), receive(index, record))[1]  # type: ignore[method-assign]
+        app.on_records_received(RecordsReceived(batch))
+        assert taken == list(batch)
+        assert app._frame_due is not None

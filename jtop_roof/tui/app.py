@@ -35,7 +35,6 @@ from jtop_roof.analysis.history import History
 from jtop_roof.analysis.pipeline import Pipeline, RecordingSink
 from jtop_roof.formats.recorder import Recorder
 from jtop_roof.model.metrics import printable
-from jtop_roof.model.records import PowerReading, ProcessReading
 from jtop_roof.model.timeline import parse_tz
 from jtop_roof.outputs.serve import ServeError
 from jtop_roof.roofline.board import precisions_of
@@ -59,7 +58,7 @@ from jtop_roof.tui.messages import (
     NOTICE_SECONDS,
     MarkerRequested,
     RecordingFailed,
-    RecordReceived,
+    RecordsReceived,
     SourceDescribed,
     SourceEnded,
     WorkRequested,
@@ -263,15 +262,13 @@ class JroofApp(ReplayTransport, ThemedApp):
             self._note(printable(text))
         self._request_frame(force=True)
 
-    def on_record_received(self, message: RecordReceived) -> None:
-        marked = self.boards.receive(message.stream, message.record)
-        if marked is not None:
-            self._show_marked(marked)
+    def on_records_received(self, message: RecordsReceived) -> None:
+        for record in message.records:
+            marked = self.boards.receive(message.stream, record)
+            if marked is not None:
+                self._show_marked(marked)
         self.phase = self.pipeline.current_phase
-        if not isinstance(message.record, (PowerReading, ProcessReading)):
-            # Readings between samples (5 Hz power, processes) are drawn with the next sample's
-            # frame: one frame a second at 1 Hz, not one per reading.
-            self._request_frame()
+        self._request_frame()
 
     def on_source_ended(self, message: SourceEnded) -> None:
         self.boards.end(message.stream, message.error)

@@ -15,10 +15,12 @@ from jtop_roof.runtime.runtime import Described
 
 
 @dataclass
-class RecordReceived(Message, bubble=False):
-    """One record (sample, marker or event) from the source, already written to the recording."""
+class RecordsReceived(Message, bubble=False):
+    """Records from the source, already written to the recording, in stream order: a sample, marker
+    or event with the readings taken since the last one before it (power at 5 Hz, processes), so
+    that the event loop wakes once a sample, not once a reading."""
 
-    record: Record
+    records: tuple[Record, ...]
     #: Which board's stream (``--ssh a --ssh b``): its index in the app's streams.
     stream: int = 0
 
