@@ -150,6 +150,20 @@ def test_stop_from_another_thread_ends_records_and_the_child(fake_env):
     assert collector.queue.get(timeout=WAIT_S) is not None  # drained to END without error
 
 
+def test_stop_wakes_a_reader_waiting_on_a_silent_child_that_ignores_sigterm(fake_env, monkeypatch):
+    """The reader waits on the child's output with no poll (an idle wake-up costs CPU): stop()
+    wakes it. Here nothing else would: the child stays silent and alive, and its silence limit is
+    far beyond the wait for the end."""
+    monkeypatch.setenv("FAKE_TEGRASTATS_HANG_AFTER", "1")
+    monkeypatch.setenv("FAKE_TEGRASTATS_IGNORE_TERM", "1")
+    collector = Collector(make_source(hang_timeout_s=10 * WAIT_S, kill_grace_s=0.2))
+    collector.take_until(is_sample)
+    (pid,) = pids(fake_env)
+    collector.source.stop()
+    assert collector.queue.get(timeout=WAIT_S) is Collector.END
+    assert gone(pid)  # SIGKILL after the grace, SIGTERM being ignored
+
+
 def test_child_behind_a_shell_is_gone_after_stop(fake_env, tmp_path):
     shell_pidfile = tmp_path / "shell.pid"
     # Not `exec`: the shell stays the group leader and the fake is its child.
