@@ -124,3 +124,40 @@ async def test_a_batch_of_records_is_taken_in_stream_order_with_one_frame(tmp_pa
         app.on_records_received(RecordsReceived(batch))
         assert taken == list(batch)
         assert app._frame_due is not None
+
+
+async def test_the_roof_plot_is_drawn_again_only_when_a_roof_moves_by_a_visible_step(tmp_path):
+    """A GPU clock jittering by 1 MHz (1016 -> 1017) moves the roof by less than a dot: the roof
+    plot is not drawn again; a clock step (1016 -> 1100) is."""
+    from dataclasses import replace
+
+    from jtop_roof.tui.panes.roofline import RooflinePane
+    from jtop_roof.tui.view import build_view
+
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await park_replay(pilot, app)
+        pane = app.query_one(RooflinePane)
+        view = build_view(app.pipeline, thresholds=app.config.thresholds, tz=app._tz, window_s=app.window_s,
+                          wall_axis=app.replay, notes=[], precision=app.precision)
+        roof = view.roof
+        assert roof is not None and roof.current is not None and roof.precision is not None
+        draws: list[object] = []
+        draw = pane.roof_plot.draw
+        pane.roof_plot.draw = lambda state, points=(): (draws.append(state), draw(state, points))[1]  # type: ignore[method-assign]
+
+        def at(scale: float) -> object:
+            current = roof.current
+            assert current is not None
+            peaks = {k: v * scale for k, v in current.peak_flops_per_s.items()}
+            ridges = {k: v * scale for k, v in current.ridge_flop_per_byte.items()}
+            moved = replace(current, gpu_mhz=current.gpu_mhz * scale, peak_flops_per_s=peaks,
+                            ridge_flop_per_byte=ridges)
+            return replace(view, roof=replace(roof, current=moved))
+
+        pane.update_readout(at(1.0))
+        drawn = len(draws)
+        pane.update_readout(at(1017 / 1016))
+        assert len(draws) == drawn
+        pane.update_readout(at(1100 / 1016))
+        assert len(draws) == drawn + 1

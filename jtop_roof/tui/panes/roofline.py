@@ -3,6 +3,8 @@ phase's point on it, and what holds the GPU below it."""
 
 from __future__ import annotations
 
+import math
+
 from textual.app import ComposeResult
 
 from jtop_roof.analysis.verdict import Placement
@@ -50,8 +52,10 @@ class RooflinePane(Pane):
         if roof is None or not drawable or self.compact:
             return
         points = _roof_points(view)
-        key = (roof.precision, roof.current, roof.maximum, roof.measured, plot.size, self.app.theme, points)
-        if key != self._drawn:  # clocks move in steps: the plot is drawn again only when they do
+        precision = roof.precision
+        key = (precision, *(_drawn_roof(r, precision) for r in (roof.current, roof.maximum, roof.measured)),
+               plot.size, self.app.theme, tuple(_drawn_point(point) for point in points))
+        if key != self._drawn:  # drawn again only once a roof or the point moved by a visible step
             self._drawn = key
             plot.draw(roof, points)
 
@@ -132,6 +136,32 @@ class RooflinePane(Pane):
         elif roof.fraction is not None:
             line += [("  ", None), (f"{roof.fraction:.0%} of {board.mode_name or 'max'} roof", None)]
         return [line]
+
+
+#: The grid (log10 steps) on which a roof or point must move to be drawn again: a GPU clock
+#: jittering by 1 MHz or a phase's running rate moves it less. What is drawn is then at most half
+#: a step (0.23 %) off the newest values: under half a braille dot, which spans 0.0037 decades
+#: or more even on a 400-column screen (the x axis spans 3 decades or more).
+DRAWN_STEP_DECADES = 0.002
+
+
+def _step(value: float | None) -> int | float | None:
+    """``value`` on the log grid of ``DRAWN_STEP_DECADES`` (itself where it has no logarithm)."""
+    if value is None or not 0 < value < math.inf:
+        return value
+    return round(math.log10(value) / DRAWN_STEP_DECADES)
+
+
+def _drawn_roof(roof: Ceilings | None, precision: str | None) -> tuple[object, ...] | None:
+    """What the plot shows of a roof: its slope's height and its flat, on the drawn grid."""
+    if roof is None:
+        return None
+    peak = roof.peak_flops_per_s.get(precision) if precision is not None else None
+    return _step(roof.bandwidth_bytes_per_s), _step(peak)
+
+
+def _drawn_point(point: RoofPoint) -> tuple[object, ...]:
+    return _step(point.intensity), _step(point.flops_per_s), point.label
 
 
 def _roof_points(view: View) -> tuple[RoofPoint, ...]:
