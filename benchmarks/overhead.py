@@ -19,6 +19,12 @@ and never writes them (``App._display`` returns early when headless), so it read
 
 Then headless ``jroof-tui record`` of the same replay at 1x, CPU from /proc likewise.
 
+Part "board" (``--part board``) runs the real ``jroof-tui`` live on a fake board, in tmux at
+``--size`` and then as headless ``record``: a fake ``tegrastats`` at 1 s (real Orin Nano Super
+lines), a fake INA3221 tree under ``--sysfs-root`` read at the default power rate, processes read
+at their default period, board and mode given. It reports the jroof process's CPU (all threads;
+the fake tegrastats apart). Targets: TUI <= 1 %, headless record <= 0.5 % of one core.
+
 Part "power" (``--part power``) measures the power sampler (``--power-hz``): the CPU time of one
 read of a fake INA3221 tree (3 rails, 6 value files), of writing its reading to a recording and of
 the pipeline's ingest of it; then headless ``record --source host`` for ``--seconds`` each, under a
@@ -268,6 +274,87 @@ def power_run(seconds: float, jroof: Path = JROOF) -> None:
                   f"{100 * cpu / wall:.2f} % of one core (process and children, /proc)")
 
 
+def task_cpu_s(pid: int) -> dict[int, float]:
+    """CPU seconds of each thread of one process (its children not counted), from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            fields = Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[int(tid)] = (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+def board_run(seconds: float, size: tuple[int, int], jroof: Path = JROOF) -> None:
+    """The real ``jroof-tui`` live on a fake board (``--part board``): a fake ``tegrastats`` at 1 s
+    playing real Orin Nano Super lines, a fake INA3221 tree under ``--sysfs-root`` read at the
+    default power rate, processes at their default period, board and mode given (roofline and
+    detectors on); in tmux at ``size``, then headless ``record``. The jroof process's CPU only
+    (all its threads), from /proc: the fake tegrastats stands for a C program that is not ours and
+    is shown apart."""
+    import shlex
+    import shutil
+
+    sys.path.insert(0, str(REPO / "tests"))
+    from power_tree import FakeIna3221
+
+    tmux = shutil.which("tmux")
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        FakeIna3221(base / "sys", {"VDD_IN": (5048, 1432), "VDD_CPU_GPU_CV": (5040, 304),
+                                   "VDD_SOC": (5032, 248)})
+        bin_dir = base / "bin"
+        bin_dir.mkdir()
+        shutil.copy(REPO / "tests" / "fake_tegrastats", bin_dir / "tegrastats")
+        (bin_dir / "tegrastats").chmod(0o755)
+        run_dir = base / "run"
+        run_dir.mkdir(mode=0o700)
+        lines = REPO / "tests" / "data" / "fake_tegrastats_orinnano_super.txt"
+        env = (f"export TERM=xterm-256color PATH={shlex.quote(str(bin_dir))}:$PATH "
+               f"XDG_CONFIG_HOME={tmp}/config XDG_RUNTIME_DIR={run_dir} FAKE_TEGRASTATS_LINES={lines}; "
+               "unset NO_COLOR JROOF_CONFIG COLUMNS LINES")
+        live = [str(jroof), "--source", "tegrastats", "--sysfs-root", str(base / "sys"), *BOARD_ARGS]
+        runs = [("record", None, [*live[:1], "record", str(base / "out.jsonl"), *live[1:]])]
+        if tmux is not None:
+            runs.insert(0, ("TUI", size, live))
+        else:
+            print("board run in tmux: skipped (no tmux)")
+        for label, tui_size, argv in runs:
+            pid_file = base / f"pid-{label}"
+            script = f"{env}; echo $$ > {pid_file}; exec {shlex.join(argv)}"
+            if tui_size is not None:
+                server = [tmux, "-L", f"jroof-board-{os.getpid()}"]
+                subprocess.run([*server, "new-session", "-d", "-s", "b", "-x", str(tui_size[0]), "-y",
+                                str(tui_size[1]), f"sh -c {shlex.quote(script)}"], check=True, timeout=20)
+                stop = [*server, "kill-server"]
+            else:
+                proc = subprocess.Popen(["sh", "-c", script], stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL)
+            try:
+                time.sleep(10.0)  # start-up, the first process reading, the plots' first draws
+                pid = int(pid_file.read_text())
+                child_cpu0 = tree_cpu_s(pid) - sum(task_cpu_s(pid).values())
+                before, wall0 = task_cpu_s(pid), time.monotonic()
+                time.sleep(seconds)
+                after, wall = task_cpu_s(pid), time.monotonic() - wall0
+                children = tree_cpu_s(pid) - sum(after.values()) - child_cpu0
+            finally:
+                if tui_size is not None:
+                    subprocess.run(stop, timeout=20)
+                else:
+                    proc.terminate()
+                    proc.wait(timeout=20)
+            spent = {tid: cpu - before.get(tid, 0.0) for tid, cpu in after.items()}
+            total, main_thread = sum(spent.values()), spent.get(pid, 0.0)
+            where = f"{tui_size[0]}x{tui_size[1]} in tmux" if tui_size is not None else "headless"
+            print(f"live on a fake board, {label} {where}, {wall:.1f} s: jroof {100 * total / wall:.2f} % "
+                  f"of one core (main thread {100 * main_thread / wall:.2f} %, other threads "
+                  f"{100 * (total - main_thread) / wall:.2f} %); fake tegrastats, not counted: "
+                  f"{100 * children / wall:.2f} %")
+
+
 def processes_run(readings: int = 200) -> None:
     """The process sampler's CPU per reading of this machine's /proc (read, recorded, ingested), and
     what it adds to headless record at its period (``--part processes``)."""
@@ -300,8 +387,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0, help="length of the measured live run")
     parser.add_argument("--size", default="120x40", help="terminal size, e.g. 120x40")
-    parser.add_argument("--part", choices=("all", "live", "tmux", "record", "power", "processes", "day"),
-                        default="all")
+    parser.add_argument("--part", default="all",
+                        choices=("all", "live", "tmux", "record", "board", "power", "processes", "day"))
     parser.add_argument("--tmux", action="store_true", help="also run the real jroof-tui in tmux (part all)")
     parser.add_argument("--jroof", type=Path, default=JROOF,
                         help="the jroof-tui to run in tmux and record (e.g. another tree's, to compare)")
@@ -313,6 +400,8 @@ def main() -> int:
         tmux_run(args.seconds, (width, height), args.jroof)
     if args.part in ("all", "record"):
         record_run(args.seconds, args.jroof)
+    if args.part in ("all", "board"):
+        board_run(args.seconds, (width, height), args.jroof)
     if args.part in ("all", "power"):
         power_run(args.seconds, args.jroof)
     if args.part in ("all", "processes"):

@@ -76,6 +76,8 @@ class Readout(DirectRows):
         self._placed_styles: dict[tuple[str | None, int, int], Style] = {}
         #: Each row's line and its strip, as last built.
         self._strips: dict[int, tuple[Line, Strip]] = {}
+        #: The chunk styles and width of the ``render_lines`` pass under way (None: none is).
+        self._pass: tuple[dict[str | None, VisualStyle], int] | None = None
 
     @property
     def lines(self) -> list[Line]:
@@ -104,15 +106,24 @@ class Readout(DirectRows):
     def get_content_width(self, container: Size, viewport: Size) -> int:
         return max((cell_len("".join(text for text, _ in line)) for line in self._lines), default=0)
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The rows in ``crop``, with the styles and width looked up once for them all (each
+        lookup walks the DOM: it cost as much as building a row)."""
+        self._pass = (self._styles(), self.size.width)
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._pass = None
+
     def render_line(self, y: int) -> Strip:
         if self.text_selection is not None or not 0 <= y < len(self._lines):
             return super().render_line(y)
         line = self._lines[y]
-        styles = self._styles()
+        styles, width = self._pass if self._pass is not None else (self._styles(), self.size.width)
         kept = self._strips.get(y)
         if kept is not None and kept[0] == line:
             return kept[1]
-        strip = self._line_strip(line, y, self.size.width, styles)
+        strip = self._line_strip(line, y, width, styles)
         if strip is None:  # a wide character: Textual's route for this line
             self._render_content()
             strip = self._render_cache.lines[y] if y < len(self._render_cache.lines) else Strip([])
