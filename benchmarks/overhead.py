@@ -352,7 +352,7 @@ def board_run(seconds: float, size: tuple[int, int], jroof: Path = JROOF) -> Non
             print(f"live on a fake board, {label} {where}, {wall:.1f} s: jroof {100 * total / wall:.2f} % "
                   f"of one core (main thread {100 * main_thread / wall:.2f} %, other threads "
                   f"{100 * (total - main_thread) / wall:.2f} %); fake tegrastats, not counted: "
-                  f"{100 * children / wall:.2f} %")
+                  f"{max(0.0, 100 * children / wall):.2f} %")
 
 
 def processes_run(readings: int = 200) -> None:

@@ -3,6 +3,8 @@
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from jtop_roof.analysis.history import MAX_ROWS, History
 from jtop_roof.model.records import Clocked, CpuCore, Event, Gpu, Marker, Memory, Rail, Sample
@@ -207,3 +209,41 @@ def test_wall_time_follows_the_nearest_sample():
     history.append(make_sample(1.0, wall=1001.0))
     assert history.wall_at(0.5) == pytest.approx(1001.5 - 1.0)
     assert history.last_t_wall == 1001.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(min_value=2, max_value=600), st.data())
+def test_buckets_split_the_rows_into_runs_of_equal_size_in_order(count, data):
+    """Each point is the mean of one run of rows; the runs follow one another from the first row
+    to the last, and their sizes differ by at most one (count/buckets rounded down or up). The
+    readings are the row numbers, so each mean tells where its run ends."""
+    buckets = data.draw(st.integers(min_value=1, max_value=count - 1))
+    history = History(count)
+    for row in range(count):
+        history.append(make_sample(float(row), gpu=float(row)))
+    times, values = history.series("gpu_load", None, None, buckets=buckets)
+    assert len(values) == buckets and list(times) == list(values)
+    start, share = 0, count / buckets
+    for mean in values:
+        stop = round(2 * mean - start + 1)  # the mean of rows start ... stop - 1
+        assert (start + stop - 1) / 2 == mean
+        assert math.floor(share) <= stop - start <= math.ceil(share)
+        start = stop
+    assert start == count
+
+
+def test_a_clear_keeps_the_power_source_of_the_newest_row_not_yet_read():
+    """The rows appended since the last read are dropped by a clear (a seek's, a restart's); what
+    the newest of them with a total came from is still said."""
+    history = History(10)
+    history.append(make_sample(0.0, rails={"VDD_IN": 6000.0}))
+    assert history.power_source == "VDD_IN"
+    history.append(make_sample(1.0, rails={"VDD_IN": 6000.0}))
+    history.append(make_sample(2.0, rails={"VDD_GPU_SOC": 3000.0, "VDD_CPU_CV": 1000.0}))
+    history.append(make_sample(3.0, rails={}))  # no total: says nothing of the source
+    history.clear()
+    assert len(history) == 0
+    assert history.power_source == "sum(VDD_GPU_SOC+VDD_CPU_CV)"
+    history.append(make_sample(4.0, rails={"VDD_IN": 6000.0}))
+    history.append(make_sample(0.5, rails={}))  # earlier than the last: the history starts over
+    assert len(history) == 1 and history.power_source == "VDD_IN"

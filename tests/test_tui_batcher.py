@@ -73,3 +73,18 @@ def test_flush_posts_what_is_gathered_and_nothing_when_empty():
     batcher.flush()
     batcher.flush()
     assert posted == [(reading,)]
+
+
+def test_a_seeks_records_go_as_one_message_while_more_follow():
+    """A replay's seek hands out its event and backfill at once (``ReplayControls.backfilling``):
+    the pump posts them in one message, with the last, not 1,200."""
+    posted: list[tuple[Record, ...]] = []
+    following = [True]
+    batcher = Batcher(posted.append, _Clock(), more_follow=lambda: following[0])
+    backfill = [Sample(t_mono=float(t)) for t in range(5)]
+    for sample in backfill[:-1]:
+        batcher.add(sample)
+    assert posted == []
+    following[0] = False
+    batcher.add(backfill[-1])
+    assert posted == [tuple(backfill)]

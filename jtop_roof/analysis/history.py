@@ -156,7 +156,7 @@ class History:
         samples = [sample for _, sample in pending]
         totals = [sample.power_total for sample in samples]
         values: dict[str, list[float | None]] = {"power_mw": [None if t is None else t.mw for t in totals]}
-        self._newest_power_source(totals)
+        self._newest_power_source(reversed(totals))
         gpus, emcs = [s.gpu for s in samples], [s.emc for s in samples]
         values["gpu_load"] = [None if gpu is None else gpu.load_pct for gpu in gpus]
         values["gpu_mhz"] = [None if gpu is None else gpu.mhz for gpu in gpus]
@@ -179,10 +179,10 @@ class History:
             got = values.get(key)
             column[rows] = np.nan if got is None else np.array(got, dtype=np.float64)  # None: NaN
 
-    def _newest_power_source(self, totals: Iterable[PowerTotal | None]) -> None:
-        """The source of the newest of ``totals`` that there is (kept across ``clear``)."""
-        self._power_source = next((t.source for t in reversed(list(totals)) if t is not None),
-                                  self._power_source)
+    def _newest_power_source(self, newest_first: Iterable[PowerTotal | None]) -> None:
+        """The source of the first of ``newest_first`` that there is (kept across ``clear``); the
+        rest are not asked for (``clear`` works out a total only back to the newest one there is)."""
+        self._power_source = next((t.source for t in newest_first if t is not None), self._power_source)
 
     @property
     def power_source(self) -> str | None:
@@ -262,7 +262,7 @@ class History:
         self._head = 0
         self._count = 0
         self._last_mono = None
-        self._newest_power_source(sample.power_total for _, sample in self._pending)
+        self._newest_power_source(sample.power_total for _, sample in reversed(self._pending))
         self._pending.clear()  # the columns keep their old rows: none is read before it is written again
         self.markers.clear()
         self.events.clear()
@@ -344,7 +344,10 @@ class History:
         buckets = max(1, int(buckets))
         if count <= buckets:
             return times.copy(), values
-        edges = np.unique(np.linspace(0, count, buckets + 1).astype(np.int64))[:-1]
+        # Bucket starts: strictly rising, as more samples than buckets puts them over one row
+        # apart (np.unique of them would change nothing, and its first call imports numpy.ma,
+        # 10-30 ms, which a replay's first seek paid)
+        edges = np.linspace(0, count, buckets + 1).astype(np.int64)[:-1]
         sizes = np.diff(np.append(edges, count))
         finite = np.isfinite(values)
         sums = np.add.reduceat(np.where(finite, values, 0.0), edges)

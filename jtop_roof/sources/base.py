@@ -61,6 +61,12 @@ class ReplayControls(Protocol):
         ...
 
     @property
+    def backfilling(self) -> bool:
+        """True while the record just handed out is one of a seek's that more follow at once (its
+        event and backfill): the pump may hand them on together. Read in the pump's thread."""
+        ...
+
+    @property
     def following(self) -> bool: ...
 
     @property

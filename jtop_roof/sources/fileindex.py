@@ -28,6 +28,7 @@ import time
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import tzinfo
 from typing import Any, BinaryIO
 
@@ -55,6 +56,13 @@ READ_CHUNK = 1 << 22
 #: Bytes one ``step`` indexes (about a thousand tegrastats lines, a few milliseconds): short, so
 #: that a thread which needs the next step never waits long for one another thread is taking.
 STEP_BYTES = 1 << 19
+#: The longest a ``scan`` waits for the player's backfill (``player_first``): a backfill takes tens
+#: of milliseconds; a player stopped in the middle of one must not stall the ledger's read for good.
+PLAYER_FIRST_S = 1.0
+#: How long a ``scan`` still waits after a backfill, while its records are taken in and drawn (in
+#: the monitor by the event loop, a thread other than the player's): a thread reading records
+#: beside it would take half of the interpreter (CPython shares it evenly between busy threads).
+TAKE_IN_S = 0.1
 
 # A top-level key of a recording line. In JSON a quote inside a string is always escaped, so an
 # unescaped `"mono":` is a key; record_to_json writes "t" and "mono" before any nested object.
@@ -135,6 +143,9 @@ class FileIndex:
         self._growing = growing
         self._lock = threading.RLock()  # one indexing thread at a time (see the module doc)
         self._closed = False
+        self._scans_may_read = threading.Event()  # cleared while the player backfills (player_first)
+        self._scans_may_read.set()
+        self._scans_resume_at = 0.0  # time.monotonic() at which scans go on after a backfill
         self._cut = False  # a step failed: the index ends where it did (``_cut_short``)
         self._tz = tz
         self._given_interval_s = interval_s
@@ -270,15 +281,39 @@ class FileIndex:
         sample.t_wall, sample.t_mono = times
         return sample
 
+    @contextmanager
+    def player_first(self) -> Iterator[None]:
+        """While inside (a seek's backfill), and ``TAKE_IN_S`` after, every ``scan`` waits before
+        its next record (inside, at most ``PLAYER_FIRST_S``): the seek has the interpreter to
+        itself, where it would share it with the ledger's read of the whole file."""
+        self._scans_may_read.clear()
+        try:
+            yield
+        finally:
+            self._scans_resume_at = time.monotonic() + TAKE_IN_S
+            self._scans_may_read.set()
+
+    @property
+    def player_busy(self) -> bool:
+        """True inside ``player_first``."""
+        return not self._scans_may_read.is_set()
+
     def scan(self) -> Iterator[Record]:
         """Every record of a finished single file, in order, as ``read`` gives them, through a
         file of its own (so any thread may scan while the replay plays): the replay's ledger is
         built from this, from the whole file. Past the part indexed it indexes the next step
-        itself, through its own file too (the replay's may be closed by then)."""
+        itself, through its own file too (the replay's may be closed by then). It waits while
+        the player backfills, and a moment after (``player_first``)."""
         noted: set[str] = set()
+        may_read = self._scans_may_read
         with open_regular(self.path) as fh:
             index = 0
             while True:
+                if not may_read.is_set():
+                    may_read.wait(PLAYER_FIRST_S)
+                resume_in = self._scans_resume_at - time.monotonic()
+                if resume_in > 0:
+                    time.sleep(min(resume_in, TAKE_IN_S))
                 if index < len(self._monos):
                     record = self.read(index, noted, fh)
                     index += 1

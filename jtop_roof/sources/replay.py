@@ -13,12 +13,14 @@ when the playhead reaches it. Controls (pause, step, speed, seek) come from the 
 ``records()`` runs in a worker thread; they only change state under a lock and wake the worker.
 
 A seek emits ``Event(kind="seek", t_mono=target)`` (the UI clears its history on it), then the
-records of the ``backfill_s`` seconds before the target at once, so plots are full again, then
-plays on from the target. A step to the next record longer than max(5 s, 10 intervals) (a board
-without RTC logs 1970 until NTP sets the clock) is not waited for: it becomes a ``gap`` event and
-the record plays at once. Looping (the demo) goes on with times moved on by the file's length, so
-the stream stays continuous, and says so with a ``note`` event. ``follow`` starts at the end
-of the file like ``tail -f`` (after the same backfill) and then plays lines as they are written.
+records of the ``backfill_s`` seconds before the target at once, so plots are full again, then plays
+on from the target. Meanwhile the ledger's read of the whole file waits (``player_first``), and
+``backfilling`` tells the consumer that more of the seek's records follow at once. A step to the
+next record longer than max(5 s, 10 intervals) (a board without RTC logs 1970 until NTP sets the
+clock) is not waited for: it becomes a ``gap`` event and the record plays at once. Looping (the
+demo) goes on with times moved on by the file's length, so the stream stays continuous, and says so
+with a ``note`` event. ``follow`` starts at the end of the file like ``tail -f`` (after the same
+backfill) and then plays lines as they are written.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import time
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from datetime import tzinfo
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -205,6 +208,13 @@ class ReplaySource(Source):
         return 0.0 if first is None or last is None else last - first
 
     @property
+    def backfilling(self) -> bool:
+        """True when the record just handed out is a seek's event or part of its backfill, and
+        more of them follow at once (the last is handed out with this False): a consumer may
+        gather them and take them in as one batch. Read in the thread that takes the records."""
+        return self.index.player_busy
+
+    @property
     def indexing(self) -> bool:
         """True while the file is still being indexed: ``duration_s`` is the part indexed so far,
         not the file's length."""
@@ -362,20 +372,24 @@ class ReplaySource(Source):
         target = min(max(first + target_s, first), last)
         monos = self.index.monos
         index = bisect_left(monos, target)
+        start = bisect_left(monos, target - self._backfill_s)
+        records = self.index.read_span(start, index, self._noted_types)
         if event:
             wall = self.index.wall_at(index, target)
-            yield Event(
-                "seek",
-                f"seek to {target - first:.1f} s",
-                None if wall is None else wall + self._loop_offset,
-                target + self._loop_offset,
-            )
-        start = bisect_left(monos, target - self._backfill_s)
-        for record in self.index.read_span(start, index, self._noted_types):
-            if self._stopped:
-                return
-            if record is not None:
-                yield self._moved(record)
+            records = chain([Event("seek", f"seek to {target - first:.1f} s",
+                                   None if wall is None else wall + self._loop_offset,
+                                   target + self._loop_offset)], records)
+        held: Record | None = None  # each record is handed out once the next is read (``backfilling``)
+        with self.index.player_first():  # the ledger's read of the file waits meanwhile
+            for record in records:
+                if self._stopped:
+                    return
+                if record is not None:
+                    if held is not None:
+                        yield held
+                    held = self._moved(record)
+        if held is not None:
+            yield held
         self._next = index
         self._last_played = target
         with self._cond:

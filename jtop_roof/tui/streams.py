@@ -38,12 +38,15 @@ READINGS_WAIT_S = 1.0
 class Batcher:
     """Gathers a source's records for the event loop: readings between samples (power at 5 Hz,
     processes) go with the next sample, marker or event, or alone once the oldest has waited
-    ``READINGS_WAIT_S``. Each message wakes the event loop and costs a dispatch: at 1 Hz with
-    power at 5 Hz, one message a second instead of six."""
+    ``READINGS_WAIT_S``; a replay's seek (its event and 1,200 records of backfill) goes as one.
+    Each message wakes the event loop and costs a dispatch: at 1 Hz with power at 5 Hz, one
+    message a second instead of six."""
 
     def __init__(self, post: Callable[[tuple[Record, ...]], object],
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self._post, self._clock = post, clock
+                 clock: Callable[[], float] = time.monotonic,
+                 more_follow: Callable[[], bool] = lambda: False) -> None:
+        """``more_follow``: whether more records follow the one just added at once (a seek's)."""
+        self._post, self._clock, self._more_follow = post, clock, more_follow
         self._pending: list[Record] = []
         self._oldest_at = 0.0
 
@@ -51,6 +54,8 @@ class Batcher:
         if not self._pending:
             self._oldest_at = self._clock()
         self._pending.append(record)
+        if self._more_follow():
+            return
         if not isinstance(record, (PowerReading, ProcessReading)) \
                 or self._clock() - self._oldest_at >= READINGS_WAIT_S:
             self.flush()
@@ -177,7 +182,9 @@ class Boards:
             post(RecordingFailed(exc.strerror or str(exc), index))
             return True  # monitoring goes on without the recording
 
-        batcher = Batcher(lambda records: post(RecordsReceived(records, index)))
+        controls = runtime.controls
+        more_follow = (lambda: controls.backfilling) if controls is not None else (lambda: False)
+        batcher = Batcher(lambda records: post(RecordsReceived(records, index)), more_follow=more_follow)
         try:
             runtime.pump(batcher.add, stopped=cancelled, write_failed=recording_failed)
         except Exception as exc:  # noqa: BLE001 - shown to the user; the app keeps its last data
