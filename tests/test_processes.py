@@ -8,6 +8,7 @@ import os
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from jtop_roof.analysis.ledger import EnergyLedger
@@ -22,7 +23,15 @@ from jtop_roof.model.codec import (
 )
 from jtop_roof.model.records import Fan, IoRates, ProcessReading, ProcessRow, Sample
 from jtop_roof.outputs.compare import item_from_report
-from jtop_roof.sources.processes import BenchmarkRoots, IoMeter, ProcessSampler, kept, read_stat
+from jtop_roof.sources.processes import (
+    BenchmarkRoots,
+    IoMeter,
+    ProcessSampler,
+    ProcIoCounters,
+    io_counters,
+    kept,
+    read_stat,
+)
 from jtop_roof.sources.sysfs import BoardFiles, find_fans, read_fans
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -284,3 +293,56 @@ def test_record_of_the_host_lists_a_busy_yes_in_the_whole_run(tmp_path):
                                        check=True, capture_output=True, timeout=60).stdout)
     found = [p for p in report["whole"]["processes"] if p["pid"] == busy.pid]
     assert found and found[0]["name"] == "yes" and found[0]["cpu_percent_mean"] >= 50
+
+
+def _proc_tree(root: Path, diskstats: str, net_dev: str, disks: list[str]) -> ProcIoCounters:
+    (root / "proc" / "net").mkdir(parents=True)
+    (root / "proc" / "diskstats").write_text(diskstats)
+    (root / "proc" / "net" / "dev").write_text(net_dev)
+    (root / "block").mkdir()
+    for disk in disks:
+        (root / "block" / disk).mkdir()
+    return ProcIoCounters(str(root / "proc"), str(root / "block"), mono=lambda: 0.0)
+
+
+NET_DEV = "".join(line + "\n" for line in (
+    "Inter-|   Receive                                                |  Transmit",
+    " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls",
+    "    lo: 9000      10    0    0    0     0          0         0     9000      10    0    0    0     0",
+    "  eth0: 1000       5    0    0    0     0          0         0      300       3    0    0    0     0",
+    " wlan0:   24       1    0    0    0     0          0         0       76       1    0    0    0     0",
+))
+
+
+def test_proc_counters_sum_whole_disks_and_interfaces_but_loopback(tmp_path):
+    """As psutil's: sectors of the disks /sys/block lists (a partition would count twice) at 512
+    bytes, bytes of every interface but lo; a disk name with a slash is listed with a '!'."""
+    diskstats = ("   7       0 loop0 10 0 80 1 0 0 0 0 0 1 1\n"
+                 " 179       0 mmcblk0 100 5 2000 50 40 2 800 30 0 60 80\n"
+                 " 179       1 mmcblk0p1 90 5 1900 45 40 2 800 30 0 55 75\n"
+                 " 104       0 cciss/c0d0 1 0 8 1 1 0 16 1 0 1 2\n")
+    counters = _proc_tree(tmp_path, diskstats, NET_DEV, ["loop0", "mmcblk0", "cciss!c0d0"])
+    assert counters.readable()
+    assert counters() == ((80 + 2000 + 8) * 512.0, (0 + 800 + 16) * 512.0, 1024.0, 376.0)
+
+
+def test_proc_counters_say_none_for_what_they_cannot_read(tmp_path):
+    counters = _proc_tree(tmp_path, " 179 1 mmcblk0p1 1 0 8 1 1 0 8 1 0 1 1\n",
+                          "h1\nh2\n    lo: 1 1 0 0 0 0 0 0 1 1 0 0 0 0 0 0\n", ["mmcblk0"])
+    assert counters() == (None, None, None, None)  # no whole disk, no interface but loopback
+    (tmp_path / "proc" / "diskstats").write_text(" 179 0 mmcblk0 x y z\n")
+    (tmp_path / "proc" / "net" / "dev").unlink()
+    assert counters() == (None, None, None, None)
+    assert not counters.readable()
+
+
+@pytest.mark.skipif(not ProcIoCounters().readable(), reason="no /proc/diskstats here")
+def test_proc_counters_read_what_psutil_reads_on_this_machine():
+    """Counters only grow: ours, read between two psutil reads, lie between them."""
+    before = io_counters(psutil)
+    ours = ProcIoCounters()()
+    after = io_counters(psutil)
+    for low, mine, high in zip(before, ours, after, strict=True):
+        assert (low is None) == (mine is None) == (high is None)
+        if mine is not None:
+            assert low <= mine <= high
