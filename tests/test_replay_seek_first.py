@@ -118,11 +118,15 @@ def test_a_seek_without_a_backfill_says_nothing_follows(log):
 
 
 def test_a_backfill_that_never_ends_holds_the_ledgers_read_only_a_while(log, monkeypatch):
-    monkeypatch.setattr(fileindex, "PLAYER_FIRST_S", 0.001)
+    """The wait is ``PLAYER_FIRST_S`` once for the backfill, not once a record: the whole file is
+    read soon after (a wait a record would take LINES times as long)."""
+    monkeypatch.setattr(fileindex, "PLAYER_FIRST_S", 0.2)
     src = source(log, FakeTime())
     with src.index.player_first():
-        read = list(itertools.islice(src.index.scan(), 20))
-    assert len(read) == 20
+        thread, read = scan_in_a_thread(src.index)
+        thread.join(10)
+        assert not thread.is_alive()
+    assert len(read) == LINES
 
 
 _FREEZE = r"""
@@ -150,3 +154,25 @@ def test_the_first_apply_of_a_process_puts_start_up_out_of_the_collectors_sight(
     assert counts["before"] == 0
     assert counts["first"] > 5000  # the modules' objects and more
     assert counts["second"] <= counts["first"]  # the 5,000 lists made since were not frozen
+
+
+def test_a_seek_after_a_loop_is_stamped_on_the_looped_stream_once():
+    """The demo loops on with times moved on by the file's length: a seek's event is moved once,
+    as the records played after it are."""
+    from replay_support import DEMO_LOG
+
+    from jtop_roof.sources.replay import ReplaySource
+
+    fake = FakeTime()
+    src = ReplaySource(DEMO_LOG, tz="UTC", loop=True, clock=fake.clock, sleep=fake.sleep, speed=64)
+    records = src.records()
+    looped = next(r for r in records if isinstance(r, Event) and r.kind == "note" and "loop" in r.detail)
+    assert looped is not None
+    first, length = src.index.first_mono, src.duration_s
+    assert first is not None
+    src.seek(10, relative=False)
+    seek = next(r for r in records if isinstance(r, Event) and r.kind == "seek")
+    assert seek.t_mono is not None and seek.t_mono - first == pytest.approx(10 + length, abs=1.5)
+    backfill = next(records)  # the backfill's first: the looped stream's, before the target
+    assert backfill.t_mono is not None and first + length - 1.5 <= backfill.t_mono <= seek.t_mono
+    records.close()

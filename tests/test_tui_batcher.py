@@ -22,7 +22,7 @@ class _Clock:
 def _batcher() -> tuple[Batcher, list[tuple[Record, ...]], _Clock]:
     posted: list[tuple[Record, ...]] = []
     clock = _Clock()
-    return Batcher(posted.append, clock), posted, clock
+    return Batcher(posted.append, hold_readings=True, clock=clock), posted, clock
 
 
 def test_readings_wait_for_the_next_sample_and_go_with_it_in_order():
@@ -80,7 +80,7 @@ def test_a_seeks_records_go_as_one_message_while_more_follow():
     the pump posts them in one message, with the last, not 1,200."""
     posted: list[tuple[Record, ...]] = []
     following = [True]
-    batcher = Batcher(posted.append, _Clock(), more_follow=lambda: following[0])
+    batcher = Batcher(posted.append, hold_readings=False, clock=_Clock(), more_follow=lambda: following[0])
     backfill = [Sample(t_mono=float(t)) for t in range(5)]
     for sample in backfill[:-1]:
         batcher.add(sample)
@@ -88,3 +88,19 @@ def test_a_seeks_records_go_as_one_message_while_more_follow():
     following[0] = False
     batcher.add(backfill[-1])
     assert posted == [tuple(backfill)]
+
+
+def test_a_replay_holds_no_reading_back():
+    """Paused, or at a file's end, nothing would come to take a held reading on: a seek whose last
+    backfilled record is a power reading is posted whole, and a reading alone goes at once."""
+    posted: list[tuple[Record, ...]] = []
+    following = [True]
+    batcher = Batcher(posted.append, hold_readings=False, clock=_Clock(), more_follow=lambda: following[0])
+    seek = [Sample(t_mono=0.0), _reading(0.2)]
+    batcher.add(seek[0])
+    following[0] = False
+    batcher.add(seek[1])
+    assert posted == [tuple(seek)]
+    reading = _reading(0.4)
+    batcher.add(reading)
+    assert posted[-1] == (reading,)

@@ -146,6 +146,7 @@ class FileIndex:
         self._scans_may_read = threading.Event()  # cleared while the player backfills (player_first)
         self._scans_may_read.set()
         self._scans_resume_at = 0.0  # time.monotonic() at which scans go on after a backfill
+        self._scans_wait_until = 0.0  # time.monotonic() past which scans stop waiting for one
         self._cut = False  # a step failed: the index ends where it did (``_cut_short``)
         self._tz = tz
         self._given_interval_s = interval_s
@@ -284,8 +285,9 @@ class FileIndex:
     @contextmanager
     def player_first(self) -> Iterator[None]:
         """While inside (a seek's backfill), and ``TAKE_IN_S`` after, every ``scan`` waits before
-        its next record (inside, at most ``PLAYER_FIRST_S``): the seek has the interpreter to
+        its next record (inside, ``PLAYER_FIRST_S`` at most in all): the seek has the interpreter to
         itself, where it would share it with the ledger's read of the whole file."""
+        self._scans_wait_until = time.monotonic() + PLAYER_FIRST_S
         self._scans_may_read.clear()
         try:
             yield
@@ -310,7 +312,7 @@ class FileIndex:
             index = 0
             while True:
                 if not may_read.is_set():
-                    may_read.wait(PLAYER_FIRST_S)
+                    may_read.wait(max(0.0, self._scans_wait_until - time.monotonic()))
                 resume_in = self._scans_resume_at - time.monotonic()
                 if resume_in > 0:
                     time.sleep(min(resume_in, TAKE_IN_S))

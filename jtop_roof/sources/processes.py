@@ -267,7 +267,7 @@ class ProcIoCounters:
         found = False
         try:
             with open(self._diskstats, "rb") as stream:
-                for line in stream.read(1 << 20).splitlines():
+                for line in stream.read().splitlines():
                     fields = line.split()
                     # major minor name reads merged sectors_read ms writes merged sectors_written ...
                     if len(fields) >= 10 and fields[2].replace(b"/", b"!") in self._disks:
@@ -285,7 +285,7 @@ class ProcIoCounters:
         found = False
         try:
             with open(self._net_dev, "rb") as stream:
-                for line in stream.read(1 << 20).splitlines()[2:]:  # two header lines
+                for line in stream.read().splitlines()[2:]:  # two header lines
                     name, _, counts = line.partition(b":")
                     values = counts.split()
                     if name.strip() != b"lo" and len(values) >= 9:

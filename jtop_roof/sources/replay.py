@@ -376,9 +376,8 @@ class ReplaySource(Source):
         records = self.index.read_span(start, index, self._noted_types)
         if event:
             wall = self.index.wall_at(index, target)
-            records = chain([Event("seek", f"seek to {target - first:.1f} s",
-                                   None if wall is None else wall + self._loop_offset,
-                                   target + self._loop_offset)], records)
+            records = chain([Event("seek", f"seek to {target - first:.1f} s", wall, target)],
+                            records)  # moved on by the loops below, as the file's records are
         held: Record | None = None  # each record is handed out once the next is read (``backfilling``)
         with self.index.player_first():  # the ledger's read of the file waits meanwhile
             for record in records:

@@ -128,10 +128,11 @@ class TegrastatsSource(Source):
             is_root = os.geteuid() == 0 or via_sudo
         self._is_root = is_root
         self._stop = threading.Event()
-        #: ``stop()`` sends a byte here, so the reader's wait ends at once: it waits for the
-        #: child's output, its silence limit or this, not on a poll (each wake-up of an idle
-        #: thread costs about 0.1 ms of CPU on a small VM, as much as parsing a line).
-        self._wake_reader, self._wake = socket.socketpair()
+        #: While ``records()`` runs, ``stop()`` sends a byte here, so the reader's wait ends at
+        #: once: it waits for the child's output, its silence limit or this, not on a poll (each
+        #: wake-up of an idle thread costs about 0.1 ms of CPU on a small VM, as much as parsing a
+        #: line).
+        self._wake: socket.socket | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         #: How messages name the child ("tegrastats"; "tegrastats on HOST" over ssh).
         self.name = "tegrastats"
@@ -143,10 +144,12 @@ class TegrastatsSource(Source):
         sets a flag and sends SIGTERM to the child's group. The worker running ``records()`` then
         reaps the child (SIGKILL after ``kill_grace_s``)."""
         self._stop.set()
-        try:
-            self._wake.send(b"x")
-        except OSError:  # closed (the stream ended) or full (woken already)
-            pass
+        wake = self._wake
+        if wake is not None:
+            try:
+                wake.send(b"x")
+            except OSError:  # closed (the stream ended) or full (woken already)
+                pass
         proc = self._proc
         if proc is not None:
             children.signal_group(proc.pid, signal.SIGTERM)
@@ -192,6 +195,9 @@ class TegrastatsSource(Source):
         last_wall: float | None = None
         last_mono: float | None = None
         restarted = False
+        wake_reader, wake = socket.socketpair()
+        wake.setblocking(False)
+        self._wake = wake
         try:
             while not self._stop.is_set():
                 try:
@@ -201,7 +207,7 @@ class TegrastatsSource(Source):
                     return
                 got_sample = False
                 reason: str | None = None
-                for item in self._read(proc):
+                for item in self._read(proc, wake_reader):
                     if isinstance(item, str):
                         reason = item
                         break
@@ -230,8 +236,9 @@ class TegrastatsSource(Source):
             running = self._proc
             if running is not None:
                 self._end(running)
-            self._wake_reader.close()
-            self._wake.close()
+            self._wake = None
+            wake_reader.close()
+            wake.close()
 
     def _gap(self, last_wall: float | None, last_mono: float, resumed: Sample) -> Event:
         """The gap event for samples resuming after a restart, at the resumed sample's time."""
@@ -258,7 +265,7 @@ class TegrastatsSource(Source):
         program = self.command[0] if self.command else "(empty command)"
         return f"cannot run {shlex.join(self.command) or '(empty command)'}: {start_problem(program, exc)}"
 
-    def _read(self, proc: subprocess.Popen[bytes]) -> Iterator[Any]:
+    def _read(self, proc: subprocess.Popen[bytes], wake_reader: socket.socket) -> Iterator[Any]:
         """Yield stamped samples; finally yield a string saying why the child stopped serving
         (exited or hung). Returns without a reason when ``stop()`` was called."""
         assert proc.stdout is not None and proc.stderr is not None
@@ -269,7 +276,7 @@ class TegrastatsSource(Source):
         selector = selectors.DefaultSelector()
         selector.register(out_fd, selectors.EVENT_READ)
         selector.register(err_fd, selectors.EVENT_READ)
-        selector.register(self._wake_reader, selectors.EVENT_READ)
+        selector.register(wake_reader, selectors.EVENT_READ)
         deadline = time.monotonic() + self._hang_timeout_s
         try:
             while not self._stop.is_set():
@@ -280,7 +287,7 @@ class TegrastatsSource(Source):
                 try:
                     events = selector.select(remaining)
                     ready = [(key.fd, os.read(key.fd, 65536)) for key, _ in events
-                             if key.fileobj is not self._wake_reader]
+                             if key.fileobj is not wake_reader]
                 except (OSError, ValueError) as exc:  # pipe closed under us by close()
                     if not self._stop.is_set():
                         yield f"lost the {self.name} pipe ({exc})"

@@ -36,17 +36,20 @@ READINGS_WAIT_S = 1.0
 
 
 class Batcher:
-    """Gathers a source's records for the event loop: readings between samples (power at 5 Hz,
-    processes) go with the next sample, marker or event, or alone once the oldest has waited
-    ``READINGS_WAIT_S``; a replay's seek (its event and 1,200 records of backfill) goes as one.
-    Each message wakes the event loop and costs a dispatch: at 1 Hz with power at 5 Hz, one
-    message a second instead of six."""
+    """Gathers a source's records for the event loop. Live (``hold_readings``), readings between
+    samples (power at 5 Hz, processes) go with the next sample, marker or event, or with the
+    first reading after the oldest has waited ``READINGS_WAIT_S`` (the power sampler reads on
+    while a main source stalls). A replay's seek (its event and 1,200 records of backfill) goes as
+    one. Each message wakes the event loop and costs a dispatch: at 1 Hz with power at 5 Hz, one
+    message a second instead of six. A replay holds no reading back: paused, or at the end of a
+    file, nothing would come to take it on."""
 
-    def __init__(self, post: Callable[[tuple[Record, ...]], object],
+    def __init__(self, post: Callable[[tuple[Record, ...]], object], *, hold_readings: bool,
                  clock: Callable[[], float] = time.monotonic,
                  more_follow: Callable[[], bool] = lambda: False) -> None:
         """``more_follow``: whether more records follow the one just added at once (a seek's)."""
-        self._post, self._clock, self._more_follow = post, clock, more_follow
+        self._post, self._hold_readings = post, hold_readings
+        self._clock, self._more_follow = clock, more_follow
         self._pending: list[Record] = []
         self._oldest_at = 0.0
 
@@ -56,7 +59,7 @@ class Batcher:
         self._pending.append(record)
         if self._more_follow():
             return
-        if not isinstance(record, (PowerReading, ProcessReading)) \
+        if not (self._hold_readings and isinstance(record, (PowerReading, ProcessReading))) \
                 or self._clock() - self._oldest_at >= READINGS_WAIT_S:
             self.flush()
 
@@ -184,7 +187,8 @@ class Boards:
 
         controls = runtime.controls
         more_follow = (lambda: controls.backfilling) if controls is not None else (lambda: False)
-        batcher = Batcher(lambda records: post(RecordsReceived(records, index)), more_follow=more_follow)
+        batcher = Batcher(lambda records: post(RecordsReceived(records, index)),
+                          hold_readings=controls is None, more_follow=more_follow)
         try:
             runtime.pump(batcher.add, stopped=cancelled, write_failed=recording_failed)
         except Exception as exc:  # noqa: BLE001 - shown to the user; the app keeps its last data

@@ -139,9 +139,9 @@ class RooflinePane(Pane):
 
 
 #: The grid (log10 steps) on which a roof or point must move to be drawn again: a GPU clock
-#: jittering by 1 MHz or a phase's running rate moves it less. What is drawn is then at most half
-#: a step (0.23 %) off the newest values: under half a braille dot, which spans 0.0037 decades
-#: or more even on a 400-column screen (the x axis spans 3 decades or more).
+#: jittering by 1 MHz or a phase's running rate moves it less. What is drawn is then at most a
+#: step (0.46 %) off the newest values: under a braille dot, which spans 0.0037 decades or more
+#: even on a 400-column screen (the x axis spans 3 decades or more).
 DRAWN_STEP_DECADES = 0.002
 
 
