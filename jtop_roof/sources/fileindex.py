@@ -63,6 +63,9 @@ PLAYER_FIRST_S = 1.0
 #: the monitor by the event loop, a thread other than the player's): a thread reading records
 #: beside it would take half of the interpreter (CPython shares it evenly between busy threads).
 TAKE_IN_S = 0.1
+#: A scan looks for the player's backfill once every this many records (about a millisecond of
+#: reading), not at each of a million.
+SCAN_LOOKS_EVERY = 32
 
 # A top-level key of a recording line. In JSON a quote inside a string is always escaped, so an
 # unescaped `"mono":` is a key; record_to_json writes "t" and "mono" before any nested object.
@@ -295,6 +298,15 @@ class FileIndex:
             self._scans_resume_at = time.monotonic() + TAKE_IN_S
             self._scans_may_read.set()
 
+    def _after_the_player(self) -> None:
+        """A scan's wait while the player backfills (``PLAYER_FIRST_S`` at most) and ``TAKE_IN_S``
+        after (``player_first``)."""
+        if not self._scans_may_read.is_set():
+            self._scans_may_read.wait(max(0.0, self._scans_wait_until - time.monotonic()))
+        resume_in = self._scans_resume_at - time.monotonic()
+        if resume_in > 0:
+            time.sleep(min(resume_in, TAKE_IN_S))
+
     @property
     def player_busy(self) -> bool:
         """True inside ``player_first``."""
@@ -307,15 +319,11 @@ class FileIndex:
         itself, through its own file too (the replay's may be closed by then). It waits while
         the player backfills, and a moment after (``player_first``)."""
         noted: set[str] = set()
-        may_read = self._scans_may_read
         with open_regular(self.path) as fh:
             index = 0
             while True:
-                if not may_read.is_set():
-                    may_read.wait(max(0.0, self._scans_wait_until - time.monotonic()))
-                resume_in = self._scans_resume_at - time.monotonic()
-                if resume_in > 0:
-                    time.sleep(min(resume_in, TAKE_IN_S))
+                if not index % SCAN_LOOKS_EVERY:
+                    self._after_the_player()
                 if index < len(self._monos):
                     record = self.read(index, noted, fh)
                     index += 1
