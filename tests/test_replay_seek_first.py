@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from replay_support import FakeTime, source, stamped_lines
 
 from jtop_roof.model.records import Event, Record, Sample
 from jtop_roof.sources import fileindex
+from jtop_roof.sources.replay import ReplaySource
 
 LINES = 300
 
@@ -37,12 +39,18 @@ def scan_in_a_thread(index: fileindex.FileIndex) -> tuple[threading.Thread, list
     return thread, read
 
 
-def test_the_ledgers_read_waits_while_a_seek_backfills_then_reads_the_whole_file(log, monkeypatch):
-    monkeypatch.setattr(fileindex, "PLAYER_FIRST_S", 60.0)
+def seeked(log: Path) -> tuple[ReplaySource, Iterator[Record]]:
+    """A replay of ``log`` (20 s of backfill) asked to seek 200 s in, after its first record."""
     src = source(log, FakeTime(), backfill_s=20, hold_at_end=True)
     records = src.records()
     next(records)
     src.seek(200, relative=False)
+    return src, records
+
+
+def test_the_ledgers_read_waits_while_a_seek_backfills_then_reads_the_whole_file(log, monkeypatch):
+    monkeypatch.setattr(fileindex, "PLAYER_FIRST_S", 60.0)
+    src, records = seeked(log)
     seek = next(records)
     assert isinstance(seek, Event) and seek.kind == "seek"
     first = next(records)  # the backfill's first: the player is inside it
@@ -60,10 +68,7 @@ def test_the_ledgers_read_waits_while_a_seek_backfills_then_reads_the_whole_file
 
 def test_the_ledgers_read_waits_a_while_after_the_backfill_while_it_is_taken_in(log, monkeypatch):
     monkeypatch.setattr(fileindex, "TAKE_IN_S", 2.0)
-    src = source(log, FakeTime(), backfill_s=20, hold_at_end=True)
-    records = src.records()
-    next(records)
-    src.seek(200, relative=False)
+    src, records = seeked(log)
     assert [r.t_mono for r in itertools.islice(records, 22)][-1] == src.index.first_mono + 200  # the target
     thread, read = scan_in_a_thread(src.index)
     time.sleep(0.2)  # well inside TAKE_IN_S
@@ -75,10 +80,7 @@ def test_the_ledgers_read_waits_a_while_after_the_backfill_while_it_is_taken_in(
 
 def test_a_player_stopped_inside_a_backfill_lets_the_ledgers_read_go_on(log, monkeypatch):
     monkeypatch.setattr(fileindex, "PLAYER_FIRST_S", 60.0)
-    src = source(log, FakeTime(), backfill_s=20, hold_at_end=True)
-    records = src.records()
-    next(records)
-    src.seek(200, relative=False)
+    src, records = seeked(log)
     list(itertools.islice(records, 3))  # the seek event and two records of the backfill
     records.close()  # the player goes away in the middle of it
     thread, read = scan_in_a_thread(src.index)
@@ -160,8 +162,6 @@ def test_a_seek_after_a_loop_is_stamped_on_the_looped_stream_once():
     """The demo loops on with times moved on by the file's length: a seek's event is moved once,
     as the records played after it are."""
     from replay_support import DEMO_LOG
-
-    from jtop_roof.sources.replay import ReplaySource
 
     fake = FakeTime()
     src = ReplaySource(DEMO_LOG, tz="UTC", loop=True, clock=fake.clock, sleep=fake.sleep, speed=64)
