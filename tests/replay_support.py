@@ -14,12 +14,15 @@ BODIES = [line[20:] for line in DEMO_LOG.read_text().splitlines()[:20]]
 
 
 class FakeTime:
-    """clock() and sleep(): sleep advances the clock and then runs ``hook`` (if set)."""
+    """clock() and sleep(): sleep advances the clock (nothing waits for real) and then runs
+    ``hook`` (if set). A replay that sleeps on past ``limit`` sleeps is waiting for what never
+    comes: the test fails instead of hanging."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int | None = None) -> None:
         self.now = 0.0
         self.sleeps = 0
         self.hook = None
+        self.limit = limit
 
     def clock(self) -> float:
         return self.now
@@ -27,6 +30,8 @@ class FakeTime:
     def sleep(self, seconds: float) -> None:
         self.now += seconds
         self.sleeps += 1
+        if self.limit is not None and self.sleeps > self.limit:
+            raise RuntimeError("the replay idles on: what it waits for never came")
         if self.hook is not None:
             self.hook()
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from factories import recording_header, synthetic_sample
+from replay_support import FakeTime
 
 from jtop_roof.formats.logfile import RecordingError, iter_records
 from jtop_roof.model.codec import json_line, record_to_json
@@ -84,25 +85,11 @@ def entries(index: fileindex.FileIndex) -> list[object]:
             for i in range(len(index))]
 
 
-class Clock:
-    """A fake clock whose sleep advances it (nothing waits for real); a replay that sleeps on
-    past ``limit`` sleeps is waiting for what never comes: the test fails instead of hanging."""
-
-    def __init__(self, limit: int = 20_000) -> None:
-        self.now = 0.0
-        self.left = limit
-
-    def clock(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
-        self.left -= 1
-        if self.left < 0:
-            raise RuntimeError("the replay idles on: what it waits for never came")
+#: Sleeps after which a replay idles on for what never comes (FakeTime fails the test).
+IDLE_SLEEPS = 20_000
 
 
-def replay(path: Path, clock: Clock, **kwargs: object) -> ReplaySource:
+def replay(path: Path, clock: FakeTime, **kwargs: object) -> ReplaySource:
     return ReplaySource(path, tz="UTC", speed=64.0, clock=clock.clock, sleep=clock.sleep, **kwargs)  # type: ignore[arg-type]
 
 
@@ -159,7 +146,7 @@ def test_playing_past_the_indexed_part_plays_every_line_once_in_order(tmp_path):
     """The worker, the background indexer and the ledger's scan all index: no line is lost or
     played twice, whoever indexed it."""
     path = day_log(tmp_path / "day.log")
-    clock = Clock()
+    clock = FakeTime(limit=IDLE_SLEEPS)
     src = replay(path, clock)
     scanned = src.index.scan()
     played = []
@@ -176,7 +163,7 @@ def test_playing_past_the_indexed_part_plays_every_line_once_in_order(tmp_path):
 
 def test_a_seek_past_the_indexed_part_waits_for_the_index_and_lands_where_it_asked(tmp_path):
     path = day_log(tmp_path / "day.log")
-    clock = Clock()
+    clock = FakeTime(limit=IDLE_SLEEPS)
     src = replay(path, clock, hold_at_end=True)
     assert src.indexing
     records = src.records()
@@ -196,7 +183,7 @@ def test_a_seek_past_the_indexed_part_waits_for_the_index_and_lands_where_it_ask
 
 def test_a_seek_to_the_end_while_indexing_goes_to_the_files_end(tmp_path):
     path = day_log(tmp_path / "day.log")
-    clock = Clock()
+    clock = FakeTime(limit=IDLE_SLEEPS)
     src = replay(path, clock, hold_at_end=True)
     records = src.records()
     next(records)
@@ -228,7 +215,7 @@ def test_stopped_while_indexing_its_ledger_still_reads_the_whole_file(tmp_path):
 
 def test_a_followed_file_that_grows_while_it_is_indexed_plays_its_new_lines(tmp_path):
     path = day_log(tmp_path / "day.log")
-    clock = Clock()
+    clock = FakeTime(limit=IDLE_SLEEPS)
     src = replay(path, clock, follow=True)
     assert src.indexing
     records = src.records()
@@ -250,7 +237,7 @@ def test_a_file_truncated_while_it_is_indexed_ends_where_it_was_cut(tmp_path):
     """A file cut short under a replay that is not following: what was indexed and is gone reads
     as no record; nothing raises, and the replay ends."""
     path = day_log(tmp_path / "day.log")
-    clock = Clock()
+    clock = FakeTime(limit=IDLE_SLEEPS)
     src = replay(path, clock)
     indexed = len(src.index)
     with path.open("r+b") as f:
@@ -263,7 +250,7 @@ def test_a_file_truncated_while_it_is_indexed_ends_where_it_was_cut(tmp_path):
 
 def test_a_followed_file_truncated_says_so_and_plays_what_is_written_again(tmp_path):
     path = day_log(tmp_path / "day.log")
-    clock = Clock()
+    clock = FakeTime(limit=IDLE_SLEEPS)
     src = replay(path, clock, follow=True)
     records = src.records()
     next(records)
@@ -282,7 +269,7 @@ def test_a_followed_file_truncated_says_so_and_plays_what_is_written_again(tmp_p
 def test_a_file_without_records_opens_ends_and_seeks_without_indexing_forever(tmp_path, content):
     path = tmp_path / "empty.log"
     path.write_bytes(content)
-    clock = Clock()
+    clock = FakeTime(limit=IDLE_SLEEPS)
     src = replay(path, clock)
     assert not src.indexing and src.duration_s == 0.0
     src.seek_to("end")
@@ -294,7 +281,7 @@ def test_a_file_without_records_opens_ends_and_seeks_without_indexing_forever(tm
 def test_a_one_line_file_plays_its_line(tmp_path):
     path = tmp_path / "one.log"
     path.write_text(stamped([0]).rstrip("\n"), encoding="utf-8")  # its newline not written either
-    clock = Clock()
+    clock = FakeTime(limit=IDLE_SLEEPS)
     src = replay(path, clock)
     assert not src.indexing and src.duration_s == 0.0
     src.seek_to("end")
@@ -307,7 +294,7 @@ def test_a_later_session_refused_ends_the_index_there_with_a_note(tmp_path):
     """A header of another program past the first step cannot refuse the file at open any more:
     the replay plays up to it and says why it stops; a short file is refused at open as before."""
     path = recording(tmp_path / "r.jsonl", 400, foreign_header_at=300)
-    src = replay(path, Clock())
+    src = replay(path, FakeTime(limit=IDLE_SLEEPS))
     played = list(src.records())
     samples = [r for r in played if isinstance(r, Sample)]
     assert len(samples) == 300
@@ -361,7 +348,7 @@ def test_a_plain_logs_walls_in_the_index_are_those_parse_gives(tmp_path):
 
 def test_a_nan_seek_is_ignored_and_an_infinite_one_goes_to_the_end(tmp_path):
     path = day_log(tmp_path / "day.log")
-    clock = Clock()
+    clock = FakeTime(limit=IDLE_SLEEPS)
     src = replay(path, clock, hold_at_end=True)
     records = src.records()
     next(records)
