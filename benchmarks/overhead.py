@@ -127,27 +127,28 @@ async def live_run(seconds: float, size: tuple[int, int]) -> None:
           f"CPU {cpu:.2f} s = {100 * cpu / wall:.2f} % of one core; peak RSS {peak_rss_mb():.0f} MB")
 
 
+def stat_fields(path: str) -> list[str] | None:
+    """The fields of a /proc ``stat`` file after the command name (None: the task is gone)."""
+    try:
+        return Path(path).read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
 def tree_cpu_s(pid: int) -> float:
     """CPU seconds of a process (all its threads and waited children) and its living descendants,
     from /proc (what the process really costs, whatever its event loop and driver do)."""
     tick = os.sysconf("SC_CLK_TCK")
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
+        if entry.isdigit() and (fields := stat_fields(f"/proc/{entry}/stat")) is not None:
             children.setdefault(int(fields[1]), []).append(int(entry))
     total, todo = 0.0, [pid]
     while todo:
         current = todo.pop()
-        try:
-            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += sum(int(v) for v in fields[11:15]) / tick  # utime stime cutime cstime
-        todo += children.get(current, [])
+        if (fields := stat_fields(f"/proc/{current}/stat")) is not None:
+            total += sum(int(v) for v in fields[11:15]) / tick  # utime stime cutime cstime
+            todo += children.get(current, [])
     return total
 
 
@@ -279,11 +280,8 @@ def task_cpu_s(pid: int) -> dict[int, float]:
     tick = os.sysconf("SC_CLK_TCK")
     out = {}
     for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            fields = Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        out[int(tid)] = (int(fields[11]) + int(fields[12])) / tick
+        if (fields := stat_fields(f"/proc/{pid}/task/{tid}/stat")) is not None:
+            out[int(tid)] = (int(fields[11]) + int(fields[12])) / tick  # utime stime
     return out
 
 
