@@ -152,7 +152,6 @@ class History:
         pending, self._pending = self._pending, []
         if not pending:
             return
-        rows = np.fromiter((row for row, _ in pending), dtype=np.intp, count=len(pending))
         samples = [sample for _, sample in pending]
         totals = [sample.power_total for sample in samples]
         values: dict[str, list[float | None]] = {"power_mw": [None if t is None else t.mw for t in totals]}
@@ -175,6 +174,14 @@ class History:
             values[f"rail:{name}"] = [None if rail is None else rail.now_mw for rail in rails]
         for name in self.zones:
             values[f"zone:{name}"] = [s.temps_c.get(name) for s in samples]
+        if len(pending) == 1:  # live: one row a read, written as scalars (an array a column costs 2x)
+            row = pending[0][0]
+            for key, column in self._columns.items():
+                got = values.get(key)
+                value = None if got is None else got[0]
+                column[row] = np.nan if value is None else value
+            return
+        rows = np.fromiter((row for row, _ in pending), dtype=np.intp, count=len(pending))
         for key, column in self._columns.items():
             got = values.get(key)
             column[rows] = np.nan if got is None else np.array(got, dtype=np.float64)  # None: NaN
