@@ -9,6 +9,7 @@ wrong roof. This module imports no UI code.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import math
 import re
 from collections.abc import Mapping
@@ -283,9 +284,11 @@ def _merge(packaged: Mapping[str, Any], user: Mapping[str, Any], where: str) -> 
     return out
 
 
+@functools.cache
 def _packaged_entries() -> Mapping[str, Any]:
     """The packaged database: our own file, read with libyaml's safe loader where PyYAML has it
-    (about 15 ms instead of 190 at every start)."""
+    (about 15 ms instead of 190), once a process (a start with ``--device`` loads the database
+    three times). Shared: what reads it copies before it changes anything."""
     text = resources.files("jtop_roof.roofline").joinpath("data/devices.yaml").read_text(encoding="utf-8")
     data = _mapping("devices.yaml", yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
     return _mapping("devices.yaml: devices", data.get("devices"))
