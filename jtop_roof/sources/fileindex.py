@@ -71,9 +71,10 @@ SCAN_LOOKS_EVERY = 32
 # unescaped `"mono":` is a key; record_to_json writes "t" and "mono" before any nested object.
 _MONO_KEY = re.compile(rb'(?<!\\)"mono"\s*:\s*(null|-?\d[\d.eE+-]*)')
 _WALL_KEY = re.compile(rb'(?<!\\)"t"\s*:\s*(null|-?\d[\d.eE+-]*)')
-_SAMPLE_TYPE = re.compile(rb'^\s*\{\s*"type"\s*:\s*"sample"')
+# A record line's type: record_to_json writes it first.
+_RECORD_TYPE = re.compile(rb'^\s*\{\s*"type"\s*:\s*"(\w+)"')
 #: Records whose time may come before the stream's first sample (``codec.Check.times``).
-_BEFORE_STREAM_TYPE = re.compile(rb'^\s*\{\s*"type"\s*:\s*"(?:marker|work)"')
+_BEFORE_STREAM_TYPES = frozenset({b"marker", b"work"})
 _NAN = float("nan")
 _SYNTHETIC = -1  # offset of an index entry that is not a line (a session's gap event)
 _INT32_MAX = 2**31 - 1
@@ -513,7 +514,9 @@ class FileIndex:
         self._timer.add(offset, stamp_of(raw[:40].decode("latin-1")))
 
     def _index_record(self, raw: bytes, offset: int) -> None:
-        low = -MAX_MONO_S if _BEFORE_STREAM_TYPE.match(raw) else 0.0
+        typed = _RECORD_TYPE.match(raw)
+        kind = None if typed is None else typed.group(1)
+        low = -MAX_MONO_S if kind in _BEFORE_STREAM_TYPES else 0.0
         mono = _number(_MONO_KEY.search(raw), MAX_MONO_S, low)
         if mono is None:
             if b'"header"' in raw[:64]:
@@ -523,7 +526,7 @@ class FileIndex:
                     self._placer.new_session(header)
             return  # the header, a cut-off line, or a record without a time
         wall = _number(_WALL_KEY.search(raw), MAX_WALL_S)
-        is_sample = _SAMPLE_TYPE.match(raw) is not None
+        is_sample = kind == b"sample"
         placed, gap = self._placer.place(mono, wall, sample=is_sample)
         if gap is not None:
             self._append_event(gap)
