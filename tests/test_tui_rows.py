@@ -31,7 +31,7 @@ async def test_every_plot_and_readout_paints_what_textual_paints(tmp_path, theme
         await park_replay(pilot, app)
         widgets = [w for w in app.screen.query(DirectRows) if w.region.area]
         assert len(widgets) >= 15  # every pane's readout, the header and the plots
-        assert any(w._plain() for w in widgets)  # the fast route is the one tested
+        assert all(w.direct_route() is not None for w in widgets)  # the fast route is the one tested
         for widget in widgets:
             whole = widget.region.reset_offset
             assert _ours(widget, whole) == _stock(widget, whole), widget
@@ -40,9 +40,9 @@ async def test_every_plot_and_readout_paints_what_textual_paints(tmp_path, theme
             assert _ours(widget, middle) == _stock(widget, middle), widget
 
 
-@pytest.mark.parametrize("rule", ["border", "padding", "outline", "tint", "opacity", "hatch"])
+@pytest.mark.parametrize("rule", ["border", "outline", "tint", "opacity", "hatch"])
 async def test_a_plot_with_a_style_that_changes_its_rows_goes_textuals_way(tmp_path, rule):
-    values = {"border": ("round", "red"), "padding": (1, 2), "outline": ("solid", "blue"),
+    values = {"border": ("round", "red"), "outline": ("solid", "blue"),
               "tint": "red 40%", "opacity": 0.5, "hatch": ("/", "green")}
     app = replay_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -50,9 +50,45 @@ async def test_a_plot_with_a_style_that_changes_its_rows_goes_textuals_way(tmp_p
         plot = app.query_one("#cpu").query_one(TimePlot)
         setattr(plot.styles, rule, values[rule])
         await pilot.pause()
-        assert not plot._plain()
+        assert plot.direct_route() is None
         whole = plot.region.reset_offset
         assert _ours(plot, whole) == _stock(plot, whole)
+
+
+@pytest.mark.parametrize("padding", [(1, 2), (0, 3, 2, 0)])
+async def test_a_padded_plot_paints_its_own_rows_as_textual_would(tmp_path, padding):
+    """Padding (the header has some) is painted here in the widget's background, each side and
+    the rows above and below, as Textual's styles cache paints it."""
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await park_replay(pilot, app)
+        plot = app.query_one("#cpu").query_one(TimePlot)
+        before = plot.direct_route()
+        plot.styles.padding = padding
+        await pilot.pause()
+        route = plot.direct_route()
+        assert route is not None and route is not before and tuple(route.padding) == (padding * 2)[:4]
+        whole = plot.region.reset_offset
+        assert _ours(plot, whole) == _stock(plot, whole)
+        clipped = Region(1, 1, whole.width - 2, whole.height - 1)
+        assert _ours(plot, clipped) == _stock(plot, clipped)
+
+
+async def test_a_style_changed_on_an_ancestor_is_painted(tmp_path):
+    """The route is kept while nothing it depends on changes: a pane's new background (an
+    ancestor's style) reaches its readout's rows."""
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await park_replay(pilot, app)
+        pane = app.query_one("#cpu")
+        readout = pane.readout
+        whole = readout.region.reset_offset
+        painted = _ours(readout, whole)
+        pane.styles.background = "red"
+        await pilot.pause()
+        repainted = _ours(readout, whole)
+        assert repainted != painted
+        assert repainted == _stock(readout, whole)
 
 
 async def test_a_row_that_did_not_change_is_the_same_strip(tmp_path):
@@ -62,7 +98,7 @@ async def test_a_row_that_did_not_change_is_the_same_strip(tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         await park_replay(pilot, app)
         plot = app.query_one("#gpu").query_one(TimePlot)
-        assert plot._plain()
+        assert plot.direct_route() is not None
         whole = plot.region.reset_offset
         first, again = plot.render_lines(whole), plot.render_lines(whole)
         assert all(a is b for a, b in zip(first, again, strict=True))

@@ -372,7 +372,7 @@ class JroofApp(ReplayTransport, ThemedApp):
 
     def _draw_header(self) -> None:
         header = self.query_one("#header", Readout)
-        header.set_lines(header_lines(header.size.width or self.size.width, self.streams, self.stream))
+        header.set_lines(header_lines(header.cells.width or self.size.width, self.streams, self.stream))
 
     def _update_header(self) -> None:
         """After a key that changes what the header says: it is one line, draw it now."""

@@ -61,7 +61,7 @@ class Painter:
         held_until: float | None = None
         for pane in panes:
             plot = pane.plot
-            if plot is None or not _shown(plot) or not plot.size.area:
+            if plot is None or not _shown(plot) or not plot.cells.area:
                 continue
             drawn_version, drawn_at = self.plot_drawn.get(pane.id or "", ((-1, -1), -1e9))
             if not force and drawn_version == version:

@@ -159,7 +159,7 @@ class Pane(Vertical):
         return self.screen.has_class("-compact") and not self.has_class("-focused")
 
     def update_readout(self, view: View) -> None:
-        width = self.readout.size.width or max(20, self.size.width - 2)
+        width = self.readout.cells.width or max(20, self.size.width - 2)
         if self.compact:
             lines = self.compact_lines(view, width)
         else:

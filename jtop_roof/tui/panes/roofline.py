@@ -54,7 +54,7 @@ class RooflinePane(Pane):
         points = _roof_points(view)
         precision = roof.precision
         key = (precision, *(_drawn_roof(r, precision) for r in (roof.current, roof.maximum, roof.measured)),
-               plot.size, self.app.theme, tuple(_drawn_point(point) for point in points))
+               plot.cells, self.app.theme, tuple(_drawn_point(point) for point in points))
         if key != self._drawn:  # drawn again only once a roof or the point moved by a visible step
             self._drawn = key
             plot.draw(roof, points)

@@ -33,17 +33,17 @@ class ChartView(DirectRows):
     def _show(self, chart: Chart | None) -> None:
         """Lay ``chart`` out at the widget's size and repaint the rows that changed."""
         self._chart = chart
-        refresh_all = self._laid_out != (self.size.width, self.size.height)
+        refresh_all = self._laid_out != (self.cells.width, self.cells.height)
         changed = self._lay_out()
         if refresh_all:
             self.refresh()
         elif changed:
-            width = self.size.width
+            width = self.cells.width
             self.refresh(*(Region(0, y, width, 1) for y in changed))
 
     def _lay_out(self) -> list[int]:
         """Rows and strips for the current size; returns the rows that differ from before."""
-        width, height = self.size.width, self.size.height
+        width, height = self.cells.width, self.cells.height
         if self._chart is None or not width or not height:
             runs: list[list[Run]] = [[(" " * width, None, None)] for _ in range(height)]
         else:
@@ -64,7 +64,7 @@ class ChartView(DirectRows):
         return chart
 
     def render_line(self, y: int) -> Strip:
-        size = self.size
+        size = self.cells
         if self._laid_out != (size.width, size.height):
             self._lay_out()  # resized since the last drawing: the same chart at the new size
         if 0 <= y < len(self._strips):

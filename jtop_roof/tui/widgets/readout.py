@@ -22,8 +22,9 @@ from textual.content import Content
 from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.style import Style as VisualStyle
+from textual.widget import Widget
 
-from jtop_roof.tui.widgets.rows import DirectRows
+from jtop_roof.tui.widgets.rows import DirectRows, Route
 
 #: One chunk: (text, component class suffix or None). Suffixes: see COMPONENT_CLASSES.
 Chunk = tuple[str, "str | None"]
@@ -76,7 +77,7 @@ class Readout(DirectRows):
         self._placed_styles: dict[tuple[str | None, int, int], Style] = {}
         #: Each row's line and its strip, as last built.
         self._strips: dict[int, tuple[Line, Strip]] = {}
-        #: The chunk styles and width of the ``render_lines`` pass under way (None: none is).
+        #: The chunk styles and width of the direct paint under way (None: none is).
         self._pass: tuple[dict[str | None, VisualStyle], int] | None = None
 
     @property
@@ -97,7 +98,7 @@ class Readout(DirectRows):
         if len(lines) != len(old):
             self.refresh(layout=True)
             return
-        width = self.size.width
+        width = self.outer_size.width
         self.refresh(*(Region(0, y, width, 1) for y, line in enumerate(lines) if line != old[y]))
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
@@ -106,17 +107,20 @@ class Readout(DirectRows):
     def get_content_width(self, container: Size, viewport: Size) -> int:
         return max((cell_len("".join(text for text, _ in line)) for line in self._lines), default=0)
 
-    def render_lines(self, crop: Region) -> list[Strip]:
+    def paint_rows(self, route: Route, crop: Region) -> list[Strip]:
         """The rows in ``crop``, with the styles and width looked up once for them all (each
-        lookup walks the DOM: it cost as much as building a row)."""
-        self._pass = (self._styles(), self.size.width)
+        lookup walks the DOM: it cost as much as building a row); a text selection goes
+        Textual's way."""
+        if self.text_selection is not None:
+            return Widget.render_lines(self, crop)
+        self._pass = (self._styles(), route.content_width)
         try:
-            return super().render_lines(crop)
+            return super().paint_rows(route, crop)
         finally:
             self._pass = None
 
     def render_line(self, y: int) -> Strip:
-        if self.text_selection is not None or not 0 <= y < len(self._lines):
+        if self._pass is None and self.text_selection is not None or not 0 <= y < len(self._lines):
             return super().render_line(y)
         line = self._lines[y]
         styles, width = self._pass if self._pass is not None else (self._styles(), self.size.width)
@@ -131,10 +135,11 @@ class Readout(DirectRows):
         return strip
 
     def _styles(self) -> dict[str | None, VisualStyle]:
-        """The chunk styles for the current base style, ANSI theme and theme (forgetting the
+        """The chunk styles for the current styles, size, ANSI theme and theme (forgetting the
         strips built with others, or at another width)."""
         app = self.app
-        key = (self.visual_style, id(app.ansi_theme), app.theme, self.size.width)
+        self.direct_route()  # brings the key of the styles and size up to date
+        key = (self._route_key, id(app.ansi_theme), app.theme)
         if key != self._styles_key:
             self._styles_key = key
             self._chunk_styles = {}

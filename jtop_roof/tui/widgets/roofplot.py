@@ -81,7 +81,7 @@ class RoofPlot(ChartView):
         left_ticks = _decades(y_lo, y_hi, fmt_si)
         # 1.2 of the plot area's cells (the frame and the y labels take the rest): the label
         # starts (or ends) one cell off its dot, never on it.
-        area_cells = self.size.width - max((len(text) for text in left_ticks[1]), default=0) - 3
+        area_cells = self.cells.width - max((len(text) for text in left_ticks[1]), default=0) - 3
         offset = 1.2 * (x_hi - x_lo) / max(1, area_cells)
         for x, y, label in shown:
             lines.append(Line([x], [y], point_colour, marker="●"))

@@ -2,23 +2,47 @@
 
 Textual passes each row a widget paints through its styles cache (border, padding, outline, tint,
 opacity, hatch, a hovered link) and builds a new strip for it, then filters that strip again
-(ANSI colours to the theme's). For a widget that has none of those, all that gives back the row
-it started with, at about 35 µs a row; the monitor's plots and readouts repaint dozens of rows
-each second. Here such a widget's row is its own strip, padded to the widget's width in its
-background and filtered through the strip's own caches, so a row that did not change costs
-nothing twice; a widget whose rows hold RGB colours only (``RGB_ONLY``) skips the ANSI filter, which
-would give them back unchanged. A widget with any of those styles goes Textual's way.
+(ANSI colours to the theme's). For a widget that has none of those but padding, all that gives
+back the row it started with (in its background, padded), at about 35 µs a row; the monitor's
+plots and readouts repaint dozens of rows each second. Here such a widget's row is its own strip,
+padded in its background and filtered through the strip's own caches, so a row that did not change
+costs nothing twice; a widget whose rows hold RGB colours only (``RGB_ONLY``) skips the ANSI filter,
+which would give them back unchanged. A widget with any of the others goes Textual's way.
+
+What decides the route (the styles of the widget and every ancestor, its size, the app's line
+filters) is worked out again only when one of them changes: looking it up walks the DOM several
+times, which cost as much as painting the rows that changed.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
-from textual.filter import ANSIToTruecolor
-from textual.geometry import Region
+from rich.segment import Segment
+from rich.style import Style as RichStyle
+from textual.color import Color
+from textual.filter import ANSIToTruecolor, LineFilter
+from textual.geometry import Region, Size, Spacing
 from textual.strip import Strip
 from textual.style import Style
 from textual.widget import Widget
+
+
+@dataclass(frozen=True)
+class Route:
+    """How a plain widget's rows reach the screen: its background (the fill of padding and of a
+    row's end), the filters a row goes through, its size and padding."""
+
+    fill: RichStyle
+    background: Color
+    filters: tuple[LineFilter, ...]
+    size: Size
+    padding: Spacing
+
+    @property
+    def content_width(self) -> int:
+        return max(self.size.width - self.padding.width, 0)
 
 
 class DirectRows(Widget):
@@ -27,32 +51,69 @@ class DirectRows(Widget):
     #: Its rows' colours are all RGB (or the terminal's default) and none is dim.
     RGB_ONLY: ClassVar[bool] = False
 
-    def render_lines(self, crop: Region) -> list[Strip]:
-        if not self._plain():
-            return super().render_lines(crop)
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        #: What the route was worked out for, and the route (None: Textual's way).
+        self._route_key: tuple[object, ...] | None = None
+        self._route: Route | None = None
+
+    @property
+    def cells(self) -> Size:
+        """The content's size, as ``size`` gives it for a widget laid out on screen, without
+        looking its region up (a walk of the DOM; the monitor asks dozens of times a frame)."""
+        width, height = self.outer_size
+        gutter = self.styles.gutter
+        return Size(max(width - gutter.width, 0), max(height - gutter.height, 0))
+
+    def direct_route(self) -> Route | None:
+        """This widget's route now, None for Textual's way (see the module doc)."""
+        if self.auto_links and self.hover_style._link_id:
+            return None  # a hovered link: not a style
+        filters = tuple(self.get_line_filters())
+        key = (tuple(node.styles._cache_key for node in self.ancestors_with_self), self.outer_size,
+               tuple(map(id, filters)))
+        if key != self._route_key:
+            self._route_key = key
+            self._route = self._make_route(filters)
+        return self._route
+
+    def _make_route(self, filters: tuple[LineFilter, ...]) -> Route | None:
+        styles = self.styles
+        if self.BLANK or any(edge for edge, _ in styles.border) or any(edge for edge, _ in styles.outline):
+            return None
+        if styles.tint.a or styles.text_opacity != 1.0 or self.opacity != 1.0:
+            return None
+        if styles.has_rule("hatch") and styles.hatch != "none":
+            return None
         base_background, background = self.background_colors
-        fill = Style(background=base_background + background).rich_style
-        filters = [line_filter for line_filter in self.get_line_filters()
-                   if not (self.RGB_ONLY and isinstance(line_filter, ANSIToTruecolor))]
-        width = self.region.width
+        kept = tuple(line_filter for line_filter in filters
+                     if not (self.RGB_ONLY and isinstance(line_filter, ANSIToTruecolor)))
+        return Route(Style(background=base_background + background).rich_style, background, kept,
+                     self.outer_size, styles.padding)
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        route = self.direct_route()
+        if route is None:
+            return super().render_lines(crop)
+        return self.paint_rows(route, crop)
+
+    def paint_rows(self, route: Route, crop: Region) -> list[Strip]:
+        """The rows in ``crop`` (widget coordinates), each ``render_line``'s strip padded."""
+        fill, (width, height), (top, right, bottom, left) = route.fill, route.size, route.padding
+        inner = route.content_width
         strips = []
         for y in crop.line_range:
-            strip = self.render_line(y).adjust_cell_length(width, fill)
-            for line_filter in filters:
-                strip = strip.apply_filter(line_filter, background)
+            if top <= y < height - bottom:
+                strip = self.render_line(y - top).adjust_cell_length(inner, fill)
+                if left or right:
+                    strip = Strip([*([Segment(" " * left, fill)] if left else []), *strip,
+                                   *([Segment(" " * right, fill)] if right else [])], width)
+            else:
+                strip = Strip.blank(width, fill)
+            for line_filter in route.filters:
+                strip = strip.apply_filter(line_filter, route.background)
             strips.append(strip)
         if crop.column_span != (0, width):
             x1, x2 = crop.column_span
             strips = [strip.crop(x1, x2) for strip in strips]
         return strips
-
-    def _plain(self) -> bool:
-        """True when Textual's styles cache would give each row back unchanged (module doc)."""
-        styles = self.styles
-        if self.BLANK or any(styles.gutter) or any(edge for edge, _ in styles.outline):
-            return False
-        if styles.tint.a or styles.text_opacity != 1.0 or self.opacity != 1.0:
-            return False
-        if styles.has_rule("hatch") and styles.hatch != "none":
-            return False
-        return not (self.auto_links and self.hover_style._link_id)

@@ -67,7 +67,7 @@ class TimePlot(ChartView):
     def points(self) -> int:
         """How many points a drawing averages the window down to: about one per column of its
         plot area (so the window moving on by one point is the least that can change it)."""
-        return max(8, max(10, self.size.width) - 6)
+        return max(8, max(10, self.cells.width) - 6)
 
     def draw(
         self,
@@ -82,7 +82,7 @@ class TimePlot(ChartView):
         bands: Sequence[tuple[float, float]] = (),
     ) -> None:
         """``bands``: (start, end) stream times of clock events, drawn as a bar along the top."""
-        width = max(10, self.size.width)
+        width = max(10, self.cells.width)
         t_to = history.last_t_mono
         if t_to is None:
             self._show(None)
