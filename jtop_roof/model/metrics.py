@@ -211,7 +211,7 @@ def clock_ticks(
 def printable(text: str, limit: int | None = None) -> str:
     """Text from a log, a recording or the user, made safe to draw: control characters (escape
     sequences included) become U+FFFD; optionally cut to ``limit`` characters with an ellipsis."""
-    clean = "".join(c if c.isprintable() else "\ufffd" for c in text)
+    clean = text if text.isprintable() else "".join(c if c.isprintable() else "\ufffd" for c in text)
     if limit is not None and len(clean) > limit:
         return clean[: max(0, limit - 1)] + "…"
     return clean

@@ -52,16 +52,16 @@ class Painter:
         """Update the visible panes from ``view``, the data at ``version``; returns when (``clock``)
         the first plot held back is due to catch up, None when none is."""
         force, self._forced = self._forced, False
+        shown = [pane for pane in panes if _shown(pane)]
         if force or version != self._drawn_version:
-            for pane in panes:
-                if _shown(pane):
-                    pane.update_readout(view)
+            for pane in shown:
+                pane.update_readout(view)
             self._drawn_version = version
         now = self._clock()
         held_until: float | None = None
-        for pane in panes:
+        for pane in shown:
             plot = pane.plot
-            if plot is None or not _shown(plot) or not plot.cells.area:
+            if plot is None or not plot.display or not plot.cells.area:  # its pane is shown
                 continue
             drawn_version, drawn_at = self.plot_drawn.get(pane.id or "", ((-1, -1), -1e9))
             if not force and drawn_version == version:

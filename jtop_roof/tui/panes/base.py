@@ -8,6 +8,7 @@ Text from the board (rail, zone and engine names) and from users (phase names) g
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -67,7 +68,13 @@ _WORDS = re.compile(r"\S+\s*|\s+")
 def wrap(line: Line, width: int, hang: int = 2) -> list[Line]:
     """``line`` broken between words into rows of at most ``width`` cells, each chunk keeping its
     style; the rows after the first start ``hang`` cells in. A word longer than a row is cut
-    across rows, so nothing is lost and nothing runs past the edge."""
+    across rows, so nothing is lost and nothing runs past the edge. Panes wrap the same lines
+    each second: the rows of a line wrapped before are kept (``_wrapped``)."""
+    return [list(row) for row in _wrapped(tuple(line), width, hang)]
+
+
+@functools.lru_cache(maxsize=256)
+def _wrapped(line: tuple[Chunk, ...], width: int, hang: int) -> tuple[tuple[Chunk, ...], ...]:
     width = max(width, hang + 8)
     rows: list[Line] = [[]]
     used = 0
@@ -85,7 +92,7 @@ def wrap(line: Line, width: int, hang: int = 2) -> list[Line]:
             if word:
                 rows[-1].append((word, style))
                 used += len(word)
-    return [_rstrip(row) for row in rows]
+    return tuple(tuple(_rstrip(row)) for row in rows)
 
 
 def _rstrip(row: Line) -> Line:

@@ -113,7 +113,7 @@ class Readout(DirectRows):
         Textual's way."""
         if self.text_selection is not None:
             return Widget.render_lines(self, crop)
-        self._pass = (self._styles(), route.content_width)
+        self._pass = (self._styles_for(self._route_key), route.content_width)
         try:
             return super().paint_rows(route, crop)
         finally:
@@ -135,11 +135,14 @@ class Readout(DirectRows):
         return strip
 
     def _styles(self) -> dict[str | None, VisualStyle]:
-        """The chunk styles for the current styles, size, ANSI theme and theme (forgetting the
-        strips built with others, or at another width)."""
-        app = self.app
         self.direct_route()  # brings the key of the styles and size up to date
-        key = (self._route_key, id(app.ansi_theme), app.theme)
+        return self._styles_for(self._route_key)
+
+    def _styles_for(self, route_key: object) -> dict[str | None, VisualStyle]:
+        """The chunk styles for the styles and size ``route_key`` stands for, the ANSI theme and
+        the theme (forgetting the strips built with others, or at another width)."""
+        app = self.app
+        key = (route_key, id(app.ansi_theme), app.theme)
         if key != self._styles_key:
             self._styles_key = key
             self._chunk_styles = {}
