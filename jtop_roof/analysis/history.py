@@ -315,7 +315,11 @@ class History:
     def window(self, t_from: float | None, t_to: float | None = None) -> tuple[int, int]:
         """Logical row range [lo, hi) of samples with t_from <= t_mono <= t_to (None = open)."""
         lo = 0 if t_from is None else self._position(t_from)
-        hi = self._count if t_to is None else self._position(math.nextafter(t_to, math.inf))
+        if t_to is None:
+            return lo, self._count
+        after = math.nextafter(t_to, math.inf)
+        newest = self._last_mono  # the times are sorted: past the newest, no search (a plot's usual end)
+        hi = self._count if newest is not None and after > newest else self._position(after)
         return lo, max(lo, hi)
 
     def times(self, lo: int, hi: int) -> np.ndarray:
@@ -335,33 +339,53 @@ class History:
     def series(
         self, key: str, t_from: float | None, t_to: float | None, buckets: int
     ) -> tuple[np.ndarray, np.ndarray]:
-        """(t_mono, value) of a series inside a window, averaged down to at most ``buckets`` points.
+        """(t_mono, value) of a series inside a window, averaged down to at most ``buckets`` points
+        (``series_block``); empty where the series has no column."""
+        if key not in self._columns:
+            return np.empty(0), np.empty(0)
+        times, values = self.series_block([key], t_from, t_to, buckets)
+        return times, values[0]
+
+    def series_block(
+        self, keys: Sequence[str], t_from: float | None, t_to: float | None, buckets: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(t_mono, values) of several series inside a window: their shared times, and one row of
+        values per key (NaN for a key without a column), averaged down to at most ``buckets``
+        points. A plot asks once for all its lines: numpy's cost per call, not per point, is what
+        a drawing's few hundred points pay.
 
         Buckets hold equal numbers of samples; NaN readings are left out of a bucket's mean and a
         bucket with none left is NaN. The returned arrays are copies, safe to keep.
         """
         self._flush()
-        column = self._columns.get(key)
         lo, hi = self.window(t_from, t_to)
-        if column is None or hi <= lo:
-            return np.empty(0), np.empty(0)
-        times = self._gather(self._t_mono, lo, hi)
-        values = self._gather(column, lo, hi).astype(np.float64)
         count = hi - lo
+        block = np.full((len(keys) + 1, count), np.nan)  # the times, then a row per key
+        block[0] = self._gather(self._t_mono, lo, hi)
+        for row, key in enumerate(keys, 1):
+            column = self._columns.get(key)
+            if column is not None:
+                block[row] = self._gather(column, lo, hi)
         buckets = max(1, int(buckets))
         if count <= buckets:
-            return times.copy(), values
-        # Bucket starts: strictly rising, as more samples than buckets puts them over one row
-        # apart (np.unique of them would change nothing, and its first call imports numpy.ma,
+            return block[0], block[1:]
+        # Bucket bounds as np.linspace(0, count, buckets + 1) gives them (its arithmetic, at a
+        # fraction of its cost): strictly rising, as more samples than buckets puts them over one
+        # row apart (np.unique of them would change nothing, and its first call imports numpy.ma,
         # 10-30 ms, which a replay's first seek paid)
-        edges = np.linspace(0, count, buckets + 1).astype(np.int64)[:-1]
-        sizes = np.diff(np.append(edges, count))
-        finite = np.isfinite(values)
-        sums = np.add.reduceat(np.where(finite, values, 0.0), edges)
-        counts = np.add.reduceat(finite.astype(np.int64), edges)
-        means = np.full(len(edges), np.nan)
+        bounds = (np.arange(buckets + 1) * (count / buckets)).astype(np.int64)
+        bounds[-1] = count
+        edges, sizes = bounds[:-1], np.diff(bounds)
+        finite = np.isfinite(block)
+        if finite.all():  # no reading missing (the usual case): a bucket's mean is its sum / size
+            means = np.add.reduceat(block, edges, axis=1) / sizes
+            return means[0], means[1:]
+        values, finite = block[1:], finite[1:]
+        sums = np.add.reduceat(np.where(finite, values, 0.0), edges, axis=1)
+        counts = np.add.reduceat(finite.astype(np.int64), edges, axis=1)
+        means = np.full(sums.shape, np.nan)
         np.divide(sums, counts, out=means, where=counts > 0)
-        return np.add.reduceat(times, edges) / sizes, means
+        return np.add.reduceat(block[0], edges) / sizes, means
 
     def has(self, key: str) -> bool:
         """True when series ``key`` holds at least one reading (a pane without any shows no plot).

@@ -9,10 +9,12 @@ to draw. Phase boundaries are vertical lines labelled with the phase name.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import tzinfo
+from typing import TypeVar
 
 import numpy as np
 from textual.color import Color, ColorParseError
@@ -26,6 +28,8 @@ from jtop_roof.tui.widgets.chartview import ChartView
 PHASE_LABEL_CHARS = 12
 #: A step between points this many times the typical one is a hole in the data.
 GAP_FACTOR = 3.0
+#: A series' times or values: lists where a plot draws them, arrays where a test gives them.
+SeriesT = TypeVar("SeriesT", list[float], np.ndarray)
 
 
 @dataclass(frozen=True)
@@ -59,10 +63,12 @@ class TimePlot(ChartView):
     """
 
     def _sized(self, chart: Chart, height: int) -> Chart:
-        """The y ticks for ``height`` rows: as many as fit two rows apart, at most five."""
-        count = max(2, min(5, height // 2))
-        right = None if chart.right_range is None else _scale_ticks(chart.right_range, count)
-        return replace(chart, left_ticks=_scale_ticks(chart.left_range, count), right_ticks=right)
+        """The y ticks for ``height`` rows: as many as fit two rows apart, at most five (``chart``
+        itself where ``draw`` gave it those)."""
+        left, right = _y_ticks(chart.left_range, chart.right_range, height)
+        if left is chart.left_ticks and right is chart.right_ticks:
+            return chart
+        return replace(chart, left_ticks=left, right_ticks=right)
 
     def points(self) -> int:
         """How many points a drawing averages the window down to: about one per column of its
@@ -87,25 +93,22 @@ class TimePlot(ChartView):
         if t_to is None:
             self._show(None)
             return
-        oldest = history.times(0, 1)
-        span = window_s if window_s is not None else max(t_to - float(oldest[0]), 1.0)
+        span = window_s if window_s is not None else max(t_to - float(history.times(0, 1)[0]), 1.0)
         span = max(span, 1e-3)
         t_from = t_to - span
         buckets = self.points()
         variables = self.app.theme_variables
+        # one query for all the lines (they share their times), then Python lists: a plot's few
+        # hundred points cost less so than numpy's cost per call, in a drawing that runs cold
+        times, values = history.series_block([item.key for item in series], t_from, t_to, buckets)
+        xs = (times - t_to).tolist()
+        max_step = _max_step(xs)
         lines: list[Line] = []
-        data: dict[bool, list[np.ndarray]] = {False: [], True: []}
-        max_step: tuple[np.ndarray, float | None] | None = None  # the series share their times
-        for item in series:
-            times, values = history.series(item.key, t_from, t_to, buckets)
-            if not len(times):
-                continue
-            xs = times - t_to
-            ys = values * item.scale
-            if max_step is None or not np.array_equal(max_step[0], xs):
-                max_step = (xs, _max_step(xs))
+        data: dict[bool, list[list[float]]] = {False: [], True: []}
+        for item, row in zip(series, values.tolist(), strict=True):
+            ys = row if item.scale == 1.0 else [value * item.scale for value in row]
             colour = _rgb(variables.get(item.colour))
-            for seg_x, seg_y in _segments(xs, ys, max_step[1]):
+            for seg_x, seg_y in _segments(xs, ys, max_step):
                 lines.append(Line(seg_x, seg_y, colour, right=item.right))
                 data[item.right].append(seg_y)
         low, high = _limits(data[False], left)
@@ -115,18 +118,20 @@ class TimePlot(ChartView):
         if wall_now is not None:
             x_ticks = clock_ticks(span, max_ticks, wall_now, tz)
         else:
-            x_ticks = ago_ticks(span, max_ticks)
+            x_ticks = _ago_ticks(span, max_ticks)
         marks = history.markers_between(t_from, t_to)
         columns_per_s = max(1, width - 10) / span
         phase_colour = _rgb(variables.get("phase-marker"))
         phase_labels, phase_legend = _phase_labels(marks, t_to, columns_per_s, width)
+        left_ticks, right_ticks = _y_ticks((low, high), right_range, self.cells.height)
         self._show(Chart(
             x_range=(-span, 0.0),
             left_range=(low, high),
-            left_ticks=((), ()),  # at the height it is laid out at: ``_sized``
+            left_ticks=left_ticks,  # for this height; another one's: ``_sized``
             x_ticks=x_ticks,
             lines=lines,
             right_range=right_range,
+            right_ticks=right_ticks,
             bands=[(max(start, t_from) - t_to, min(end, t_to) - t_to) for start, end in bands
                    if end >= t_from and start <= t_to],
             band_colour=_rgb(variables.get("throttle-band")),
@@ -174,34 +179,46 @@ def _middle_cut(name: str, cells: int) -> str:
     return name[: cells - 1 - tail] + "…" + name[len(name) - tail:] if tail else name[: cells - 1] + "…"
 
 
-def _segments(xs: np.ndarray, ys: np.ndarray, max_step: float | None) -> list[tuple[np.ndarray, np.ndarray]]:
+def _segments(xs: SeriesT, ys: SeriesT, max_step: float | None) -> list[tuple[SeriesT, SeriesT]]:
     """Runs of points to join with lines. A missing reading (NaN) or a hole in time (a step
     longer than ``max_step``: a gap, a restart) breaks the line instead of bridging it."""
-    finite = np.isfinite(ys)
-    starts = finite.copy()  # a point that begins a run: after a missing reading or a hole
-    ends = finite.copy()  # a point that ends one: before a missing reading or a hole
-    if len(xs) > 1:
-        broken = ~finite[:-1]
-        if max_step is not None:
-            broken |= np.diff(xs) > max_step
-        starts[1:] &= broken
-        ends[:-1] &= broken | ~finite[1:]
-    firsts, lasts = np.flatnonzero(starts).tolist(), np.flatnonzero(ends).tolist()
-    return [(xs[first:last + 1], ys[first:last + 1]) for first, last in zip(firsts, lasts, strict=True)]
+    runs = []
+    first = -1  # where the run in progress began
+    previous = math.nan
+    index = -1
+    for index, (x, y) in enumerate(zip(xs, ys, strict=True)):
+        if y - y != 0:  # NaN or infinite: no reading
+            if first >= 0:
+                runs.append((first, index - 1))
+                first = -1
+        elif first < 0:
+            first = index
+        elif max_step is not None and x - previous > max_step:
+            runs.append((first, index - 1))
+            first = index
+        previous = x
+    if first >= 0:
+        runs.append((first, index))
+    return [(xs[start:end + 1], ys[start:end + 1]) for start, end in runs]
 
 
-def _max_step(xs: np.ndarray) -> float | None:
-    """The longest step between points that is not a hole: GAP_FACTOR times the typical one."""
+def _max_step(xs: Sequence[float]) -> float | None:
+    """The longest step between points that is not a hole: GAP_FACTOR times the typical one (the
+    median step, worked out as np.median does)."""
     if len(xs) <= 2:
         return None
-    typical = float(np.median(np.diff(xs)))
+    steps = sorted(after - before for before, after in zip(xs, xs[1:], strict=False))
+    if any(step != step for step in steps):
+        return None  # a NaN step: np.median's NaN
+    middle = len(steps) // 2
+    typical = float(steps[middle] if len(steps) % 2 else (steps[middle - 1] + steps[middle]) / 2)
     return GAP_FACTOR * typical if typical > 0 else None
 
 
-def _limits(values: list[np.ndarray], axis: Axis) -> tuple[float, float]:
+def _limits(values: list[list[float]], axis: Axis) -> tuple[float, float]:
     if values:
-        lo_data = min(float(v.min()) for v in values)
-        hi_data = max(float(v.max()) for v in values)
+        lo_data = min(min(v) for v in values)
+        hi_data = max(max(v) for v in values)
     else:
         lo_data, hi_data = 0.0, 1.0
     pad = max((hi_data - lo_data) * 0.1, 1.0)
@@ -214,6 +231,7 @@ def _limits(values: list[np.ndarray], axis: Axis) -> tuple[float, float]:
     return float(low), float(high)
 
 
+@functools.lru_cache(maxsize=64)
 def _rgb(value: str | None) -> Rgb:
     if value is None:
         return None
@@ -223,10 +241,25 @@ def _rgb(value: str | None) -> Rgb:
         return None
 
 
+def _y_ticks(left_range: tuple[float, float], right_range: tuple[float, float] | None,
+             height: int) -> tuple[tuple[list[float], list[str]], tuple[list[float], list[str]] | None]:
+    """The left and right axes' ticks for a plot ``height`` rows tall: as many as fit two rows
+    apart, at most five."""
+    count = max(2, min(5, height // 2))
+    return (_scale_ticks(left_range, count),
+            None if right_range is None else _scale_ticks(right_range, count))
+
+
+#: Ticks of a live axis, kept: a plot asks for the same ones at every drawing (shared: not to be
+#: changed).
+_ago_ticks = functools.lru_cache(maxsize=32)(ago_ticks)
+
+
+@functools.lru_cache(maxsize=64)
 def _scale_ticks(y_range: tuple[float, float], count: int) -> tuple[list[float], list[str]]:
     """Round ticks over ``y_range``; where fewer than two of them fall inside it (a short plot
     over a narrow range: 37-49 °C has only 40), its two ends, so that the axis always shows its
-    scale."""
+    scale. Kept: most drawings ask for the ones the last asked for (shared: not to be changed)."""
     low, high = y_range
     values, labels = nice_ticks(low, high, count)
     if sum(low <= value <= high for value in values) >= 2 or not high > low:
