@@ -121,3 +121,28 @@ async def test_a_readout_keeps_a_bounded_number_of_placed_styles(tmp_path):
         assert isinstance(readout, Readout)
         whole = readout.region.reset_offset
         assert _ours(readout, whole) == _stock(readout, whole)
+
+
+async def test_after_each_change_in_place_every_row_is_what_textual_paints(tmp_path):
+    """The route is kept between paints: a theme, the ANSI colour mode, a focused pane, the compact
+    layout and a resize, each changed on the running app, reach every plot's and readout's rows."""
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(150, 45)) as pilot:
+        await park_replay(pilot, app)
+        changes = [lambda: setattr(app, "theme", "jroof-light"), lambda: setattr(app, "theme", "jroof-mono"),
+                   lambda: setattr(app, "ansi_color", True), lambda: setattr(app, "ansi_color", False),
+                   lambda: setattr(app, "theme", "jroof-dark"), lambda: setattr(app, "focused_pane", "gpu"),
+                   lambda: setattr(app, "focused_pane", None), lambda: pilot.resize_terminal(90, 30),
+                   lambda: pilot.resize_terminal(200, 50), lambda: pilot.resize_terminal(130, 40)]
+        for change in changes:
+            done = change()
+            if done is not None:
+                await done
+            for _ in range(4):
+                await pilot.pause(0.05)
+            widgets = [w for w in app.screen.query(DirectRows) if w.region.area]
+            assert widgets
+            for widget in widgets:
+                assert widget.cells == widget.size
+                whole = widget.region.reset_offset
+                assert _ours(widget, whole) == _stock(widget, whole), (change, widget)

@@ -27,7 +27,6 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.driver import Driver
 from textual.reactive import reactive
-from textual.timer import Timer
 from textual.widgets import Footer
 from textual.worker import get_current_worker
 
@@ -139,7 +138,7 @@ class JroofApp(ReplayTransport, ThemedApp):
         #: When (``mono``) the frame asked for is due (None: none is), its timer (None: it comes
         #: with the next message, or none is asked for), and when the last frame was drawn.
         self._frame_due: float | None = None
-        self._frame_timer: Timer | None = None
+        self._frame_timer: asyncio.TimerHandle | None = None
         self._last_frame = -math.inf
         self._panes: list[Pane] = []
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -330,13 +329,14 @@ class JroofApp(ReplayTransport, ThemedApp):
             if self._frame_due <= due:
                 return
             if self._frame_timer is not None:
-                self._frame_timer.stop()
+                self._frame_timer.cancel()
         self._frame_due = due
-        if due - now < MIN_TIMER_S:  # Textual drops a one-shot timer late by its whole delay
+        if due - now < MIN_TIMER_S:
             self._frame_timer = None
             self.call_later(self._timed_frame)
-        else:
-            self._frame_timer = self.set_timer(due - now, self._timed_frame, name="frame")
+        else:  # asyncio's timer, not Textual's (a task to start, and to cancel when the next
+            # sample comes first: a frame held back for a plot is asked for after most samples)
+            self._frame_timer = asyncio.get_running_loop().call_later(due - now, self._timed_frame)
 
     def _timed_frame(self) -> None:
         self._frame_due = self._frame_timer = None
@@ -463,4 +463,6 @@ class JroofApp(ReplayTransport, ThemedApp):
         self.boards.shutdown()
 
     def on_unmount(self) -> None:
+        if self._frame_timer is not None:
+            self._frame_timer.cancel()
         self.shutdown_source()

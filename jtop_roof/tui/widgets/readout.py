@@ -69,7 +69,8 @@ class Readout(DirectRows):
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._lines: list[Line] = []
-        #: What the styles and strips below were made for: base style, ANSI theme, theme, width.
+        #: What the styles and strips below were made for: the route's key (the styles of the
+        #: widget and its ancestors, its size), the ANSI theme and the theme.
         self._styles_key: tuple[Any, ...] | None = None
         #: A chunk's style by component class suffix, as Textual renders it on this widget.
         self._chunk_styles: dict[str | None, VisualStyle] = {}
@@ -98,7 +99,7 @@ class Readout(DirectRows):
         if len(lines) != len(old):
             self.refresh(layout=True)
             return
-        width = self.outer_size.width
+        width = self.cells.width
         self.refresh(*(Region(0, y, width, 1) for y, line in enumerate(lines) if line != old[y]))
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
@@ -120,7 +121,7 @@ class Readout(DirectRows):
             self._pass = None
 
     def render_line(self, y: int) -> Strip:
-        if self._pass is None and self.text_selection is not None or not 0 <= y < len(self._lines):
+        if self.text_selection is not None or not 0 <= y < len(self._lines):
             return super().render_line(y)
         line = self._lines[y]
         styles, width = self._pass if self._pass is not None else (self._styles(), self.size.width)

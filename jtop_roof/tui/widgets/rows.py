@@ -60,21 +60,23 @@ class DirectRows(Widget):
     @property
     def cells(self) -> Size:
         """The content's size, as ``size`` gives it for a widget laid out on screen, without
-        looking its region up (a walk of the DOM; the monitor asks dozens of times a frame)."""
+        looking its region up (a walk of the DOM; the monitor asks dozens of times a frame). For a
+        widget not on screen it is the size it was last laid out at (``size`` is 0 there): ask it
+        of widgets that are shown."""
         width, height = self.outer_size
         gutter = self.styles.gutter
         return Size(max(width - gutter.width, 0), max(height - gutter.height, 0))
 
     def direct_route(self) -> Route | None:
         """This widget's route now, None for Textual's way (see the module doc)."""
-        if self.auto_links and self.hover_style._link_id:
-            return None  # a hovered link: not a style
         filters = tuple(self.get_line_filters())
         key = (tuple(node.styles._cache_key for node in self.ancestors_with_self), self.outer_size,
                tuple(map(id, filters)))
         if key != self._route_key:
             self._route_key = key
             self._route = self._make_route(filters)
+        if self.auto_links and self.hover_style._link_id:
+            return None  # a hovered link: not a style
         return self._route
 
     def _make_route(self, filters: tuple[LineFilter, ...]) -> Route | None:
