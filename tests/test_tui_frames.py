@@ -161,3 +161,22 @@ async def test_the_roof_plot_is_drawn_again_only_when_a_roof_moves_by_a_visible_
         assert len(draws) == drawn
         pane.update_readout(at(1100 / 1016))
         assert len(draws) == drawn + 1
+
+
+@pytest.mark.parametrize("size", [(130, 40), (190, 55)])
+async def test_a_plot_resized_in_a_paused_replay_is_drawn_for_its_new_size(tmp_path, size):
+    """No record comes while a replay is paused: a resize alone must draw the plots again for
+    their new width (time ticks and labels, points), not only lay the old drawing out again."""
+    from jtop_roof.tui.widgets.chartview import ChartView
+
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(150, 45)) as pilot:
+        await park_replay(pilot, app)
+        await pilot.resize_terminal(*size)
+        for _ in range(10):
+            await pilot.pause(0.05)
+        plots = [plot for plot in app.screen.query(ChartView) if plot.region.area]
+        assert plots
+        shown = [plot.rows_text for plot in plots]
+        app.redraw_now()
+        assert [plot.rows_text for plot in plots] == shown

@@ -56,6 +56,7 @@ from jtop_roof.tui.layout import WIDE_MIN_COLUMNS, WIDE_MIN_ROWS, set_compact, s
 from jtop_roof.tui.messages import (
     NOTICE_SECONDS,
     MarkerRequested,
+    PlotResized,
     RecordingFailed,
     RecordsReceived,
     SourceDescribed,
@@ -238,6 +239,9 @@ class JroofApp(ReplayTransport, ThemedApp):
 
     def on_resize(self, event: Any) -> None:
         self._apply_size(event.size.width, event.size.height)
+
+    def on_plot_resized(self, _message: PlotResized) -> None:
+        self._request_frame(force=True)
 
     def _apply_size(self, width: int, height: int) -> None:
         set_compact(self.screen_stack[0], width < WIDE_MIN_COLUMNS or height < WIDE_MIN_ROWS)

@@ -25,6 +25,11 @@ class RecordsReceived(Message, bubble=False):
     stream: int = 0
 
 
+class PlotResized(Message):
+    """A plot was laid out at a new size: it is drawn again for it (its time ticks and labels, its
+    points), not only its old drawing laid out again; a paused replay sends no record to do it."""
+
+
 @dataclass
 class SourceEnded(Message, bubble=False):
     """``records()`` returned (``error`` None) or raised (``error`` says what)."""

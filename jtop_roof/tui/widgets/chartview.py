@@ -9,9 +9,11 @@ from __future__ import annotations
 from rich.color import Color as RichColor
 from rich.segment import Segment
 from rich.style import Style
+from textual import events
 from textual.geometry import Region
 from textual.strip import Strip
 
+from jtop_roof.tui.messages import PlotResized
 from jtop_roof.tui.widgets.chart import Chart, Rgb, Run, render_chart
 from jtop_roof.tui.widgets.rows import DirectRows
 
@@ -40,6 +42,10 @@ class ChartView(DirectRows):
         elif changed:
             width = self.cells.width
             self.refresh(*(Region(0, y, width, 1) for y in changed))
+
+    def on_resize(self, _event: events.Resize) -> None:
+        if self._chart is not None:
+            self.post_message(PlotResized())
 
     def _lay_out(self) -> list[int]:
         """Rows and strips for the current size; returns the rows that differ from before."""
