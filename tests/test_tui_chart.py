@@ -104,7 +104,13 @@ async def test_a_new_drawing_repaints_only_the_rows_that_changed(tmp_path, monke
         assert plot is not None and plot.size.area
         before = plot.rows_text
         refreshed: list[tuple[object, ...]] = []
-        monkeypatch.setattr(plot, "refresh", lambda *regions, **_: refreshed.append(regions))
+        mark_dirty = plot._set_dirty
+
+        def recorded(*regions: object) -> None:
+            refreshed.append(regions)
+            mark_dirty(*regions)
+
+        monkeypatch.setattr(plot, "_set_dirty", recorded)
         plot._show(plot._chart)  # the same chart: nothing to repaint
         assert refreshed == []
         assert plot._chart is not None

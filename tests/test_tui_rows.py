@@ -11,6 +11,7 @@ from textual.widget import Widget
 from tui_support import park_replay, replay_app
 
 from jtop_roof.tui.widgets.rows import DirectRows
+from jtop_roof.tui.widgets.screen import LineCompositor
 from jtop_roof.tui.widgets.timeplot import TimePlot
 
 
@@ -146,3 +147,75 @@ async def test_after_each_change_in_place_every_row_is_what_textual_paints(tmp_p
                 assert widget.cells == widget.size
                 whole = widget.region.reset_offset
                 assert _ours(widget, whole) == _stock(widget, whole), (change, widget)
+
+
+def _shown_text(app: Any, widget: Widget, row: int) -> str:
+    """The characters the screen holds now on ``widget``'s content row ``row``."""
+    region = widget.content_region
+    strips = app.screen._compositor.render_strips()
+    return "".join(segment.text for segment in strips[region.y + row]).__getitem__(
+        slice(region.x, region.right))
+
+
+async def test_a_changed_row_reaches_the_screen_without_a_message_to_its_widget(tmp_path, monkeypatch):
+    """``repaint_rows``: a readout's changed line is marked dirty and the screen told at once; the
+    screen's next update paints it, and the widget's own queue is not woken for it."""
+    from jtop_roof.tui.widgets.readout import Readout
+
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await park_replay(pilot, app)
+        readout = app.query_one("#gpu").query_one(Readout)
+        lines = [list(line) for line in readout.lines]
+        row = len(lines) - 1
+        lines[row] = [("<<new row>>", "warn")]
+        posted: list[object] = []
+        post = readout.post_message
+
+        def recorded(message: Any) -> bool:
+            posted.append(message)
+            return post(message)
+
+        monkeypatch.setattr(readout, "post_message", recorded)
+        updates: list[Any] = []
+        partial_update = LineCompositor.render_partial_update
+
+        def kept(compositor: LineCompositor) -> Any:
+            updates.append(partial_update(compositor))
+            return updates[-1]
+
+        monkeypatch.setattr(LineCompositor, "render_partial_update", kept)
+        readout.set_lines(lines)
+        assert posted == [] and readout in app.screen._dirty_widgets
+        await pilot.pause()
+        y = readout.content_region.y + row
+        sent = ["".join(strip.text for strip in update.chops[y].values() if strip is not None)
+                for update in updates if update is not None]
+        assert any(text.startswith("<<new row>>") for text in sent), sent
+        assert _shown_text(app, readout, row).startswith("<<new row>>")
+
+
+async def test_a_row_changed_under_a_dialog_is_shown_when_it_closes(tmp_path):
+    """Under another screen (a dialog) the widget goes Textual's way (``refresh``), and its row
+    is on screen once the dialog is gone."""
+    from textual.screen import ModalScreen
+
+    from jtop_roof.tui.widgets.readout import Readout
+
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await park_replay(pilot, app)
+        readout = app.query_one("#gpu").query_one(Readout)
+        main = app.screen
+        await app.push_screen(ModalScreen())
+        await pilot.pause()
+        lines = [list(line) for line in readout.lines]
+        lines[0] = [("<<under a dialog>>", None)]
+        readout.set_lines(lines)
+        dialog = app.screen
+        # handed to neither screen: the dialog's does not hold it, and the main one is not shown
+        assert readout not in dialog._dirty_widgets and readout not in main._dirty_widgets
+        app.pop_screen()
+        await pilot.pause()
+        await pilot.pause()
+        assert _shown_text(app, readout, 0).startswith("<<under a dialog>>")

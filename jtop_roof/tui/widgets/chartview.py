@@ -10,7 +10,6 @@ from rich.color import Color as RichColor
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.geometry import Region
 from textual.strip import Strip
 
 from jtop_roof.tui.messages import PlotResized
@@ -39,9 +38,8 @@ class ChartView(DirectRows):
         changed = self._lay_out()
         if refresh_all:
             self.refresh()
-        elif changed:
-            width = self.cells.width
-            self.refresh(*(Region(0, y, width, 1) for y in changed))
+        else:
+            self.repaint_rows(changed)
 
     def on_resize(self, _event: events.Resize) -> None:
         if self._chart is not None:

@@ -99,8 +99,7 @@ class Readout(DirectRows):
         if len(lines) != len(old):
             self.refresh(layout=True)
             return
-        width = self.cells.width
-        self.refresh(*(Region(0, y, width, 1) for y, line in enumerate(lines) if line != old[y]))
+        self.repaint_rows([y for y, line in enumerate(lines) if line != old[y]])
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return len(self._lines)

@@ -12,10 +12,17 @@ which would give them back unchanged. A widget with any of the others goes Textu
 What decides the route (the styles of the widget and every ancestor, its size, the app's line
 filters) is worked out again only when one of them changes: looking it up walks the DOM several
 times, which cost as much as painting the rows that changed.
+
+Rows whose text changed are marked dirty and handed to the screen at once (``repaint_rows``):
+Textual's ``refresh`` posts to the widget's own queue, whose idle handler then posts to the
+screen's, two dispatches (each a walk of the class tree for its handlers) per widget per frame for
+what is, at a size that stays, the same two steps. It builds on ``Widget._set_dirty`` and
+``Screen._dirty_widgets``, as in the Textual versions tests/constraints.txt pins.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -66,6 +73,22 @@ class DirectRows(Widget):
         width, height = self.outer_size
         gutter = self.styles.gutter
         return Size(max(width - gutter.width, 0), max(height - gutter.height, 0))
+
+    def repaint_rows(self, rows: Iterable[int]) -> None:
+        """Repaint these content rows (the widget keeps its size): marked dirty, and the screen
+        told now, not on the widget's next idle (module doc); Textual's ``refresh`` where the
+        widget is not on the screen shown."""
+        width = self.cells.width
+        regions = [Region(0, y, width, 1) for y in rows]
+        if not regions:
+            return
+        screen = self.app.screen if self.is_mounted and self.display else None
+        if screen is None or self.screen is not screen:
+            self.refresh(*regions)
+            return
+        self._set_dirty(*regions)
+        screen._dirty_widgets.add(self)
+        screen.check_idle()
 
     def direct_route(self) -> Route | None:
         """This widget's route now, None for Textual's way (see the module doc)."""
