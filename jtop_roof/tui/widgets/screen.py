@@ -14,6 +14,8 @@ It builds on the compositor's internals (``cuts``, ``visible_widgets``, ``_regio
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from textual._compositor import ChopsUpdate, Compositor
 from textual.geometry import Region
 from textual.screen import Screen
@@ -39,13 +41,14 @@ class LineCompositor(Compositor):
                 cut for cut, end in zip(line_cuts, line_cuts[1:], strict=False) if cut < x2 and end > x1)
         chops: list[dict[int, Strip | None]] = [
             dict.fromkeys(cut_set[:-1]) if y in todo else {} for y, cut_set in enumerate(cuts)]
+        changed_rows = sorted(todo)  # a few of the screen's rows: look at those, not at each widget's
         for widget, (region, clip) in self.visible_widgets.items():  # front to back
             x, top, width, height = region.intersection(clip)
             if not width:
                 continue
             right = x + width
-            lines = [y for y in range(top, top + height)
-                     if y in todo and any(x <= cut < right for cut in todo[y])]
+            under = changed_rows[bisect_left(changed_rows, top):bisect_left(changed_rows, top + height)]
+            lines = [y for y in under if y in todo and any(x <= cut < right for cut in todo[y])]
             for first, count in _runs(lines):
                 strips = widget.render_lines(Region(x - region.x, first - region.y, width, count))
                 for y, strip in zip(range(first, first + count), strips, strict=False):
