@@ -3,6 +3,7 @@ cache, and must paint exactly what it would (issue 18: the TUI's own cost)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ from textual.geometry import Region
 from textual.widget import Widget
 from tui_support import park_replay, replay_app
 
+import jtop_roof.tui
 from jtop_roof.tui.widgets.rows import DirectRows
 from jtop_roof.tui.widgets.screen import LineCompositor
 from jtop_roof.tui.widgets.timeplot import TimePlot
@@ -39,6 +41,46 @@ async def test_every_plot_and_readout_paints_what_textual_paints(tmp_path, theme
             top = min(1, whole.height - 1)  # clipped: columns off both sides, the first row off
             middle = Region(2, top, max(1, whole.width - 5), whole.height - top)
             assert _ours(widget, middle) == _stock(widget, middle), widget
+
+
+ANSI_COLOURS = {"foreground": "ansi_white", "level-ok": "ansi_green", "level-warn": "ansi_bright_yellow",
+                "level-warn-style": "dim", "level-crit": "ansi_red", "level-off": "ansi_bright_black",
+                "primary": "ansi_cyan"}
+
+
+async def test_a_theme_of_terminal_colours_is_painted_as_textual_paints_it(tmp_path):
+    """Readouts skip the app's ANSI filter: a theme whose colours are the terminal's sixteen (and
+    dim text) is turned to RGB where each style is made, to the same cells the filter gives."""
+    import yaml
+
+    from jtop_roof.tui.widgets.readout import Readout
+
+    themes = tmp_path / "no-themes"
+    themes.mkdir()
+    spec = yaml.safe_load((Path(jtop_roof.tui.__file__).parent / "themes" / "jroof-dark.yaml").read_text())
+    spec["name"] = "terminal-colours"
+    spec["foreground"], spec["primary"] = ANSI_COLOURS["foreground"], ANSI_COLOURS["primary"]
+    spec["variables"].update({key: value for key, value in ANSI_COLOURS.items() if key.startswith("level")})
+    (themes / "terminal-colours.yaml").write_text(yaml.safe_dump(spec))
+    app = replay_app(tmp_path, theme="terminal-colours")
+    async with app.run_test(size=(150, 45)) as pilot:
+        await park_replay(pilot, app)
+        assert app.theme == "terminal-colours"
+        readouts = [w for w in app.screen.query(Readout) if w.region.area]
+        assert all(w.direct_route() is not None for w in readouts)
+        for readout in readouts:
+            lines = [list(line) for line in readout.lines]
+            lines[0] = [("ok ", "ok"), ("warn ", "warn"), ("crit ", "crit"), ("off ", "off"), ("plain", None)]
+            readout.set_lines(lines)
+        await pilot.pause()
+        painted = [segment.style for w in readouts for strip in _ours(w, w.region.reset_offset)
+                   for segment in strip if segment.style is not None]
+        assert any(style.color is not None and style.color.triplet is None for style in
+                   (w._chunk_style("warn", w._styles()).rich_style for w in readouts))  # ANSI in the theme
+        assert all(style.color is None or style.color.triplet is not None for style in painted)
+        for widget in readouts:
+            whole = widget.region.reset_offset
+            assert _ours(widget, whole) == _stock(widget, whole), widget
 
 
 @pytest.mark.parametrize("rule", ["border", "outline", "tint", "opacity", "hatch"])

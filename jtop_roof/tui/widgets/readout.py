@@ -8,6 +8,10 @@ The monitor sets every readout about once a second, so a readout builds its scre
 one at a time and only the lines whose text changed, with the styles Textual's own route (``render``:
 a Rich ``Text``, then ``Content``, then strips) gives them, worked out once per component class.
 That route stays for a text selection and for a line with characters wider than one cell.
+
+Its strips hold RGB colours only (``RGB_ONLY``): a style with a colour of the terminal's sixteen
+(an ANSI theme) is turned to RGB once, where it is made, as the app's ANSI filter would turn it on
+every row painted.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual.color import Color
 from textual.content import Content
+from textual.filter import ANSIToTruecolor
 from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.style import Style as VisualStyle
@@ -57,6 +63,8 @@ class Readout(DirectRows):
         "readout--plot-6",
     }
 
+    RGB_ONLY = True  # the ANSI filter's work is done in ``_to_rgb``
+
     DEFAULT_CSS = """
     Readout {
         height: auto;
@@ -80,6 +88,8 @@ class Readout(DirectRows):
         self._strips: dict[int, tuple[Line, Strip]] = {}
         #: The chunk styles and width of the direct paint under way (None: none is).
         self._pass: tuple[dict[str | None, VisualStyle], int] | None = None
+        #: The app's ANSI filter, when on, and the background it blends dim text into.
+        self._ansi: tuple[ANSIToTruecolor, Color] | None = None
 
     @property
     def lines(self) -> list[Line]:
@@ -120,8 +130,12 @@ class Readout(DirectRows):
             self._pass = None
 
     def render_line(self, y: int) -> Strip:
-        if self.text_selection is not None or not 0 <= y < len(self._lines):
+        # a direct paint asked ``text_selection`` once for all its rows (a DOM walk each)
+        if self._pass is None and self.text_selection is not None:
             return super().render_line(y)
+        if not 0 <= y < len(self._lines):  # below the lines: Textual's blank row, in RGB
+            blank = super().render_line(y)
+            return blank.apply_filter(*self._ansi) if self._pass is not None and self._ansi else blank
         line = self._lines[y]
         styles, width = self._pass if self._pass is not None else (self._styles(), self.size.width)
         kept = self._strips.get(y)
@@ -131,6 +145,8 @@ class Readout(DirectRows):
         if strip is None:  # a wide character: Textual's route for this line
             self._render_content()
             strip = self._render_cache.lines[y] if y < len(self._render_cache.lines) else Strip([])
+            if self._ansi is not None:
+                strip = strip.apply_filter(*self._ansi)
         self._strips[y] = (line, strip)
         return strip
 
@@ -148,6 +164,8 @@ class Readout(DirectRows):
             self._chunk_styles = {}
             self._placed_styles = {}
             self._strips = {}
+            ansi = [one for one in self.get_line_filters() if isinstance(one, ANSIToTruecolor)]
+            self._ansi = (ansi[0], self.background_colors[1]) if ansi else None
         return self._chunk_styles
 
     def _chunk_style(self, suffix: str | None, styles: dict[str | None, VisualStyle]) -> VisualStyle:
@@ -197,6 +215,9 @@ class Readout(DirectRows):
             if len(self._placed_styles) >= PLACED_STYLES_KEPT:
                 self._placed_styles.clear()
             placed = self._chunk_style(suffix, styles).rich_style_with_offset(x, y)
+            if self._ansi is not None:
+                ansi_filter, background = self._ansi
+                placed = ansi_filter.truecolor_style(placed, background.rich_color)
             self._placed_styles[suffix, x, y] = placed
         return placed
 
