@@ -77,6 +77,32 @@ def test_live_samples_are_parsed_stamped_and_keep_raw(fake_env):
     assert gone(pid)
 
 
+@pytest.mark.parametrize("lines", [ROOT_LINES, NONROOT_LINES], ids=["root", "nonroot"])
+def test_live_lines_take_the_short_way_to_the_parsers_sample(fake_env, monkeypatch, lines):
+    """Issue 18: a line in the usual order is read by ``usual_sample`` (half the parser's work, in
+    the reader's thread each second), and its sample is the parser's, stamped and filled alike."""
+    from jtop_roof.formats.parser import parse_line
+    from jtop_roof.sources import tegrastats
+
+    monkeypatch.setenv("FAKE_TEGRASTATS_LINES", str(lines))
+    short: list[str] = []
+    usual = tegrastats.usual_sample
+    monkeypatch.setattr(tegrastats, "usual_sample",
+                        lambda line, place: (found := usual(line, place)) and (short.append(line) or found))
+    source = make_source()
+    records = source.records()
+    expected = data_lines(lines)
+    samples = [next(records) for _ in expected]
+    records.close()
+    assert short == expected  # every real line is in the usual order
+    for index, (sample, line) in enumerate(zip(samples, expected, strict=True)):
+        parsed = parse_line(line)
+        parsed.t_wall, parsed.t_mono = 1_000_000.0 + index, float(index)
+        source._fill(parsed)  # the board's clocks where the line has none
+        parsed.io = sample.io  # rates since the last reading: the fill's meter has moved on
+        assert sample == parsed, line
+
+
 def test_nonroot_line_gets_gpu_clock_from_devfreq(fake_env, monkeypatch):
     monkeypatch.setenv("FAKE_TEGRASTATS_LINES", str(NONROOT_LINES))
     records = make_source().records()
