@@ -17,7 +17,8 @@ stream: retrying cannot fix it, and a recorder must not spin silently. ``sudo -n
 sudoers rule) is an exit, so it is retried with back-off and each restart event carries sudo's
 message.
 
-Each line is parsed with ``parser.parse_line``, stamped with the host clocks (``t_wall=clock()``,
+Each line is parsed (``usual.usual_sample``'s short way for a line in the usual order, else
+``parser.parse_line``: the same Sample), stamped with the host clocks (``t_wall=clock()``,
 ``t_mono=mono()``; the tegrastats stamp stays in ``sample.stamp``) and keeps ``sample.raw``. Clocks a
 non-root tegrastats leaves out are filled from sysfs (``sysfs.BoardFiles.fill``). A line longer than
 ``MAX_LINE_BYTES`` is cut there and kept as a line that is not a sample, the rest of it dropped, so

@@ -63,7 +63,7 @@ class Readout(DirectRows):
         "readout--plot-6",
     }
 
-    RGB_ONLY = True  # the ANSI filter's work is done in ``_to_rgb``
+    RGB_ONLY = True  # the ANSI filter's work is done where a style is placed (``_placed_style``)
 
     DEFAULT_CSS = """
     Readout {
