@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from source_support import WAIT_S, Collector, alive, gone, pids
 
-from jtop_roof.model.records import Event, PowerReading, Sample
+from jtop_roof.model.records import Event, Sample
 from jtop_roof.sources.tegrastats import TegrastatsSource
 
 TESTS = Path(__file__).resolve().parent
@@ -367,101 +367,3 @@ async def test_quitting_the_monitor_leaves_no_child(fake_env, tmp_path):
         assert alive(pid)
         await pilot.press("q")
     assert gone(pid)
-
-
-class TickSampler:
-    """A side sampler due every ``period_s`` (real monotonic time): a PowerReading per take."""
-
-    def __init__(self, period_s: float) -> None:
-        self.period_s = period_s
-        self._due = time.monotonic()
-        self.threads: set[str] = set()
-
-    def due_in(self) -> float:
-        return self._due - time.monotonic()
-
-    def take(self) -> list[PowerReading]:
-        import threading
-
-        self.threads.add(threading.current_thread().name)
-        self._due += self.period_s
-        return [PowerReading(time.time(), time.monotonic(), {"VDD_IN": 1000.0}, {}, "tick", self.period_s)]
-
-
-def is_reading(record) -> bool:
-    return isinstance(record, PowerReading)
-
-
-def test_readings_beside_the_lines_come_in_the_same_wait_and_order(fake_env):
-    """Issue 18: ``records_beside`` takes a sampler's readings between the child's lines, in the
-    thread that iterates it (no thread beside it), in stream order."""
-    import threading
-
-    sampler = TickSampler(0.05)
-    source = make_source(clock=time.time, mono=time.monotonic)  # the sampler's clocks
-    records = source.records_beside([sampler])
-    taken = [next(records) for _ in range(40)]
-    records.close()
-    assert sum(map(is_sample, taken)) >= 2 and sum(map(is_reading, taken)) >= 10
-    assert sampler.threads == {threading.current_thread().name}
-    monos = [record.t_mono for record in taken]
-    assert monos == sorted(monos)
-
-
-def test_readings_go_on_while_the_child_waits_to_restart(fake_env, monkeypatch):
-    """A child that exited is started again after its back-off; the sampler reads all along."""
-    monkeypatch.setenv("FAKE_TEGRASTATS_EXIT_AFTER", "1")
-    sampler = TickSampler(0.05)
-    source = make_source(clock=time.time, mono=time.monotonic, backoff=(0.5,))
-    records = source.records_beside([sampler])
-    taken: list = []
-    while sum(map(is_event("source_restart"), taken)) < 1 or not is_sample(taken[-1]):
-        taken.append(next(records))
-    records.close()
-    restart = next(i for i, record in enumerate(taken) if is_event("source_restart")(record))
-    waited = taken[restart + 1:-1]
-    assert sum(map(is_reading, waited)) >= 5  # 0.5 s of back-off at 20 readings a second
-    assert all(is_reading(record) or is_event("gap")(record) for record in waited)
-
-
-def test_stop_ends_records_beside_while_a_reading_is_due_soon(fake_env):
-    sampler = TickSampler(0.05)
-    source = make_source()
-    got: list = []
-
-    def run() -> None:
-        for record in source.records_beside([sampler]):
-            got.append(record)
-
-    import threading
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + WAIT_S
-    while not (any(map(is_reading, got)) and any(map(is_sample, got))) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    (pid,) = pids(fake_env)
-    source.stop()
-    thread.join(WAIT_S)
-    assert not thread.is_alive() and any(map(is_reading, got))
-    assert gone(pid)
-
-
-def test_the_power_sampler_runs_no_thread_beside_tegrastats(fake_env, tmp_path):
-    """``PoweredSource`` over tegrastats hands its samplers to it: no ``jroof-source`` thread."""
-    import threading
-
-    from jtop_roof.sources.power import PoweredSource, board_meters
-
-    sys.path.insert(0, str(TESTS))
-    from power_tree import FakeIna3221
-
-    FakeIna3221(tmp_path / "sys", {"VDD_IN": (5000, 1000)})
-    powered = PoweredSource(make_source(clock=time.time, mono=time.monotonic),
-                            lambda: board_meters(tmp_path / "sys"), 20.0, root=str(tmp_path), fallback="-")
-    records = powered.records()
-    taken = [next(records) for _ in range(30)]
-    names = {thread.name for thread in threading.enumerate()}
-    records.close()
-    assert "jroof-source" not in names
-    assert sum(map(is_sample, taken)) >= 1 and sum(map(is_reading, taken)) >= 5

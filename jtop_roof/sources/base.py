@@ -8,7 +8,7 @@ any thread and makes ``records()`` return soon. Nothing here imports Textual.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Protocol, runtime_checkable
 
 from jtop_roof.model.info import SourceInfo
@@ -35,23 +35,6 @@ class Source(ABC):
         command used, hints (e.g. which fields need root). May run commands (``nvpmodel -q``):
         call it from the source's thread."""
         return SourceInfo(self.kind, header={"source": self.kind})
-
-
-class SideSampler(Protocol):
-    """What reads beside the main source on a schedule of its own (power, processes): seconds
-    until its next read, and the read (which moves the schedule on)."""
-
-    def due_in(self) -> float: ...
-
-    def take(self) -> Sequence[Record]: ...
-
-
-@runtime_checkable
-class SamplesBeside(Protocol):
-    """A source that takes side samplers' readings in its own wait (tegrastats: in the same wait as
-    its child's output), so that they need no thread beside it (``power.PoweredSource``)."""
-
-    def records_beside(self, samplers: Sequence[SideSampler]) -> Iterator[Record]: ...
 
 
 @runtime_checkable

@@ -41,7 +41,7 @@ from typing import Protocol
 from jtop_roof.model.codec import MAX_READING
 from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.records import UNCONNECTED_RAILS, Event, PowerReading, Record
-from jtop_roof.sources.base import SamplesBeside, SideSampler, Source
+from jtop_roof.sources.base import Source
 from jtop_roof.sources.sysfs import open_regular_file, read_text, unique_name
 
 #: The default rate, from its measured cost (``benchmarks/overhead.py --part power``): a reading
@@ -289,6 +289,15 @@ class PowerSampler:
         return readings
 
 
+class SideSampler(Protocol):
+    """What reads beside the main source on a schedule of its own: seconds until its next read,
+    and the read (which moves the schedule on)."""
+
+    def due_in(self) -> float: ...
+
+    def take(self) -> Sequence[Record]: ...
+
+
 @dataclass(frozen=True)
 class _Failure:
     """The main source raised: raised again in the pump's thread."""
@@ -299,8 +308,7 @@ class _Failure:
 class PoweredSource(Source):
     """A source with the power sampler beside it: its records, and between them the sampler's
     readings, read when due by the thread that takes the records (the runtime's pump). The source
-    runs in a thread of its own, unless it takes the readings in its own wait (``SamplesBeside``:
-    tegrastats); ``records()`` ends with it. A ``source_error`` ends a source
+    runs in a thread of its own; ``records()`` ends with it. A ``source_error`` ends a source
     (tegrastats that cannot start): no reading is taken after it, so the stream still ends on it."""
 
     def __init__(self, inner: Source, find: Callable[[], MeterSet], hz: float, *, root: str, fallback: str,
@@ -347,12 +355,9 @@ class PoweredSource(Source):
         samplers = list(self._beside)
         if found.meters:
             samplers.append(PowerSampler(found.meters, self.hz, clock=self._clock, mono=self._mono))
-        # A source that takes the readings in its own wait, or no sampler: no thread, no hand-over.
-        direct = (self.inner.records_beside(samplers) if isinstance(self.inner, SamplesBeside)
-                  else None if samplers else self.inner.records())
-        if direct is not None:
+        if not samplers:
             try:
-                yield from direct
+                yield from self.inner.records()
             finally:
                 _close(found)
             return

@@ -23,11 +23,6 @@ Each line is parsed (``usual.usual_sample``'s short way for a line in the usual 
 non-root tegrastats leaves out are filled from sysfs (``sysfs.BoardFiles.fill``). A line longer than
 ``MAX_LINE_BYTES`` is cut there and kept as a line that is not a sample, the rest of it dropped, so
 an endless line never grows the monitor. The child's stderr reaches messages only made printable.
-
-``records_beside(samplers)`` also takes the readings of samplers that read on a schedule of their
-own (power at 5 Hz, processes), each when due, in the same wait as the child's output: one thread
-and one wake-up per reading or line (a thread's wake-up costs about 0.1 ms of CPU on a small VM,
-more than a power reading), not a thread for the child's lines beside one for the readings.
 """
 
 from __future__ import annotations
@@ -50,7 +45,7 @@ from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.metrics import printable
 from jtop_roof.model.records import Event, Record, Sample
 from jtop_roof.sources import children
-from jtop_roof.sources.base import SideSampler, Source
+from jtop_roof.sources.base import Source
 from jtop_roof.sources.sysfs import BoardFiles
 
 _STDERR_KEEP = 2000  # bytes of the child's stderr kept for the restart message
@@ -74,18 +69,6 @@ def _drain(fd: int, tail: bytes) -> bytes:
     except OSError:
         pass
     return tail
-
-
-def _until_due(samplers: Sequence[SideSampler], limit: float) -> float:
-    """Seconds to wait: ``limit``, or less when a sampler is due sooner (0 when one is due)."""
-    return max(0.0, min([limit, *(sampler.due_in() for sampler in samplers)]))
-
-
-def _take_due(samplers: Sequence[SideSampler]) -> Iterator[Record]:
-    """The readings of every sampler that is due."""
-    for sampler in samplers:
-        if sampler.due_in() <= 0:
-            yield from sampler.take()
 
 
 def _missing_program_hint(program: str) -> str:
@@ -210,11 +193,6 @@ class TegrastatsSource(Source):
         """Samples (lines that are not samples too, flagged ``is_sample=False``, so a recording keeps
         them), ``source_restart`` and ``gap`` events, or one ``source_error`` for a command that
         cannot start. Closing the generator ends the child as ``stop()`` does."""
-        return self.records_beside(())
-
-    def records_beside(self, samplers: Sequence[SideSampler]) -> Iterator[Record]:
-        """``records()`` with each sampler's readings between them, taken when due while the child
-        runs and while it waits to restart (module doc); none after a ``source_error``."""
         failures = 0
         last_wall: float | None = None
         last_mono: float | None = None
@@ -231,11 +209,11 @@ class TegrastatsSource(Source):
                     return
                 got_sample = False
                 reason: str | None = None
-                for item in self._read(proc, wake_reader, samplers):
+                for item in self._read(proc, wake_reader):
                     if isinstance(item, str):
                         reason = item
                         break
-                    if isinstance(item, Sample) and item.is_sample:  # not a sampler's reading
+                    if item.is_sample:
                         if restarted and last_mono is not None and item.t_mono is not None:
                             yield self._gap(last_wall, last_mono, item)
                         restarted = False
@@ -254,7 +232,8 @@ class TegrastatsSource(Source):
                 failures += 1
                 restarted = True
                 yield self._event("source_restart", f"{reason}; restarting in {delay:g} s")
-                yield from self._wait(delay, wake_reader, samplers)
+                if self._stop.wait(delay):
+                    return
         finally:
             running = self._proc
             if running is not None:
@@ -288,24 +267,9 @@ class TegrastatsSource(Source):
         program = self.command[0] if self.command else "(empty command)"
         return f"cannot run {shlex.join(self.command) or '(empty command)'}: {start_problem(program, exc)}"
 
-    def _wait(self, seconds: float, wake_reader: socket.socket,
-              samplers: Sequence[SideSampler]) -> Iterator[Record]:
-        """Wait ``seconds`` or until ``stop()``, taking the samplers' readings when due."""
-        deadline = time.monotonic() + seconds
-        with selectors.DefaultSelector() as selector:
-            selector.register(wake_reader, selectors.EVENT_READ)
-            while not self._stop.is_set():
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return
-                selector.select(_until_due(samplers, remaining))
-                yield from _take_due(samplers)
-
-    def _read(self, proc: subprocess.Popen[bytes], wake_reader: socket.socket,
-              samplers: Sequence[SideSampler]) -> Iterator[Any]:
-        """Yield stamped samples, and the samplers' readings when due; finally yield a string
-        saying why the child stopped serving (exited or hung). Returns without a reason when
-        ``stop()`` was called."""
+    def _read(self, proc: subprocess.Popen[bytes], wake_reader: socket.socket) -> Iterator[Any]:
+        """Yield stamped samples; finally yield a string saying why the child stopped serving
+        (exited or hung). Returns without a reason when ``stop()`` was called."""
         assert proc.stdout is not None and proc.stderr is not None
         out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
         pending = b""
@@ -323,7 +287,7 @@ class TegrastatsSource(Source):
                     yield f"no line from {self.name} for {self._hang_timeout_s:g} s (hung); killed it"
                     return
                 try:
-                    events = selector.select(_until_due(samplers, remaining))
+                    events = selector.select(remaining)
                     ready = [(key.fd, os.read(key.fd, 65536)) for key, _ in events
                              if key.fileobj is not wake_reader]
                 except (OSError, ValueError) as exc:  # pipe closed under us by close()
@@ -361,7 +325,6 @@ class TegrastatsSource(Source):
                         yield record
                         if self._stop.is_set():
                             return
-                yield from _take_due(samplers)
         finally:
             selector.close()
 
