@@ -60,6 +60,8 @@ async def test_a_theme_of_terminal_colours_is_painted_as_textual_paints_it(tmp_p
     spec = yaml.safe_load((Path(jtop_roof.tui.__file__).parent / "themes" / "jroof-dark.yaml").read_text())
     spec["name"] = "terminal-colours"
     spec["foreground"], spec["primary"] = ANSI_COLOURS["foreground"], ANSI_COLOURS["primary"]
+    # backgrounds too: the fill of padding and line ends is painted past the filter as well
+    spec["background"], spec["surface"], spec["panel"] = "ansi_black", "ansi_blue", "ansi_black"
     spec["variables"].update({key: value for key, value in ANSI_COLOURS.items() if key.startswith("level")})
     (themes / "terminal-colours.yaml").write_text(yaml.safe_dump(spec))
     app = replay_app(tmp_path, theme="terminal-colours")
@@ -78,6 +80,7 @@ async def test_a_theme_of_terminal_colours_is_painted_as_textual_paints_it(tmp_p
         assert any(style.color is not None and style.color.triplet is None for style in
                    (w._chunk_style("warn", w._styles()).rich_style for w in readouts))  # ANSI in the theme
         assert all(style.color is None or style.color.triplet is not None for style in painted)
+        assert all(style.bgcolor is None or style.bgcolor.triplet is not None for style in painted)
         for widget in readouts:
             whole = widget.region.reset_offset
             assert _ours(widget, whole) == _stock(widget, whole), widget
@@ -261,3 +264,45 @@ async def test_a_row_changed_under_a_dialog_is_shown_when_it_closes(tmp_path):
         await pilot.pause()
         await pilot.pause()
         assert _shown_text(app, readout, 0).startswith("<<under a dialog>>")
+
+
+async def test_a_line_of_wide_characters_changed_in_place_is_shown_new(tmp_path):
+    """A line with a wide character (a CJK process name) goes Textual's way, which keeps the text
+    it rendered: ``repaint_rows`` forgets it as ``refresh`` does."""
+    from jtop_roof.tui.widgets.readout import Readout
+
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await park_replay(pilot, app)
+        readout = app.query_one("#gpu").query_one(Readout)
+        row = len(readout.lines) - 1
+        for text in ("进程 first", "进程 second"):
+            lines = [list(line) for line in readout.lines]
+            lines[row] = [(text, None)]
+            readout.set_lines(lines)
+            await pilot.pause()
+            await pilot.pause()
+            assert _shown_text(app, readout, row).startswith(text)
+
+
+async def test_a_line_changed_under_a_text_selection_is_shown_new(tmp_path):
+    """With text selected the readout goes Textual's way; a line changed meanwhile is painted new."""
+    from textual.geometry import Offset
+    from textual.selection import Selection
+
+    from jtop_roof.tui.widgets.readout import Readout
+
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await park_replay(pilot, app)
+        readout = app.query_one("#gpu").query_one(Readout)
+        app.screen.selections = {readout: Selection(Offset(0, 1), Offset(3, 1))}
+        await pilot.pause()
+        assert readout.text_selection is not None
+        for text in ("before", "after the change"):
+            lines = [list(line) for line in readout.lines]
+            lines[0] = [(text, None)]
+            readout.set_lines(lines)
+            await pilot.pause()
+            await pilot.pause()
+            assert _shown_text(app, readout, 0).startswith(text)

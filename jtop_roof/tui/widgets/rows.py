@@ -86,6 +86,7 @@ class DirectRows(Widget):
         if screen is None or self.screen is not screen:
             self.refresh(*regions)
             return
+        self._layout_cache.clear()  # as ``refresh``: Textual's route (a wide character) caches its text there
         self._set_dirty(*regions)
         screen._dirty_widgets.add(self)
         screen.check_idle()
@@ -111,10 +112,14 @@ class DirectRows(Widget):
         if styles.has_rule("hatch") and styles.hatch != "none":
             return None
         base_background, background = self.background_colors
-        kept = tuple(line_filter for line_filter in filters
-                     if not (self.RGB_ONLY and isinstance(line_filter, ANSIToTruecolor)))
-        return Route(Style(background=base_background + background).rich_style, background, kept,
-                     self.outer_size, styles.padding)
+        fill = Style(background=base_background + background).rich_style
+        kept: list[LineFilter] = []
+        for line_filter in filters:
+            if self.RGB_ONLY and isinstance(line_filter, ANSIToTruecolor):  # the rows are RGB: the fill too
+                fill = line_filter.truecolor_style(fill, background.rich_color)
+            else:
+                kept.append(line_filter)
+        return Route(fill, background, tuple(kept), self.outer_size, styles.padding)
 
     def render_lines(self, crop: Region) -> list[Strip]:
         route = self.direct_route()
