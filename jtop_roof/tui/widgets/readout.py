@@ -164,8 +164,8 @@ class Readout(DirectRows):
             self._chunk_styles = {}
             self._placed_styles = {}
             self._strips = {}
-            ansi = [one for one in self.get_line_filters() if isinstance(one, ANSIToTruecolor)]
-            self._ansi = (ansi[0], self.background_colors[1]) if ansi else None
+            route = self._route  # the one ``route_key`` stands for (``direct_route`` keeps them together)
+            self._ansi = (route.to_rgb, route.background) if route is not None and route.to_rgb else None
         return self._chunk_styles
 
     def _chunk_style(self, suffix: str | None, styles: dict[str | None, VisualStyle]) -> VisualStyle:

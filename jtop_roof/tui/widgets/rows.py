@@ -39,13 +39,15 @@ from textual.widget import Widget
 @dataclass(frozen=True)
 class Route:
     """How a plain widget's rows reach the screen: its background (the fill of padding and of a
-    row's end), the filters a row goes through, its size and padding."""
+    row's end), the filters a row goes through, its size and padding, and the app's ANSI filter
+    when an ``RGB_ONLY`` widget does its work itself (None: the filter is off, or in ``filters``)."""
 
     fill: RichStyle
     background: Color
     filters: tuple[LineFilter, ...]
     size: Size
     padding: Spacing
+    to_rgb: ANSIToTruecolor | None = None
 
     @property
     def content_width(self) -> int:
@@ -114,12 +116,14 @@ class DirectRows(Widget):
         base_background, background = self.background_colors
         fill = Style(background=base_background + background).rich_style
         kept: list[LineFilter] = []
+        to_rgb = None
         for line_filter in filters:
             if self.RGB_ONLY and isinstance(line_filter, ANSIToTruecolor):  # the rows are RGB: the fill too
+                to_rgb = line_filter
                 fill = line_filter.truecolor_style(fill, background.rich_color)
             else:
                 kept.append(line_filter)
-        return Route(fill, background, tuple(kept), self.outer_size, styles.padding)
+        return Route(fill, background, tuple(kept), self.outer_size, styles.padding, to_rgb)
 
     def render_lines(self, crop: Region) -> list[Strip]:
         route = self.direct_route()
