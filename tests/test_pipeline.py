@@ -184,7 +184,7 @@ def test_report_formats_and_errors(tmp_path):
                            "throttle_detection_note", "power_mode_check", "events", "whole", "phases"}
     span_keys = {"name", "start", "end", "start_s", "end_s", "duration_s", "samples", "gaps", "open",
                  "energy_j", "power_w", "ceilings", "throttled_s", "workload", "roofline",
-                 "energy_source", "power_period_s", "processes"}
+                 "energy_source", "energy_total_source", "energy_note", "power_period_s", "processes"}
     assert all(set(span) == span_keys for span in [report["whole"], *report["phases"]])
     fp16 = report["phases"][2]
     assert fp16["duration_s"] == fp16["end_s"] - fp16["start_s"]

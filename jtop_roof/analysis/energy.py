@@ -16,22 +16,44 @@ it moves the span's bound to the first (or last) reading observed inside it. ``C
 for one channel and one span, the bounds integrated over and the joules: a span's bounds are its
 energy channel's, so ``mean = energy ÷ (end - start)`` holds exactly.
 
+A reading is also judged before its power is believed (``judge``): a rail read negative or past
+``MAX_RAIL_MW`` is refused (left out of the reading, counted); a reading whose input rail was
+refused, or that has none where the samples have one (the sampler could not read VDD_IN: its sum
+of the other rails is not the board's input), has no total; and the samples' input rail checks the
+power streams' at each sample (``Coverage.compared``/``disagreed``). A span takes its total only from
+a stream none of whose readings in it was refused that way (``Coverage.total_refused``).
+
 Nothing here imports Textual.
 """
 
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from jtop_roof.model.codec import MAX_NAMED
-from jtop_roof.model.records import power_plan
+from jtop_roof.model.records import INPUT_RAILS, power_plan
 from jtop_roof.model.timeline import max_step_for
 
 #: A channel's kinds: instantaneous power in mW, or a cumulative energy counter in mJ.
 POWER, COUNTER = "power", "counter"
+#: The most one rail may read (mW): 2 kW. The largest device in the project's data is an H200 whose
+#: board power is capped at 700 W (research/h200_probe/smi.txt, "Max Power Limit: 700.00 W"); the
+#: largest Jetson module, AGX Thor, is rated 40-130 W (research/jetson_specs.md). More than 2 kW on
+#: one rail is a unit or scale error (µW read as mW, 1000x), not power.
+MAX_RAIL_MW = 2_000_000.0
+#: A power stream's input rail disagrees with the samples' when it is further than this fraction
+#: of the samples' value from it.
+INPUT_AGREEMENT = 0.2
+#: How far from a sample a power stream's readings are compared with it: two of its periods, at
+#: least 0.1 s (the sample's line is stamped when it arrives, a little after tegrastats read the
+#: same chip).
+COMPARE_PERIODS, COMPARE_MIN_S = 2.0, 0.1
+#: Readings kept per power stream for that comparison.
+RECENT_READINGS = 256
 
 
 class Point(NamedTuple):
@@ -81,6 +103,19 @@ class Coverage:
     rails_j: dict[str, float] = field(default_factory=dict)
     gaps: int = 0
     end_near: Point | None = None  # the reading next to ``end`` (its wall time is worked out when asked)
+    #: Readings refused by rail (negative, past ``MAX_RAIL_MW``): those rails are not taken from here.
+    refused: dict[str, int] = field(default_factory=dict)
+    #: Readings whose total was refused, and why the first was.
+    total_refused: int = 0
+    refused_why: str | None = None
+    #: Samples this stream's input was compared with, those it disagreed with, and the furthest
+    #: ratio (stream ÷ samples) among those.
+    compared: int = 0
+    disagreed: int = 0
+    worst_ratio: float | None = None
+    #: Peak total (None: none, or refused) and peak by rail, of this stream in the span.
+    peak_mw: float | None = None
+    rail_peak_mw: dict[str, float] = field(default_factory=dict)
 
     @property
     def end_wall(self) -> float | None:
@@ -101,6 +136,85 @@ class Coverage:
                     rails_j[name] = 0.0
 
 
+    def peaks(self, reading: Point) -> None:
+        """Take the reading's total and rails into the peaks."""
+        total = reading.total
+        if total is not None and (self.peak_mw is None or total > self.peak_mw):
+            self.peak_mw = total
+        peaks = self.rail_peak_mw
+        for name, mw in reading.values.items():
+            peak = peaks.get(name)
+            if peak is None:
+                if len(peaks) < MAX_NAMED:  # a hostile stream naming new rails every line stays bounded
+                    peaks[name] = mw
+            elif mw > peak:
+                peaks[name] = mw
+
+    def refuse(self, rails: list[str], why: str | None) -> None:
+        """Count a reading's refused rails and, with ``why``, its refused total."""
+        for name in rails:
+            if name in self.refused or len(self.refused) < MAX_NAMED:
+                self.refused[name] = self.refused.get(name, 0) + 1
+        if why is not None:
+            self.total_refused += 1
+            if self.refused_why is None:
+                self.refused_why = why
+
+    def compare(self, ratio: float | None) -> None:
+        """One sample compared: ``ratio`` (stream ÷ samples) where they disagreed, else None."""
+        self.compared += 1
+        if ratio is not None:
+            self.disagreed += 1
+            if _further(ratio, self.worst_ratio):
+                self.worst_ratio = ratio
+
+    def refusal(self, channel: Channel) -> str | None:
+        """Why this stream's total is not the span's (None: it may be): a reading refused, or
+        the samples' input disagreeing at more than half of the samples compared (at none here:
+        as over the whole stream)."""
+        if self.total_refused:
+            plural = "s" if self.total_refused > 1 else ""
+            return f"{self.refused_why} at {self.total_refused} reading{plural}"
+        compared, disagreed, ratio = self.compared, self.disagreed, self.worst_ratio
+        if not compared:
+            compared, disagreed, ratio = channel.compared, channel.disagreed, channel.worst_ratio
+        if not compared or disagreed * 2 <= compared:
+            return None
+        return (f"{channel.input_rail or 'its input'} disagrees with the samples' by more than "
+                f"{INPUT_AGREEMENT:.0%} at {disagreed} of {compared} samples (up to {ratio or 0:.3g}x)")
+
+
+def judge(values: dict[str, float], samples_input: str | None
+          ) -> tuple[dict[str, float], list[str], str | None]:
+    """(the values kept, the rails refused, why the reading's total is refused or None): a rail read
+    negative or past ``MAX_RAIL_MW`` is refused; the total is refused where its input rail was,
+    or where the reading has no input rail while the samples have one (``samples_input``)."""
+    refused = [name for name, mw in values.items() if not 0.0 <= mw <= MAX_RAIL_MW]
+    why = None
+    if refused:
+        for name in refused:
+            if name in INPUT_RAILS:
+                why = f"{name} read {'negative' if values[name] < 0 else 'past 2 kW'}"
+                break
+        values = {name: mw for name, mw in values.items() if name not in refused}
+    if why is None and samples_input is not None and not has_input(values):
+        why = f"{samples_input} not read by it"
+    return values, refused, why
+
+
+def _further(ratio: float, worst: float | None) -> bool:
+    """Whether ``ratio`` is further from 1 (either way) than ``worst``."""
+    if worst is None:
+        return True
+    return abs(math.log(max(ratio, 1e-9))) > abs(math.log(max(worst, 1e-9)))
+
+
+def has_input(values: Mapping[str, float]) -> bool:
+    """Whether the readings' total is an input rail's (not a sum, not none)."""
+    plan = power_plan(tuple(values)) if values else None
+    return plan is not None and not plan.summed
+
+
 class Channel:
     """One stream of readings (see the module doc): its last reading, and whether a break came
     since. ``name`` is what measured it (``tegrastats``, ``INA3221 hwmon``, ``NVML``)."""
@@ -113,6 +227,35 @@ class Channel:
         self.max_step_s = max_step_for(period_s)
         self.last: Point | None = None
         self.broken = False
+        #: Recent readings, for comparing with the samples (a power stream's, not the samples').
+        self.recent: deque[Point] = deque(maxlen=RECENT_READINGS)
+        #: The stream's input rail, and its comparisons with the samples' over the whole stream.
+        self.input_rail: str | None = None
+        self.compared = self.disagreed = 0
+        self.worst_ratio: float | None = None
+
+    def compare(self, t: float, samples_mw: float) -> tuple[bool, float | None]:
+        """The samples' input ``samples_mw`` at ``t`` against this stream's readings near ``t``:
+        (whether any was near, None where they agree, i.e. the sample is within ``INPUT_AGREEMENT``
+        of their range, else the ratio stream ÷ samples at the range's near end)."""
+        near = max(COMPARE_MIN_S, COMPARE_PERIODS * self.period_s)
+        totals = [reading.total for reading in self.recent
+                  if reading.total is not None and abs(reading.t - t) <= near]
+        if not totals:
+            return False, None
+        lo, hi = min(totals), max(totals)
+        if hi < samples_mw * (1 - INPUT_AGREEMENT):
+            ratio = hi / samples_mw
+        elif lo > samples_mw * (1 + INPUT_AGREEMENT):
+            ratio = lo / samples_mw
+        else:
+            ratio = None
+        self.compared += 1
+        if ratio is not None:
+            self.disagreed += 1
+            if _further(ratio, self.worst_ratio):
+                self.worst_ratio = ratio
+        return True, ratio
 
     @property
     def rank(self) -> tuple[int, float]:

@@ -20,6 +20,14 @@ Streams arrive interleaved (samples, readings), each in its own order: a step is
 spans by time, whenever it arrives. A marker stamped before a reading already taken (it came late)
 is placed at that reading: an edge never moves energy already counted.
 
+Power at its source is not taken on trust (``analysis.energy.judge``): a rail read negative or past
+2 kW is refused; a power stream's total is refused for a span where its input rail was, where it
+read no input rail while the samples have one, or where it disagrees with the samples' input rail
+by more than 20% at most of the samples compared. The span's total then comes from the next
+stream (tegrastats' VDD_IN), and ``energy_total_source``/``energy_note`` say so. The main source's
+restart (``source_restart`` and the ``gap`` it ends with) breaks the samples only: a power stream
+that kept reading meanwhile keeps its energy (its own steps say where it broke).
+
 Nothing here imports Textual.
 """
 
@@ -29,14 +37,27 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from jtop_roof.analysis.energy import COUNTER, POWER, Channel, Coverage, Point, Step, finite, point
+from jtop_roof.analysis.energy import (
+    COUNTER,
+    POWER,
+    Channel,
+    Coverage,
+    Point,
+    Step,
+    finite,
+    has_input,
+    judge,
+    point,
+)
 from jtop_roof.analysis.processes import ProcessStats, ProcessTally
-from jtop_roof.model.codec import MAX_NAMED
-from jtop_roof.model.records import PowerReading, ProcessReading, auto_phase_name
+from jtop_roof.model.records import INPUT_RAILS, PowerReading, ProcessReading, auto_phase_name, power_plan
 from jtop_roof.model.timeline import max_step_for
 
 #: Event kinds that break the stream: no energy is integrated across them.
 BREAK_EVENTS = ("gap", "source_restart", "source_error", "seek")
+#: A power stream whose last reading is this close before the main source's resume gap (at least
+#: three of its periods) kept reading through the restart: the gap is not its.
+KEPT_READING_S = 0.5
 #: Phase starts with this origin continue the phase already open (a new recording of a running
 #: phase, or a session appended after a restart), rather than starting a new one.
 RESUME_ORIGIN = "resume"
@@ -81,6 +102,11 @@ class SpanStats:
     precision: str | None = None
     energy_source: str | None = None
     power_period_s: float | None = None
+    #: How the total was had: "measured" (an input rail or counter read it), "inferred" (a sum of
+    #: rails, or a fallback after a stream's input was refused), None (nothing measured the input);
+    #: ``energy_note`` says why, in one line, where there is something to say.
+    energy_total_source: str | None = None
+    energy_note: str | None = None
     #: Who else ran: the processes that mattered (``analysis.processes``); empty without readings.
     processes: tuple[ProcessStats, ...] = ()
 
@@ -116,8 +142,6 @@ class _Span:
     start_mono: float | None = None
     coverage: dict[tuple[str, str], Coverage] = field(default_factory=dict)
     samples: int = 0
-    peak_mw: float | None = None
-    rail_peak_mw: dict[str, float] = field(default_factory=dict)
     gpu_mhz_sum: float = 0.0
     gpu_mhz_n: int = 0
     emc_mhz_sum: float = 0.0
@@ -135,26 +159,34 @@ class _Span:
         return found
 
     def freeze(self, channels: Mapping[tuple[str, str], Channel], *, is_open: bool) -> SpanStats:
-        covered = sorted(((channels[key], cov) for key, cov in self.coverage.items()
-                          if cov.start is not None), key=lambda item: item[0].rank)
-        totalled = [item for item in covered if item[1].total_j is not None]
+        judged = sorted(((channels[key], cov, cov.refusal(channels[key]) if key[1] == POWER else None)
+                         for key, cov in self.coverage.items()), key=lambda item: item[0].rank)
+        covered = [item for item in judged if item[1].start is not None]
+        totalled = [(channel, cov) for channel, cov, why in covered
+                    if cov.total_j is not None and why is None]
         rails_j: dict[str, float] = {}
         measured: list[str] = []  # what gave the rails their energy, finest first
-        for channel, cov in covered:  # each rail from the finest stream that measured it
-            taken = {name: joules for name, joules in cov.rails_j.items() if name not in rails_j}
+        for channel, cov, why in covered:  # each rail from the finest stream that measured it, unrefused
+            skip = (*cov.refused, *INPUT_RAILS) if why is not None else tuple(cov.refused)
+            taken = {name: joules for name, joules in cov.rails_j.items()
+                     if name not in rails_j and name not in skip}
             if taken:
                 rails_j.update(taken)
                 measured.append(channel.label(channel.total_source(), taken))
-        label = period = None
+        label = period = energy = None
         bounds = Coverage()
-        candidates = totalled or [item for item in covered if item[1].rails_j] or covered
+        candidates = totalled or [(c, cov) for c, cov, _ in covered if cov.rails_j] \
+            or [(c, cov) for c, cov, _ in covered]
         if candidates:  # the bounds: the finest stream of the total, else of a rail
             channel, bounds = candidates[0]
-            if bounds.total_j is not None:
+            if totalled:
+                energy = bounds.total_j
                 label = channel.label(channel.total_source(), bounds.rails_j)
             elif measured:  # no total: every stream that measured a rail (NVML's and RAPL's counters)
                 label = " + ".join(measured)
             period = channel.period_s if label is not None else None
+        total_source, note = _total_source(totalled[0][0] if totalled else None, judged)
+        peak, rail_peak = _span_peaks(judged)
         start_mono = self.start_mono if self.start_mono is not None else bounds.start
         return SpanStats(
             name=self.name,
@@ -165,10 +197,10 @@ class _Span:
             start_mono=start_mono,
             samples=self.samples,
             gaps=bounds.gaps,
-            energy_j=bounds.total_j,
+            energy_j=energy,
             rails_j=rails_j,
-            peak_mw=self.peak_mw,
-            rail_peak_mw=dict(self.rail_peak_mw),
+            peak_mw=peak,
+            rail_peak_mw=rail_peak,
             is_open=is_open,
             mean_gpu_mhz=self.gpu_mhz_sum / self.gpu_mhz_n if self.gpu_mhz_n else None,
             mean_emc_mhz=self.emc_mhz_sum / self.emc_mhz_n if self.emc_mhz_n else None,
@@ -178,8 +210,62 @@ class _Span:
             precision=self.precision,
             energy_source=label,
             power_period_s=period,
+            energy_total_source=total_source,
+            energy_note=note,
             processes=self.processes.summary(),
         )
+
+
+def _total_source(channel: Channel | None, judged: list[tuple[Channel, Coverage, str | None]]
+                  ) -> tuple[str | None, str | None]:
+    """(``energy_total_source``, ``energy_note``) of a span whose total came from ``channel`` (None:
+    no total), given every stream's coverage of it and why its total was refused (None: it was not)."""
+    notes = [f"{refused.name}{_possessive(refused.name)} total refused: {why}"
+             for refused, _, why in judged if why is not None]
+    counts: dict[str, int] = {}
+    for _, cov, _ in judged:
+        for name, count in cov.refused.items():
+            counts[name] = counts.get(name, 0) + count
+    said = [f"{count} {name} reading{'s' if count > 1 else ''} refused (negative or past 2 kW)"
+            for name, count in sorted(counts.items())]
+    if channel is None:
+        if notes:
+            notes.append("nothing else measured the board's input")
+        elif any(cov.start is not None for _, cov, _ in judged):
+            notes.append("no rail measures the board's input (device rails only)")
+        else:
+            notes.append("no power readings")
+        return None, "; ".join([*notes, *said])
+    source = channel.total_source()
+    if channel.kind == COUNTER:
+        kind = "measured"
+    elif source is None or source.startswith("sum("):
+        kind = "inferred"
+        notes.append(f"a sum of rails ({source}): no rail measures the board's input")
+    else:
+        kind = "inferred" if notes else "measured"
+        if notes:
+            notes.append(f"total from {channel.name}{_possessive(channel.name)} {source}")
+    return kind, "; ".join([*notes, *said]) or None
+
+
+def _possessive(name: str) -> str:
+    return "'" if name.endswith("s") else "'s"
+
+
+def _span_peaks(judged: list[tuple[Channel, Coverage, str | None]]) -> tuple[float | None, dict[str, float]]:
+    """The span's peak total and peak by rail, over the streams whose total (or rail) it believes."""
+    peak: float | None = None
+    rails: dict[str, float] = {}
+    for _, cov, why in judged:
+        if why is None and cov.peak_mw is not None and (peak is None or cov.peak_mw > peak):
+            peak = cov.peak_mw
+        for name, mw in cov.rail_peak_mw.items():
+            if why is not None and name in INPUT_RAILS:
+                continue
+            if name not in rails or mw > rails[name]:
+                rails[name] = mw
+    return peak, rails
 
 
 class EnergyLedger:
@@ -195,6 +281,8 @@ class EnergyLedger:
         self._finished: list[_Span] = []
         self._phases_started = 0
         self._last_mono: float | None = None  # the newest reading of any stream
+        self._samples_input: str | None = None  # the samples' input rail, once one came
+        self._restarting = False  # the main source restarts: its resume gap is the samples' alone
         self._last_edge = -math.inf  # edges never run backwards: phases stay in time order
 
     @property
@@ -225,17 +313,38 @@ class EnergyLedger:
         if last is not None and t_mono <= last.t:
             return
         total = total_mw if total_mw is not None and math.isfinite(total_mw) else None
-        reading = Point(t_mono, t_wall, finite(rails_mw), total)
+        values, refused, why = judge(finite(rails_mw), None)
+        if refused:  # the total again, without them (None where it was the input rail's)
+            total = None if why is not None else point(t_mono, t_wall, values).total
+        reading = Point(t_mono, t_wall, values, total)
         self._take(_SAMPLES, channel, reading)
-        for span in self._holding(t_mono):
+        holding = self._holding(t_mono)
+        for span in holding:
             span.samples += 1
-            _peaks(span, reading)
+            covered = span.covered(_SAMPLES)
+            covered.peaks(reading)
+            if refused:
+                covered.refuse(refused, why)
             if gpu_mhz is not None:
                 span.gpu_mhz_sum += gpu_mhz
                 span.gpu_mhz_n += 1
             if emc_mhz is not None:
                 span.emc_mhz_sum += emc_mhz
                 span.emc_mhz_n += 1
+        if rails_mw and has_input(rails_mw):
+            self._samples_input = power_plan(tuple(rails_mw)).source  # type: ignore[union-attr]
+            if total is not None and total > 0:
+                self._compare(t_mono, total, holding)
+
+    def _compare(self, t_mono: float, total: float, holding: tuple[_Span, ...]) -> None:
+        """The samples' input at ``t_mono`` against every power stream's readings near it."""
+        for key, channel in self._channels.items():
+            if key[1] != POWER or channel.of_samples or not channel.recent:
+                continue
+            near, ratio = channel.compare(t_mono, total)
+            if near:
+                for span in holding:
+                    span.covered(key).compare(ratio)
 
     def add_power(self, reading: PowerReading) -> None:
         """A reading of a power stream (its rails in mW, its counters in mJ), in its stream's order;
@@ -256,11 +365,22 @@ class EnergyLedger:
                 channel = self._channels[key] = Channel(reading.source, kind, period)
             if channel.last is not None and t_mono <= channel.last.t:
                 continue
-            taken = point(t_mono, reading.t_wall, values)
+            if kind == COUNTER:
+                self._take(key, channel, point(t_mono, reading.t_wall, values))
+                continue
+            kept, refused, why = judge(finite(values), self._samples_input)
+            taken = point(t_mono, reading.t_wall, kept)
+            if why is not None:
+                taken = taken._replace(total=None)
+            elif taken.total is not None and has_input(kept):
+                channel.input_rail = power_plan(tuple(kept)).source  # type: ignore[union-attr]
             self._take(key, channel, taken)
-            if kind == POWER:
-                for span in self._holding(t_mono):
-                    _peaks(span, taken)
+            channel.recent.append(taken)
+            for span in self._holding(t_mono):
+                covered = span.covered(key)
+                covered.peaks(taken)
+                if refused or why is not None:
+                    covered.refuse(refused, why)
 
     def add_processes(self, reading: ProcessReading) -> None:
         """A process reading, to the run and the phase holding its time."""
@@ -268,10 +388,22 @@ class EnergyLedger:
             for span in self._holding(reading.t_mono):
                 span.processes.add(reading)
 
-    def add_break(self) -> None:
-        """The stream broke (gap, restart, error, seek): the next step of every stream is not
-        integrated."""
+    def add_break(self, kind: str = "gap", t_mono: float | None = None) -> None:
+        """The stream broke (an event of ``kind`` at ``t_mono``): the next step of every stream is
+        not integrated, except where the main source restarted (``source_restart``, then the
+        ``gap`` its samples resume with): that breaks its samples, and a power stream whose last
+        reading is within ``KEPT_READING_S`` (or three periods) of the gap kept reading."""
+        samples = self._channels[_SAMPLES]
+        samples.broken = True
+        if kind == "source_restart":
+            self._restarting = True
+            return
+        restarted, self._restarting = self._restarting and kind == "gap", False
         for channel in self._channels.values():
+            last = channel.last
+            if restarted and t_mono is not None and last is not None \
+                    and last.t >= t_mono - max(KEPT_READING_S, 3 * channel.period_s):
+                continue
             channel.broken = True
 
     @property
@@ -402,17 +534,3 @@ class EnergyLedger:
             if span is not whole and span.start <= t <= span.end:
                 return whole, span
         return (whole,)
-
-
-def _peaks(span: _Span, reading: Point) -> None:
-    total = reading.total
-    if total is not None and (span.peak_mw is None or total > span.peak_mw):
-        span.peak_mw = total
-    peaks = span.rail_peak_mw
-    for name, mw in reading.values.items():
-        peak = peaks.get(name)
-        if peak is None:
-            if len(peaks) < MAX_NAMED:  # a hostile stream naming new rails every line stays bounded
-                peaks[name] = mw
-        elif mw > peak:
-            peaks[name] = mw

@@ -500,7 +500,7 @@ class Pipeline:
                 self._redisplay = sorted((m for m in self._session_markers if isinstance(m, Marker)),
                                          key=lambda m: m.t_mono or 0.0)
             elif live_ledger and record.kind in BREAK_EVENTS:
-                self._ledger.add_break()
+                self._ledger.add_break(record.kind, record.t_mono)
                 self._ledger_version += 1
             self.history.add_event(record)
 

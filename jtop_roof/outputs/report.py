@@ -235,6 +235,8 @@ def span_json(
         "samples": span.samples,
         "gaps": span.gaps,
         "energy_source": span.energy_source,
+        "energy_total_source": span.energy_total_source,
+        "energy_note": span.energy_note,
         "power_period_s": span.power_period_s,
         "open": span.is_open,
         "energy_j": {"total": span.energy_j, "rails": dict(sorted(span.rails_j.items()))},

@@ -1,0 +1,219 @@
+"""Power at the source is not taken on trust: a fake INA3221 tree read beside real tegrastats lines
+(../shared), whose VDD_IN the sampler cannot read, reads negative, 1000x or 1.5x what tegrastats
+read off the same chip, has its total refused; the span's total is then tegrastats' VDD_IN, and
+``energy_total_source``/``energy_note`` say so, live (the pipeline), and from a recording read back.
+A tegrastats restart does not cost the power stream that kept reading its energy."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+import time
+from datetime import timezone
+from pathlib import Path
+
+import pytest
+from power_tree import FakeIna3221, write_value
+
+from jtop_roof.analysis.pipeline import Pipeline
+from jtop_roof.formats.parser import parse_line
+from jtop_roof.formats.recorder import Recorder
+from jtop_roof.model.records import Event, PowerReading, Record, Sample
+from jtop_roof.sources.power import PoweredSource, board_meters
+from jtop_roof.sources.tegrastats import TegrastatsSource
+
+ROOT = Path(__file__).resolve().parents[1]
+LOG = ROOT.parent / "shared" / "tegrastats" / "logs" / "orinnano8gb_jp6_orinnanolab_1.log"
+MV = 5000
+HZ = 5
+
+
+def real_samples(count: int = 12) -> list[Sample]:
+    """Real Orin Nano lines (VDD_IN about 5.2 W), one a second."""
+    lines = [line for line in LOG.read_text().splitlines() if "VDD_IN" in line][:count]
+    samples = []
+    for i, line in enumerate(lines):
+        sample = parse_line(line)
+        sample.t_mono, sample.t_wall = float(i), 1_700_000_000.0 + i
+        samples.append(sample)
+    return samples
+
+
+def recorded(tmp_path: Path, vdd_in: callable, soc_ma: callable = lambda mw: mw / MV * 1000,
+             *, unreadable: bool = False) -> list[Record]:
+    """The samples, and between them the fake tree's readings at ``HZ``: each second the tree is
+    set to what the line says the chip read (``vdd_in(mW)`` gives VDD_IN's mA at 5 V)."""
+    samples = real_samples()
+    first = samples[0].rails
+    board = FakeIna3221(tmp_path, {"VDD_IN": (MV, int(vdd_in(first["VDD_IN"].now_mw))),
+                                   "VDD_SOC": (MV, int(soc_ma(first["VDD_SOC"].now_mw)))})
+    if unreadable:
+        write_value(board.path("VDD_IN"), "unreadable\n")
+    found = board_meters(tmp_path)
+    (meter,) = found.meters
+    records: list[Record] = []
+    try:
+        for sample in samples:
+            records.append(sample)
+            assert sample.t_mono is not None and sample.t_wall is not None
+            if not unreadable:
+                board.set("VDD_IN", MV, int(vdd_in(sample.rails["VDD_IN"].now_mw)))
+            board.set("VDD_SOC", MV, int(soc_ma(sample.rails["VDD_SOC"].now_mw)))
+            for k in range(HZ):
+                read = meter.read()
+                assert read is not None
+                t = sample.t_mono + k / HZ
+                wall = sample.t_wall + k / HZ
+                records.append(PowerReading(wall, t, read[0], read[1], meter.source, 1 / HZ))
+    finally:
+        meter.close()
+    return records
+
+
+def ledger_of(records: list[Record]):
+    pipeline = Pipeline(history_s=0.0, interval_s=1.0)
+    for record in records:
+        pipeline.ingest(record)
+    return pipeline.ledger
+
+
+def tegrastats_only(records: list[Record]):
+    return ledger_of([r for r in records if isinstance(r, Sample)]).whole
+
+
+needs_shared = pytest.mark.skipif(not LOG.is_file(), reason="../shared tegrastats logs not beside the repo")
+
+
+@needs_shared
+def test_a_sampler_that_agrees_with_tegrastats_gives_the_measured_total(tmp_path):
+    """The control: the same chip read at 5 Hz, each reading within 20% of tegrastats' line."""
+    records = recorded(tmp_path, lambda mw: mw * 1.05 / MV * 1000)
+    whole = ledger_of(records).whole
+    assert whole.energy_source == "INA3221 hwmon, 5 Hz"
+    assert (whole.energy_total_source, whole.energy_note) == ("measured", None)
+    assert whole.energy_j != pytest.approx(tegrastats_only(records).energy_j, rel=1e-6)
+
+
+@needs_shared
+@pytest.mark.parametrize(("case", "vdd_in", "unreadable", "why"), [
+    ("unreadable", lambda mw: mw / MV * 1000, True, "VDD_IN not read by it"),
+    ("negative", lambda mw: -mw / MV * 1000, False, "VDD_IN read negative"),
+    ("1000x", lambda mw: mw * 1000 / MV * 1000, False, "VDD_IN read past 2 kW"),
+    ("1.5x", lambda mw: mw * 1.5 / MV * 1000, False, "VDD_IN disagrees with the samples'"),
+])
+def test_a_refused_input_rail_falls_back_to_tegrastats_vdd_in(tmp_path, case, vdd_in, unreadable, why):
+    records = recorded(tmp_path, vdd_in, unreadable=unreadable)
+    for whole in (ledger_of(records).whole, _read_back(tmp_path, records)):
+        fallback = tegrastats_only(records)
+        assert whole.energy_j == pytest.approx(fallback.energy_j, rel=1e-12), case
+        assert whole.energy_source == "tegrastats VDD_IN, 1000 ms"
+        assert whole.energy_total_source == "inferred"
+        assert why in whole.energy_note and "total from tegrastats' VDD_IN" in whole.energy_note
+        assert whole.peak_mw == fallback.peak_mw  # no refused reading is the peak either
+        assert whole.rails_j["VDD_IN"] == pytest.approx(fallback.rails_j["VDD_IN"])
+
+
+def _read_back(tmp_path: Path, records: list[Record]):
+    """The records written as a recording and read back by ``report``'s route."""
+    from jtop_roof.outputs.compare import file_report
+    from jtop_roof.runtime.config import Config
+
+    path = tmp_path / "r.jsonl"
+    with Recorder(path, {"source": "tegrastats", "interval_ms": 1000}, fsync_every_s=0) as recorder:
+        for record in records:
+            recorder.write(record)
+    whole = file_report(str(path), tz=timezone.utc, interval_s=None, config=Config())["whole"]
+
+    class Back:  # the JSON keys under the ledger's names
+        energy_j = whole["energy_j"]["total"]
+        energy_source = whole["energy_source"]
+        energy_total_source = whole["energy_total_source"]
+        energy_note = whole["energy_note"]
+        peak_mw = None if whole["power_w"]["peak"] is None else whole["power_w"]["peak"] * 1000
+        rails_j = whole["energy_j"]["rails"]
+    return Back
+
+
+@needs_shared
+def test_a_negative_module_rail_is_refused_with_a_count_and_the_input_still_measures(tmp_path):
+    records = recorded(tmp_path, lambda mw: mw / MV * 1000, soc_ma=lambda mw: -mw / MV * 1000)
+    whole = ledger_of(records).whole
+    assert whole.energy_source == "INA3221 hwmon, 5 Hz" and whole.energy_total_source == "measured"
+    assert whole.energy_note == f"{12 * HZ} VDD_SOC readings refused (negative or past 2 kW)"
+    assert whole.rails_j["VDD_SOC"] == pytest.approx(tegrastats_only(records).rails_j["VDD_SOC"])
+    assert whole.rail_peak_mw["VDD_SOC"] > 0
+
+
+def test_a_sum_of_rails_is_inferred_and_nothing_measured_is_null():
+    from jtop_roof.analysis.ledger import EnergyLedger
+
+    ledger = EnergyLedger(1.0)
+    for t in range(4):  # AGX Orin's rails: no input rail among them
+        ledger.add_sample(float(t), None, 3000.0, {"VDD_GPU_SOC": 2000.0, "VDD_CPU_CV": 1000.0})
+    whole = ledger.whole
+    assert whole.energy_total_source == "inferred" and "a sum of rails" in whole.energy_note
+    host = EnergyLedger(1.0, "host")
+    for t in range(4):  # a dGPU host: a device rail only
+        host.add_sample(float(t), None, None, {"NVML_GPU": 300_000.0})
+    assert host.whole.energy_total_source is None and host.whole.energy_j is None
+    assert "no rail measures the board's input" in host.whole.energy_note
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the sampler reads a sysfs tree (Linux)")
+def test_a_tegrastats_restart_keeps_the_power_stream_that_kept_reading(tmp_path, monkeypatch):
+    """The fake tegrastats exits after 4 lines and is restarted; the sampler reads a constant 6 W
+    throughout: the run's energy is 6 W over its whole span, with no gap in the power stream."""
+    tree = tmp_path / "root"
+    FakeIna3221(tree, {"VDD_IN": (MV, 1200), "VDD_SOC": (MV, 200)})
+    fake = tmp_path / "tegrastats"
+    shutil.copy(ROOT / "tests" / "fake_tegrastats", fake)
+    fake.chmod(0o755)
+    monkeypatch.setenv("FAKE_TEGRASTATS_EXIT_AFTER", "4")
+    lines = ROOT / "tests" / "data" / "fake_tegrastats_orinnano_super.txt"
+    monkeypatch.setenv("FAKE_TEGRASTATS_LINES", str(lines))
+    inner = TegrastatsSource([sys.executable, str(fake)], 100, backoff=(0.3,), sysfs_root=None, is_root=True)
+    source = PoweredSource(inner, lambda: board_meters(tree), 20.0, root=str(tree), fallback="tegrastats")
+    records: list[Record] = []
+    deadline = time.monotonic() + 30
+    stream = source.records()
+    try:
+        for record in stream:
+            records.append(record)
+            gaps = [r for r in records if isinstance(r, Event) and r.kind == "gap"]
+            after = [r for r in records if isinstance(r, Sample) and gaps and r.t_mono > gaps[0].t_mono]
+            if len(after) >= 3 or time.monotonic() > deadline:
+                break
+    finally:
+        source.stop()
+        stream.close()
+    kinds = [r.kind for r in records if isinstance(r, Event)]
+    assert "source_restart" in kinds and "gap" in kinds
+    restart = next(r for r in records if isinstance(r, Event) and r.kind == "source_restart")
+    gap = next(r for r in records if isinstance(r, Event) and r.kind == "gap")
+    assert any(isinstance(r, PowerReading) and restart.t_mono < r.t_mono < gap.t_mono for r in records)
+    whole = ledger_of(records).whole
+    assert whole.energy_source == "INA3221 hwmon, 20 Hz"
+    assert whole.gaps == 0
+    assert whole.mean_mw == pytest.approx(6000.0, rel=1e-9)
+    assert re.search(r"while tegrastats restarted", gap.detail)
+
+
+def test_a_gap_that_is_not_a_restarts_still_breaks_the_power_stream():
+    """A recording's session break (a ``gap`` with no ``source_restart`` before it) places the next
+    session just after the last: the power stream's step across it is no measurement."""
+    from jtop_roof.analysis.ledger import EnergyLedger
+
+    def run(events: tuple[str, ...]) -> int:
+        ledger = EnergyLedger(1.0)
+        for i in range(20):
+            t = i * 0.2
+            if i == 10:
+                for kind in events:
+                    ledger.add_break(kind, t)
+            ledger.add_power(PowerReading(None, t, {"VDD_IN": 6000.0}, {}, "INA3221 hwmon", 0.2))
+        return ledger.whole.gaps
+
+    assert run(("gap",)) == 1
+    assert run(("source_restart", "gap")) == 0
+    assert run(("seek",)) == 1
