@@ -22,7 +22,10 @@ DEMO_LOG = ROOT / "jtop_roof" / "sources" / "data" / "demo_orinnano_super.log"
 
 
 def test_a_replay_takes_no_script_markers_a_live_or_following_source_does(tmp_path):
+    from jtop_roof.sources.demo import DemoSource
+
     assert not takes_script_markers([ReplaySource(DEMO_LOG, tz="UTC")])
+    assert takes_script_markers([DemoSource()])  # plays as a live board: to try ``mark`` on
     assert takes_script_markers([ReplaySource(DEMO_LOG, tz="UTC", follow=True)])  # a growing log
     assert takes_script_markers([ScriptedSource([])])
     assert takes_script_markers([ReplaySource(DEMO_LOG, tz="UTC"), ScriptedSource([])])

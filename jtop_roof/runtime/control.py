@@ -1,8 +1,8 @@
 """Phase markers from benchmark scripts: ``jroof-tui mark NAME`` / ``jroof-tui mark --end``.
 
 Each running monitor (TUI or headless ``record``) listens on its own Unix socket,
-``<control dir>/<pid>.sock`` (live monitors only: a replay of a file opens none,
-``takes_script_markers``), mode 0600 inside a 0700 directory owned by the user
+``<control dir>/<pid>.sock`` (live monitors and the demo: a replay of a file opens
+none, ``takes_script_markers``), mode 0600 inside a 0700 directory owned by the user
 (``$XDG_RUNTIME_DIR/jroof``, else ``/tmp/jroof-<uid>``). No network listener, nothing another user
 can reach: a directory in its place that is not ours and private (another user can create
 ``/tmp/jroof-<uid>`` first) is refused with a ``ControlError`` saying what to do. ``send_marker``
@@ -321,10 +321,11 @@ def _parent_pid(pid: int) -> int:
 
 def takes_script_markers(sources: Sequence[Source]) -> bool:
     """Whether a monitor of ``sources`` opens a marker channel: a live one does; a replay of a
-    file (or the demo) takes keys only, as a script marking now has nothing to do with a file's
-    past (its phase would land at whatever sample the replay shows). A replay that follows a
-    growing log watches a live run, and takes them."""
-    return any(not isinstance(source, ReplayControls) or source.follow_enabled for source in sources)
+    file takes keys only, as a script marking now has nothing to do with a file's past (its phase
+    would land at whatever sample the replay shows). A replay that follows a growing log watches
+    a live run, and the demo plays as one (to try ``mark`` on): they take them."""
+    return any(not isinstance(source, ReplayControls) or source.follow_enabled or source.kind == "demo"
+               for source in sources)
 
 
 def start_listener(
