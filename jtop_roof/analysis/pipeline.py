@@ -28,7 +28,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from jtop_roof.analysis.clock_events import ClockEvents
@@ -138,6 +138,7 @@ class Pipeline:
         self._seeked = False  # a replay jumped: the stream may play records the ledger took
         self._ledger_version = 0  # ``ledger_version``
         self._ledger_from_file: Callable[[Sequence[Marker | Work]], EnergyLedger] | None = None
+        self._played: EnergyLedger | None = None  # a replay's: what played since its last seek
         self._rebuild: LedgerRebuild | None = None  # the file's ledger read again with new markers
         self._ledger_holds = 0  # how many of the session's markers the file's ledger shown holds
         self._session_markers: list[Marker | Work] = []  # made here (markers shown again after seeks)
@@ -228,6 +229,7 @@ class Pipeline:
         first ``ledger`` or ``ledger_version`` asked after, and waited for at ``finish``).
         Markers made here before it are placed by a read again in the background (``_rebuild``)."""
         self._ledger_from_file = build
+        self._played = EnergyLedger(self.interval_s, _samples_source(self.info))
         self._rebuild = LedgerRebuild(build)
         self._ledger_holds = 0
         if isinstance(ledger, Future):
@@ -439,6 +441,20 @@ class Pipeline:
         unit: the union over units, closed and open events alike."""
         return self.clock_events.seconds(span.first_mono, span.last_mono, self.active_events(), unit=unit)
 
+    def at_play_head(self, span: SpanStats) -> SpanStats:
+        """A replay's open phase (the file's ledger runs it to the file's end) as far as the play
+        head: what played of it since its start, or, where the last seek landed after its start,
+        its edges to the head with its energy unknown (None). Anything else as it is."""
+        played, head = self._played, self.history.last_t_mono
+        if not span.is_open or played is None or head is None:
+            return span
+        now = played.current
+        if now is not None and now.start_mono == span.start_mono:
+            return replace(now, name=span.name)
+        last = head if span.last_mono is None else min(span.last_mono, head)
+        return replace(span, last_mono=last, last_wall=None, samples=0, energy_j=None, rails_j={},
+                       peak_mw=None, rail_peak_mw={}, energy_source=None, iterations=None)
+
     def placement(self, span: SpanStats, workload: Workload | None) -> Placement:
         """The span on the roof: achieved rates, intensity, efficiency and the verdict (clock-bound
         where the bounding unit throttled during it)."""
@@ -449,6 +465,7 @@ class Pipeline:
 
     def _analyse(self, record: Record, *, session: bool = False) -> None:
         live_ledger = self._ledger_from_file is None
+        ledger = self._ledger if live_ledger else self._played  # a replay's: what played
         if isinstance(record, Sample):
             if not record.is_sample:
                 return
@@ -456,9 +473,9 @@ class Pipeline:
             t_mono = self.history.last_t_mono
             assert t_mono is not None
             self._anchor = (record.t_wall, t_mono, self._clock())
-            if live_ledger:
+            if ledger is not None:
                 total = record.power_total
-                self._ledger.add_sample(
+                ledger.add_sample(
                     t_mono, record.t_wall, None if total is None else total.mw,
                     {name: rail.now_mw for name, rail in record.rails.items()},
                     gpu_mhz=None if record.gpu is None else record.gpu.mhz,
@@ -466,7 +483,9 @@ class Pipeline:
                 )
                 self._ledger_version += 1
             while self._redisplay and (self._redisplay[0].t_mono or 0.0) <= t_mono:
-                self.history.add_marker(self._redisplay.pop(0))
+                self.history.add_marker(marker := self._redisplay.pop(0))
+                if self._played is not None:
+                    _mark_ledger(self._played, marker)
         elif isinstance(record, Marker):
             if record.t_mono is None:
                 record.t_mono = self.history.last_t_mono
@@ -474,21 +493,25 @@ class Pipeline:
             if live_ledger and (session or self._first_time_for_ledger(record)):
                 _mark_ledger(self._ledger, record)
                 self._ledger_version += 1
+            elif not live_ledger and ledger is not None:  # what played (a replay's)
+                _mark_ledger(ledger, record)
         elif isinstance(record, Work):
             if live_ledger and (session or self._first_work(record)):
                 _add_work(self._ledger, record)
                 self._ledger_version += 1
+            elif not live_ledger and ledger is not None:
+                _add_work(ledger, record)
         elif isinstance(record, ProcessReading):
             self.processes_now = record
-            if live_ledger:
-                self._ledger.add_processes(record)
+            if ledger is not None:
+                ledger.add_processes(record)
                 self._ledger_version += 1
         elif isinstance(record, PowerReading):
             anchor, t_mono = self._power_anchor, record.t_mono
             if t_mono is not None and (anchor is None or t_mono >= anchor[1]):
                 self._power_anchor = (record.t_wall, t_mono, self._clock())
-            if live_ledger:
-                self._ledger.add_power(record)
+            if ledger is not None:
+                ledger.add_power(record)
                 self._ledger_version += 1
         else:
             if record.kind == "seek":
@@ -497,10 +520,11 @@ class Pipeline:
                 self.history.clear()
                 self._anchor = self._power_anchor = None
                 self._seeked = True
+                self._played = self._played and EnergyLedger(self.interval_s, _samples_source(self.info))
                 self._redisplay = sorted((m for m in self._session_markers if isinstance(m, Marker)),
                                          key=lambda m: m.t_mono or 0.0)
-            elif live_ledger and record.kind in BREAK_EVENTS:
-                self._ledger.add_break(record.kind, record.t_mono)
+            elif ledger is not None and record.kind in BREAK_EVENTS:
+                ledger.add_break(record.kind, record.t_mono)
                 self._ledger_version += 1
             self.history.add_event(record)
 

@@ -44,7 +44,12 @@ docs/fleet/prometheus.yml sets it, not this exporter's):
   unknown (information, not a throttle)
 - ``jroof_throttle_seconds_total{unit}`` (throttle events), ``jroof_mode_cap_seconds_total{unit}``
   (the mode-unknown ones)
+- ``jroof_throttled_seconds_total``: seconds inside a throttle of any unit, the union (the report's
+  ``throttled_s`` of the whole run)
 - ``jroof_phase_info{name}`` 1 while a phase is open
+- ``jroof_assumption_info{what,value,source,note}`` 1 per item of ``analysis.assumptions``: what the
+  device, power mode, throttle detection and energy rest on (``source``: measured, given, assumed,
+  inferred, or empty where nothing says), the text literal (label values escaped by the client)
 
 Gauges hold the latest sample's instantaneous values, never an average. The text is Prometheus's
 0.0.4 format, or OpenMetrics when the scraper's Accept asks for it; gzip when it accepts that; HEAD
@@ -75,6 +80,7 @@ from prometheus_client.openmetrics.exposition import generate_latest as openmetr
 from prometheus_client.registry import Collector, CollectorRegistry
 
 from jtop_roof import __version__
+from jtop_roof.analysis.assumptions import Sourced, sourced_items
 from jtop_roof.analysis.detectors import REASON_CODES
 from jtop_roof.analysis.pipeline import Pipeline
 from jtop_roof.model.errors import UserError
@@ -171,6 +177,10 @@ class Snapshot:
     active: frozenset[tuple[str, str]] = frozenset()  # (unit, reason code) of the open events
     throttle_s: Mapping[tuple[str, str], float] = field(default_factory=dict)  # (unit, kind) -> seconds
     phase: str | None = None
+    #: Seconds of the whole run inside a throttle of any unit (the union: report's ``throttled_s``).
+    throttled_s: float | None = None
+    #: What the board, mode, throttle detection and energy rest on (``analysis.assumptions``).
+    sourced: tuple[Sourced, ...] = ()
 
 
 class Metrics:
@@ -212,7 +222,8 @@ class Metrics:
         open_events = [event for event in pipeline.active_events() if event.unit is not None]
         active = frozenset((event.unit or "", reason) for event in open_events for reason in event.reasons)
         snapshot = Snapshot(sample, self._samples, self._info(), whole.energy_j, dict(whole.rails_j),
-                            active, pipeline.clock_events.totals(open_events), pipeline.ledger.current_phase)
+                            active, pipeline.clock_events.totals(open_events), pipeline.ledger.current_phase,
+                            pipeline.throttled_s(whole), sourced_items(pipeline))
         with self._lock:
             self._snapshot = snapshot
 
@@ -273,6 +284,10 @@ def _registry(snap: Snapshot, board: str | None) -> CollectorRegistry:
     identity = dict(snap.info) if board is None else {"board": board, **snap.info}
     out.add("jroof_info", "gauge", "Board, device, model, power mode, source and jroof version (always 1).",
             [(identity, 1.0)])
+    out.add("jroof_assumption_info", "gauge",
+            "What a number rests on (always 1): its value, and source measured, given, assumed or inferred.",
+            [({"what": i.what, "value": i.value or "", "source": i.source or "", "note": i.note}, 1.0)
+             for i in snap.sourced])
     out.add("jroof_samples_total", "counter", "Samples taken since serve started.", [({}, snap.samples)])
     if s is not None:
         out.add("jroof_sample_timestamp_seconds", "gauge", "Unix time of the latest sample.",
@@ -333,6 +348,9 @@ def _registry(snap: Snapshot, board: str | None) -> CollectorRegistry:
     out.add("jroof_throttle_seconds_total", "counter",
             "Seconds throttled: held below the mode's cap while busy.",
             [({"unit": u}, snap.throttle_s.get((u, "throttle"), 0.0)) for u in units])
+    out.add("jroof_throttled_seconds_total", "counter",
+            "Seconds inside a throttle of any unit (the union over units, as the report says it).",
+            [({}, snap.throttled_s)])
     out.add("jroof_mode_cap_seconds_total", "counter",
             "Seconds below the device's maximum while busy with the power mode unknown.",
             [({"unit": u}, snap.throttle_s.get((u, "mode_cap"), 0.0)) for u in units])

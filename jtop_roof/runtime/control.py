@@ -1,7 +1,8 @@
 """Phase markers from benchmark scripts: ``jroof-tui mark NAME`` / ``jroof-tui mark --end``.
 
 Each running monitor (TUI or headless ``record``) listens on its own Unix socket,
-``<control dir>/<pid>.sock``, mode 0600 inside a 0700 directory owned by the user
+``<control dir>/<pid>.sock`` (live monitors and the demo: a replay of a file opens
+none, ``takes_script_markers``), mode 0600 inside a 0700 directory owned by the user
 (``$XDG_RUNTIME_DIR/jroof``, else ``/tmp/jroof-<uid>``). No network listener, nothing another user
 can reach: a directory in its place that is not ours and private (another user can create
 ``/tmp/jroof-<uid>`` first) is refused with a ``ControlError`` saying what to do. ``send_marker``
@@ -26,7 +27,7 @@ import struct
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from typing import Any
 from jtop_roof.model.errors import UserError
 from jtop_roof.model.metrics import for_terminal
 from jtop_roof.model.records import MARKER_KINDS, MAX_WORK_AMOUNT, MAX_WORK_ITERATIONS
+from jtop_roof.sources.base import ReplayControls, Source
 from jtop_roof.sources.processes import BENCHMARK
 
 MAX_NAME_CHARS = 200
@@ -315,6 +317,15 @@ def _parent_pid(pid: int) -> int:
         return int(fields[1])
     except (OSError, ValueError, IndexError):
         return 0
+
+
+def takes_script_markers(sources: Sequence[Source]) -> bool:
+    """Whether a monitor of ``sources`` opens a marker channel: a live one does; a replay of a
+    file takes keys only, as a script marking now has nothing to do with a file's past (its phase
+    would land at whatever sample the replay shows). A replay that follows a growing log watches
+    a live run, and the demo plays as one (to try ``mark`` on): they take them."""
+    return any(not isinstance(source, ReplayControls) or source.follow_enabled or source.kind == "demo"
+               for source in sources)
 
 
 def start_listener(

@@ -16,7 +16,7 @@ from jtop_roof.formats.recorder import Recorder
 from jtop_roof.model.metrics import for_terminal
 from jtop_roof.model.records import Event, Record, Sample
 from jtop_roof.runtime.config import Config
-from jtop_roof.runtime.control import WorkReport, start_listener
+from jtop_roof.runtime.control import WorkReport, start_listener, takes_script_markers
 from jtop_roof.runtime.runtime import Runtime
 from jtop_roof.runtime.signals import give_back_signals, take_signals
 from jtop_roof.sources.base import Source
@@ -44,7 +44,8 @@ def run_headless(
     given; ``record --prometheus`` gives one whose pipeline its metrics listen to) and its one
     pump, as in the TUI: written, then analysed, so phases and energy are the monitor's.
     ``listen_for_markers``: take ``jroof-tui mark`` from benchmark scripts (stamped on arrival,
-    named ``phase N`` when unnamed). ``stop_event``: set by the caller to stop (``run``: the workload exited).
+    named ``phase N`` when unnamed), where the source is live (``takes_script_markers``).
+    ``stop_event``: set by the caller to stop (``run``: the workload exited).
     ``on_listening``: called once markers are taken (``run`` starts the workload then, so that its
     first marker is not lost). ``command_phase``: ``run``'s phase named after its command, started
     just before (origin ``run``: the command's own first phase replaces it).
@@ -78,7 +79,8 @@ def run_headless(
         if error is not None:
             _say(f"jroof-tui: cannot write {recorder.path}: {error.strerror or error}")
 
-    listener = start_listener(on_marker, on_work) if listen_for_markers else None
+    live = listen_for_markers and takes_script_markers([source])
+    listener = start_listener(on_marker, on_work) if live else None
     stop_requested = stop_event if stop_event is not None else threading.Event()
     # A replayed stream (or the demo's) has no "now" before its first sample: the command's phase
     # then starts at that sample, rather than be written without a time and lost.

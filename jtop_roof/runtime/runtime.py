@@ -21,6 +21,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from itertools import chain, islice
+from typing import TypeVar
 
 from jtop_roof.analysis.detectors import ThrottleDetector
 from jtop_roof.analysis.ledger import EnergyLedger
@@ -38,6 +39,7 @@ from jtop_roof.runtime.inputs import trtexec_extras
 from jtop_roof.sources.base import ReplayControls, Source
 from jtop_roof.sources.replay import ReplaySource
 
+T = TypeVar("T")
 LedgerBuilder = Callable[[Sequence[Marker | Work]], EnergyLedger]
 #: The detectors every pipeline runs, each made fresh from the config's settings: a new detector
 #: is a module under ``analysis/`` and one line here.
@@ -195,9 +197,13 @@ class Runtime:
             info = SourceInfo(self.source.kind, hints=(f"source description failed: {exc}",))
         build = self._ledger_builder() if self._whole_file else None
         extras, notes = self._trtexec_extras()
-        observed, later = self._observed_board(info) if build is not None else (None, None)
-        return Described(info, build, None if build is None else read_ahead(self._first_read(build, later)),
-                         extras, observed, notes, later)
+        observed, later = self._observed_board(info)
+        ledger: EnergyLedger | Future[EnergyLedger] | None = None
+        if build is not None:
+            ledger = read_ahead(self._first_read(build, later))
+        elif later is not None:  # energy counted forward (serve): the board is still the whole file's
+            read_ahead(self._whole_read(later))
+        return Described(info, build, ledger, extras, observed, notes, later)
 
     def apply(self, described: Described) -> None:
         """Give the pipeline what ``describe`` found (in the pipeline's thread)."""
@@ -228,13 +234,16 @@ class Runtime:
                         ) -> tuple[BoardObservation | None, Future[BoardObservation] | None]:
         """Where nothing names a replayed file's board: what its first ``FIRST_LOOK`` records show
         (read now: the replay starts after), and the Future of what the whole file shows (the
-        ledger's read of the whole file observes it too)."""
+        ledger's read of the whole file observes it too, else ``_whole_read``). Every consumer of
+        a replay gets it, whether its energy is the whole file's (the monitor) or counted forward
+        (``serve``): the board is the file's, as ``play_whole`` finds it for ``report``."""
         config = self.config
         board = resolve_board(info, load_devices(config.devices), device_id=config.device,
                               power_mode=config.power_mode)
-        if not (board.open_to_inference and isinstance(self.source, ReplaySource)):
+        source = self.source
+        if not (board.open_to_inference and isinstance(source, ReplaySource) and source.whole_file):
             return None, None
-        return observe(islice(self.source.index.scan(), FIRST_LOOK)), Future()
+        return observe(islice(source.index.scan(), FIRST_LOOK)), Future()
 
     def _ledger_builder(self) -> LedgerBuilder | None:
         source = self.source
@@ -260,6 +269,20 @@ class Runtime:
 
         return read
 
+    def _whole_read(self, observed: Future[BoardObservation]) -> Callable[[], None]:
+        """The whole file read for what it shows of its board alone (no ledger wanted)."""
+        source = self.source
+        assert isinstance(source, ReplaySource)
+        index = source.index
+
+        def read() -> None:
+            try:
+                observed.set_result(observe(_offering(index.scan())))
+            except Exception as exc:  # noqa: BLE001 - e.g. the file vanished: the first look's stays
+                observed.set_exception(exc)
+
+        return read
+
     def _trtexec_extras(self) -> tuple[tuple[Marker | Work, ...], tuple[str, ...]]:
         """trtexec's records on the replayed file's stream and the note on them, or none and why
         (e.g. the output ``run`` kept stopped before its summary: the replay goes on without it)."""
@@ -280,12 +303,11 @@ def _settle_start_up() -> None:
         gc.freeze()
 
 
-def read_ahead(build: Callable[[], EnergyLedger], wait_s: float = LEDGER_WAIT_S
-               ) -> EnergyLedger | Future[EnergyLedger]:
-    """A whole file's ledger (``build()``), read in a thread of its own: the ledger when it is
-    done within ``wait_s`` (its error raised, as a read here would), else the Future of it, so
-    the replay's first records do not wait for a day-long file to be read."""
-    future: Future[EnergyLedger] = Future()
+def read_ahead(build: Callable[[], T], wait_s: float = LEDGER_WAIT_S) -> T | Future[T]:
+    """A whole file's ledger (``build()``, or another whole read), read in a thread of its own:
+    the result when it is done within ``wait_s`` (its error raised, as a read here would), else
+    the Future of it, so the replay's first records do not wait for a day-long file to be read."""
+    future: Future[T] = Future()
 
     def read() -> None:
         try:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from jtop_roof.analysis.assumptions import SAID, Sourced, sourced_items
 from jtop_roof.model.metrics import fmt_duration, fmt_speed, printable
 from jtop_roof.tui.streams import Stream
 from jtop_roof.tui.widgets.readout import Line
@@ -35,6 +36,9 @@ def header_line(width: int, stream: Stream) -> Line:
         board = Path(info.file).name
     resolved = pipeline.board
     mode = resolved.mode_name or info.power_mode
+    said = {item.what: item for item in sourced_items(pipeline)}
+    mode_item = said.pop("power_mode")
+    said.pop("throttle_detection")  # its own words below: said when not full, whatever its source
     throttled = [e for e in pipeline.active_events() if e.kind == "throttle"]
     rec = pipeline.sink.path
     phase = pipeline.current_phase
@@ -43,10 +47,13 @@ def header_line(width: int, stream: Stream) -> Line:
         line: Line = [("jroof", "title")]
         if board and not short.no_board:
             line += [SEPARATOR, (printable(str(board), 40), None)]
+        for item in said.values():  # the device, the energy, ...: where inferred or assumed
+            if item.source in SAID:
+                line += [SEPARATOR, *_sourced(item, short)]
         if mode:
             line += [SEPARATOR, (printable(mode, 20), None)]
-            if resolved.power_mode_source == "inferred":
-                line += [(" inferred" if not short.words else " inf.", "muted")]
+            if mode_item.source in SAID:
+                line += [(f" {_word(mode_item.source, short)}", "muted")]
         if resolved.throttle_detection != "full":
             detection = "throttle detection" if not short.words else "detection"
             line += [SEPARATOR, (f"{detection} {resolved.throttle_detection}", "muted")]
@@ -63,6 +70,18 @@ def header_line(width: int, stream: Stream) -> Line:
         if sum(len(text) for text, _ in line) <= width:
             break
     return line
+
+
+def _sourced(item: Sourced, short: _Shorter) -> Line:
+    """``energy tegrastats inferred``: the item's value (log text, shown literally) and its source."""
+    name = item.what.replace("_", " ")
+    value = printable(item.value or "unknown", short.name_cells)
+    return [(value if item.what == "device" else f"{name} {value}", None),
+            (f" {_word(item.source, short)}", "muted")]
+
+
+def _word(source: str | None, short: _Shorter) -> str:
+    return (source or "") if not short.words else f"{(source or '')[:3]}."
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from jtop_roof.formats.recorder import Recorder
 from jtop_roof.model.metrics import for_terminal
 from jtop_roof.runtime.child import Child, ChildError, kept_output_path
 from jtop_roof.runtime.config import Config
-from jtop_roof.runtime.control import start_listener
+from jtop_roof.runtime.control import start_listener, takes_script_markers
 from jtop_roof.runtime.session import open_recording, record_paths
 from jtop_roof.sources.base import Source
 from jtop_roof.tui.app import JroofApp
@@ -51,7 +51,9 @@ def run_app(
     recorder = recorders[0]
     app = JroofApp(source, config, recorder=recorder, notices=notices,
                    more=list(zip(more, recorders[1:], strict=True)), command_phase=command_phase)
-    listener = start_listener(lambda kind, name: app.request_marker(kind, name), app.request_work)
+    listener = None  # a replay of a file takes keys, not scripts' markers
+    if takes_script_markers(sources):
+        listener = start_listener(lambda kind, name: app.request_marker(kind, name), app.request_work)
     watch = TerminalWatch(app)
     watch.start()
     child = None

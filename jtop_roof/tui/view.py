@@ -117,10 +117,11 @@ def _precision(board: Board, precision: str | None, point: tuple[str, Placement]
 
 def _shown_phase(pipeline: Pipeline) -> SpanStats | None:
     """The open phase; in a replay with the whole file's ledger, the one the playhead is in,
-    with all of its energy."""
+    with all of its energy where the file ends it, else as far as the play head."""
     if pipeline.ledger_from_file:
         last = pipeline.history.last_t_mono
-        return None if last is None else pipeline.ledger.phase_at(last)
+        phase = None if last is None else pipeline.ledger.phase_at(last)
+        return None if phase is None else pipeline.at_play_head(phase)
     return pipeline.ledger.current
 
 

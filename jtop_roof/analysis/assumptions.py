@@ -1,0 +1,46 @@
+"""What each headline number of a stream rests on: one small typed list, built in one place from
+the pipeline's own queries, that the TUI's header, ``/metrics`` and the report all read.
+
+An item says *what* it is (``device``, ``power_mode``, ...), its value, where that value came from
+(``source``: ``measured``, ``given``, ``assumed``, ``inferred``, or None where nothing says) and a
+short note why. A new sourced number is one more line in ``sourced_items``; the consumers show
+whatever the list holds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jtop_roof.analysis.pipeline import Pipeline
+
+#: The words a ``*_source`` takes (README: "Sources").
+MEASURED, GIVEN, ASSUMED, INFERRED = "measured", "given", "assumed", "inferred"
+#: Sources a reader would not guess: the consumers say these beside the value (``measured`` and
+#: ``given`` go without saying in a one-line header; ``/metrics`` and the report say them all).
+SAID = (INFERRED, ASSUMED)
+
+
+@dataclass(frozen=True, slots=True)
+class Sourced:
+    """One number's (or verdict's) value and what it rests on."""
+
+    what: str
+    value: str | None
+    source: str | None
+    note: str = ""
+
+
+def sourced_items(pipeline: Pipeline) -> tuple[Sourced, ...]:
+    """The stream's sourced items, in the order the header shows them."""
+    board = pipeline.board
+    whole = pipeline.ledger.whole
+    return (
+        Sourced("device", None if board.device is None else board.device.id, board.device_source,
+                board.problem or ""),
+        Sourced("power_mode", board.mode_name, board.power_mode_source, board.mode_note or ""),
+        # How far throttles can be told: judged against the mode's caps, so it rests on the mode.
+        Sourced("throttle_detection", board.throttle_detection, board.power_mode_source,
+                board.throttle_detection_note),
+        Sourced("energy", whole.energy_source, None if whole.energy_source is None else MEASURED,
+                "" if whole.energy_source is not None else "no power reading in the stream"),
+    )

@@ -1,0 +1,68 @@
+"""A replay's open phase ends at the play head: the whole file's ledger runs a phase the file
+never ends to the file's end, but the monitor shows what has played of it (energy, time and
+throttle), not joules the play head has not reached."""
+
+from __future__ import annotations
+
+import pytest
+from tui_support import FIXTURE, make_config, park_replay, wait_until
+
+from jtop_roof.analysis.pipeline import build_ledger
+from jtop_roof.formats.logfile import iter_records
+from jtop_roof.sources.replay import ReplaySource
+from jtop_roof.tui.app import JroofApp
+from jtop_roof.tui.view import build_view
+
+#: "resnet50-fp16" starts at 54.5 s of the fixture and is never ended (the file ends at 73 s).
+PHASE = "resnet50-fp16"
+
+
+def shown(app: JroofApp):
+    return build_view(app.pipeline, thresholds=app.config.thresholds, tz=app._tz, window_s=app.window_s,
+                      wall_axis=app.replay, notes=[], precision=app.precision)
+
+
+def played_until(head: float):
+    """The fixture's ledger as far as ``head``: what a live run would have shown then."""
+    records = [r for r in iter_records(FIXTURE.read_text().splitlines(), tz="UTC")
+               if r.t_mono is None or r.t_mono <= head]
+    return build_ledger(records, 0.1).phase_at(head)
+
+
+async def test_an_open_phase_shows_its_energy_up_to_the_play_head(tmp_path):
+    source = ReplaySource(FIXTURE, tz="UTC", hold_at_end=True)
+    source.pause()
+    app = JroofApp(source, make_config(), user_themes=tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await park_replay(pilot, app)
+        head = app.history.last_t_mono
+        view = shown(app)
+    whole_file = app.pipeline.ledger.phase_at(head)
+    assert whole_file is not None and whole_file.is_open and whole_file.last_mono > head + 5  # to the end
+    expected = played_until(head)
+    phase = view.phase
+    assert phase is not None and (phase.name, phase.is_open) == (PHASE, True)
+    assert (phase.first_mono, phase.last_mono) == (expected.first_mono, head)
+    assert phase.energy_j == pytest.approx(expected.energy_j)
+    assert phase.energy_j < whole_file.energy_j
+
+
+async def test_a_seek_past_the_phases_start_shows_no_energy_rather_than_the_files(tmp_path):
+    """Only 2 s before the seek's target are played again: what the phase drew before them is not
+    known here, so its energy is None, and its time ends at the head."""
+    source = ReplaySource(FIXTURE, tz="UTC", hold_at_end=True, backfill_s=2.0)
+    source.pause()
+    app = JroofApp(source, make_config(), user_themes=tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.request_seek(65.0, relative=False)
+        await wait_until(pilot, lambda: (app.history.last_t_mono or 0) > 64.0, "the seek's samples")
+        await wait_until(pilot, lambda: not app.pipeline.still_reading, "the whole file's ledger")
+        head = app.history.last_t_mono
+        phase = shown(app).phase
+    assert phase is not None and phase.name == PHASE and phase.last_mono == head
+    assert phase.energy_j is None and view_throttle_bounded(app, phase)
+
+
+def view_throttle_bounded(app: JroofApp, phase) -> bool:
+    """The phase's throttled seconds are counted over its edges to the head, never past it."""
+    return app.pipeline.throttled_s(phase) <= phase.last_mono - phase.first_mono
