@@ -169,10 +169,10 @@ def report_file(
     ``--device``/``--power-mode`` and fresh detectors; without ``trtexec``, the trtexec output
     ``run`` kept beside the file is read and placed (``source.trtexec`` names it;
     ``source.trtexec_unread`` says why it could not be used). ``placement``: where ``trtexec`` lies
-    on the file (``commands.options.placed_trtexec``). A plain log fitted to trtexec's run is read
-    at the fitted interval. ``source`` says how the run was placed (``log_start``,
-    ``log_start_source``, ``trtexec_note``). Raises OSError (a missing or non-regular file included)
-    and ``logfile.RecordingError``."""
+    on the file (``commands.options.placed_trtexec``; placed here when not given). A plain log
+    fitted to trtexec's run is read at the fitted interval. ``source`` says how the run was placed
+    (``log_start``, ``log_start_source``, ``trtexec_note``). Raises OSError (a missing or
+    non-regular file included) and ``logfile.RecordingError``."""
     if not os.path.isfile(path):
         raise OSError(errno.ENOENT if not os.path.exists(path) else errno.EINVAL,
                       "No such file or directory" if not os.path.exists(path) else "not a regular file")
@@ -194,6 +194,8 @@ def report_file(
         except TrtexecError as exc:  # e.g. trtexec stopped before its summary: the run still counts
             trtexec = None
             source["trtexec_unread"] = str(exc)
+    if trtexec is not None and placement is None:  # a run given without its placement
+        placement = place_on_file(trtexec, "trtexec log", path, tz=tz, interval_s=interval_s, log_start=None)
     if trtexec is not None and placement is not None:
         source.update(placement_source(placement, tz))
         if placement.interval_s is not None:
