@@ -137,10 +137,12 @@ def test_trtexec_log_without_stamps_is_refused(tmp_path):
 
 
 # -- report ---------------------------------------------------------------------------------------------
-def test_report_refuses_trtexec_on_a_log_without_stamps(tmp_path):
+def test_report_refuses_trtexec_on_a_log_without_stamps_given_an_interval_but_no_start(tmp_path):
+    """With --interval the user fixed the log's length but not where it lies: that is not guessed
+    (with neither flag the log is fitted to trtexec's run: test_trtexec_placement)."""
     log = plain_log(tmp_path, 120)
-    refused(jroof("report", log, "--trtexec", TRTEXEC, "--tz", "UTC"), "trtexec", "--log-start",
-            "no timestamps")
+    refused(jroof("report", log, "--trtexec", TRTEXEC, "--tz", "UTC", "--interval", "1000"), "trtexec",
+            "--log-start", "no timestamps")
 
 
 def test_report_places_trtexec_by_log_start(tmp_path):
@@ -277,8 +279,9 @@ def test_runtime_notes_trtexec_it_cannot_use_instead_of_raising(tmp_path):
 
 # -- the real pair (../shared) --------------------------------------------------------------------------
 @pytest.mark.skipif(not NANO_LOG.is_file(), reason="../shared not beside the repo")
-def test_real_nano_pair_refused_without_log_start_and_used_with_it():
-    refused(jroof("report", NANO_LOG, "--trtexec", NANO_TRTEXEC), "trtexec", "--log-start")
+def test_real_nano_pair_refused_with_an_interval_alone_and_used_with_log_start():
+    refused(jroof("report", NANO_LOG, "--trtexec", NANO_TRTEXEC, "--interval", "250"), "trtexec",
+            "--log-start")
     result = jroof("report", NANO_LOG, "--trtexec", NANO_TRTEXEC, "--interval", "250", "--tz", "UTC",
                    "--log-start", "2023-03-29T17:56:46", "--format", "json")
     assert result.returncode == 0, result.stderr

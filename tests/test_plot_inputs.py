@@ -273,8 +273,12 @@ def test_export_puts_trtexecs_phases_in_its_phase_column_as_report_counts_them(c
 def test_export_places_trtexec_by_log_start_on_a_log_without_stamps(capsys, tmp_path):
     log = tmp_path / "nano.log"
     log.write_text((case_line("nano_log") + "\n") * 120)
-    code, _, err = jroof(capsys, "export", log, "--trtexec", TRTEXEC, "--tz", "UTC")
+    code, _, err = jroof(capsys, "export", log, "--trtexec", TRTEXEC, "--tz", "UTC", "--interval", "1000")
     assert code == 2 and "--log-start" in one_line(err)
+    # With neither flag the log is fitted to trtexec's run, and that is said.
+    code, text, err = jroof(capsys, "export", log, "--trtexec", TRTEXEC, "--tz", "UTC")
+    assert code == 0 and "inferred" in err
+    assert set(TRT_PHASES) <= {row["phase"] for row in csv.DictReader(io.StringIO(text))}
     start = (RUN_START - timedelta(seconds=5)).strftime("%Y-%m-%dT%H:%M:%S")
     code, text, _ = jroof(capsys, "export", log, "--trtexec", TRTEXEC, "--log-start", start, "--tz", "UTC")
     assert code == 0

@@ -51,7 +51,8 @@ def run(args: argparse.Namespace, config: Config) -> int:
             return fail(f"cannot read {args.file}: {exc.strerror or exc}")
         if placed.note is not None:
             warn(placed.note)
-        rows = export_file(path, fmt, args.out, tz=tz, interval_s=interval_s, config=config, warn=warn,
+        rows = export_file(path, fmt, args.out, tz=tz, interval_s=placed.interval_s(interval_s),
+                           config=config, warn=warn,
                            table=args.table, trtexec=placed.run, log_start=placed.log_start)
     sys.stdout.flush()
     if args.out is not None:

@@ -24,6 +24,7 @@ from jtop_roof.sources.base import Source
 
 if TYPE_CHECKING:
     from jtop_roof.formats.trtexec import TrtexecRun
+    from jtop_roof.formats.trtexec_span import RunPlacement
 
 
 def source_options(*, prometheus: bool = True) -> Parser:
@@ -365,20 +366,38 @@ class PlacedRun:
     """``--trtexec``'s run as ``placed_trtexec`` found it on a file (all None without it)."""
 
     run: TrtexecRun | None
-    #: ``--log-start`` in unix seconds: the first line's wall time, for a log without stamps.
-    log_start: float | None
-    #: Where only part of the run lies inside the file, how much.
-    note: str | None
+    #: Where and how the run lies on the file: its start, coverage and notes (None without a run).
+    placement: RunPlacement | None = None
+
+    @property
+    def log_start(self) -> float | None:
+        """The first line's wall time, for a log without stamps (``--log-start``, or fitted)."""
+        from jtop_roof.formats.trtexec_span import MEASURED
+
+        p = self.placement
+        return None if p is None or p.log_start_source == MEASURED else p.log_start
+
+    @property
+    def note(self) -> str | None:
+        """Where only part of the run lies inside the file, how much; how a plain log was fitted."""
+        return None if self.placement is None else self.placement.note
+
+    def interval_s(self, given: float | None) -> float | None:
+        """The interval to space the file with: the one fitted to trtexec's run, else ``given``."""
+        p = self.placement
+        return given if p is None or p.interval_s is None else p.interval_s
 
 
 def placed_trtexec(args: argparse.Namespace, path: str, *, tz: tzinfo, interval_s: float | None) -> PlacedRun:
     """``--trtexec`` (with ``--trtexec-offset`` and ``--log-start``) read and placed on ``path``
     (``args.file``, or where standard input was spooled) before anything is written, so that a run
     that cannot be placed is one line (``TrtexecError``, ``LogStartError``), never phases without
-    samples; FlagError for the other two given without it. OSError and ``RecordingError``: the file."""
+    samples; FlagError for the other two given without it. A plain log given neither
+    ``--log-start`` nor ``--interval`` is fitted to the run (``trtexec_span.placement``). OSError
+    and ``RecordingError``: the file."""
     from jtop_roof.formats.trtexec import read_trtexec
-    from jtop_roof.formats.trtexec_span import parse_log_start, place_run
-    from jtop_roof.runtime.inputs import file_span
+    from jtop_roof.formats.trtexec_span import parse_log_start
+    from jtop_roof.runtime.inputs import place_on_file
 
     log_start = None if args.log_start is None else parse_log_start(args.log_start, tz)
     if args.trtexec is None:
@@ -386,10 +405,10 @@ def placed_trtexec(args: argparse.Namespace, path: str, *, tz: tzinfo, interval_
             raise FlagError(LOG_START_ALONE)
         if args.trtexec_offset:
             raise FlagError("--trtexec-offset shifts --trtexec's stamps: give --trtexec FILE too")
-        return PlacedRun(None, None, None)
+        return PlacedRun(None)
     run = read_trtexec(args.trtexec, tz, args.trtexec_offset)
-    span = file_span(path, tz=tz, interval_s=interval_s, name=args.file)
-    return PlacedRun(run, log_start, place_run(run, args.trtexec, span, tz, log_start)[1])
+    return PlacedRun(run, place_on_file(run, args.trtexec, path, tz=tz, interval_s=interval_s,
+                                        log_start=log_start, name=args.file))
 
 
 def tell_written(out: str, what: str) -> None:

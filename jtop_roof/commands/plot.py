@@ -51,7 +51,8 @@ def run(args: argparse.Namespace, config: Config) -> int:
         refused = undrawn_input(args, report, config)
         if refused is not None:
             raise FlagError(refused)
-        written = plot_file(path, out, tz=tz, interval_s=interval_s, config=config,
+        fitted = (report.get("trtexec") or {}).get("interval_s")  # a plain log fitted to trtexec's run
+        written = plot_file(path, out, tz=tz, interval_s=fitted or interval_s, config=config,
                             title=args.title or Path(args.file).name, report=report, probe=inputs.probe)
     tell_written(written, f"figure, {fmt}")
     return 0

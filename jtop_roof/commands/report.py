@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
 
 from jtop_roof.commands.base import Command, emit, warn
@@ -99,7 +99,7 @@ def reported(args: argparse.Namespace, config: Config, path: str, *, tz: tzinfo,
         placed = placed_trtexec(args, path, tz=tz, interval_s=interval_s)
         report = report_file(path, tz=tz, interval_s=interval_s, config=config, stats=stats,
                              trtexec=placed.run, workload=inputs.workload, kernels=inputs.kernels,
-                             probe=inputs.probe, log_start=placed.log_start)
+                             probe=inputs.probe, placement=placed.placement)
     except OSError as exc:
         raise ReportInputError(f"cannot read {name}: {exc.strerror or exc}") from None
     except (RecordingError, TrtexecError, WorkloadError, NcuError, ProbeError) as exc:
@@ -108,11 +108,8 @@ def reported(args: argparse.Namespace, config: Config, path: str, *, tz: tzinfo,
     refused = unused_input(args, report, config, inputs)
     if refused is not None:
         raise ReportInputError(refused)
-    if placed.log_start is not None:
-        report["source"]["log_start"] = datetime.fromtimestamp(placed.log_start, tz).isoformat()
-    if placed.note is not None:
-        report["source"]["trtexec_note"] = placed.note
-        warn(placed.note)
+    if report["source"].get("trtexec_note"):
+        warn(report["source"]["trtexec_note"])
     if args.trtexec is None and report["source"].get("trtexec"):
         warn(f"with trtexec's output kept beside it by `run`: {report['source']['trtexec']}")
     if report["source"].get("trtexec_unread"):

@@ -1,13 +1,15 @@
 """Where a trtexec run lies on a tegrastats log's time span: used, or refused in one line.
 
 trtexec stamps its lines with the wall clock; a tegrastats log is placed by its own stamps, or, for a
-plain log without them (JetPack 4), by ``--log-start`` (when its first line was written). Without
-either, or when the run lies wholly outside the log (another run's log, a clock set wrongly), its
-phases would get no samples and blank cells: ``place_run`` refuses that with ``TrtexecError``,
-naming both spans. Where only part of the run lies inside the log, it is used and a note says how
-much; a run whose timed window measured nothing (``TrtexecRun.unmeasured``) is placed with a note
-saying why it gives no per-inference figures. ``report`` and the replaying runtime both ask here, so
-they agree.
+plain log without them (JetPack 4), by ``--log-start`` (when its first line was written), or, where
+the user gave neither ``--log-start`` nor ``--interval``, by fitting its lines to trtexec's run (said:
+``inferred``). Without any, or when the run lies wholly outside the log (another run's log, a clock
+set wrongly), its phases would get no samples and blank cells: ``placement`` refuses that with
+``TrtexecError``, naming both spans. Where only part of the run lies inside the log, it is used and a
+note says how much; ``coverage`` is the fraction of the timed window inside the log, and below
+``MIN_COVERAGE`` the energy per inference is withheld. A run whose timed window measured nothing
+(``TrtexecRun.unmeasured``) is placed with a note saying why it gives no per-inference figures.
+``report``, ``compare`` and the replaying runtime all ask here, so they agree.
 """
 
 from __future__ import annotations
@@ -53,43 +55,138 @@ def parse_log_start(text: str, tz: tzinfo) -> float:
 @dataclass(frozen=True, slots=True)
 class LogSpan:
     """A tegrastats log's span on the stream: its first and last record's stream time, and their
-    wall times where the log is stamped (None for a plain log without stamps)."""
+    wall times where the log is stamped (None for a plain log without stamps). ``interval_s``: the
+    spacing its reader gave a plain log's lines (None where unknown): the placement can fit it."""
 
     path: str
     first_mono: float
     last_mono: float
     first_wall: float | None
     last_wall: float | None
+    interval_s: float | None = None
+
+
+#: Below this fraction of trtexec's timed window inside the log, its energy per inference is
+#: withheld: the energy of part of the window over all its queries reads low.
+MIN_COVERAGE = 0.99
+#: What a number rests on (the project's four words).
+MEASURED, GIVEN, ASSUMED, INFERRED = "measured", "given", "assumed", "inferred"
+#: A fitted interval outside these bounds fits nothing (tegrastats' own limits are wider).
+_FIT_MIN_S, _FIT_MAX_S = 0.001, 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class RunPlacement:
+    """Where trtexec's run lies on a log, and what that rests on.
+
+    ``log_start``: the log's first record's wall time; ``log_start_source``: ``measured`` (the log's
+    own stamps), ``given`` (``--log-start``) or ``inferred`` (a plain log fitted to trtexec's run).
+    ``interval_s``: the interval fitted to a plain log (its lines spread over trtexec's run), with
+    ``interval_source`` ``inferred``; None where the log's own spacing is used. ``coverage``: the
+    fraction (0 to 1) of trtexec's timed window that the log covers (None where the window has no
+    length or no stamps), ``coverage_source`` what it rests on; ``coverage_note`` says why it is
+    not whole, or why it is unknown. ``note``: overlap, fitting and a timed window that measured
+    nothing, in one line, or None."""
+
+    log_start: float
+    log_start_source: str
+    interval_s: float | None
+    interval_source: str | None
+    coverage: float | None
+    coverage_source: str | None
+    coverage_note: str | None
+    note: str | None
+
+    @property
+    def per_inference_usable(self) -> bool:
+        """Whether the timed window's energy per inference may be given: the log covers at least
+        ``MIN_COVERAGE`` of it."""
+        return self.coverage is not None and self.coverage >= MIN_COVERAGE
 
 
 def place_run(run: TrtexecRun, trtexec: str, log: LogSpan, tz: tzinfo,
               log_start: float | None = None) -> tuple[float, str | None]:
     """(the log's first record's wall time, a note when only part of the run lies inside the log
-    or its timed window measured nothing). ``log_start``: ``--log-start``, for a log without stamps.
-    TrtexecError (one line) when the run cannot be placed: the log has no stamps and no
-    ``log_start``, or has stamps and one; trtexec's log has no stamps; or the two spans do not
-    overlap."""
-    start, overlap = _placed(run, trtexec, log, tz, log_start)
-    unmeasured = None if run.unmeasured is None else (
-        f"trtexec log {trtexec}: {run.unmeasured}, so its run gives no per-inference figures")
-    return start, "; ".join(note for note in (overlap, unmeasured) if note) or None
+    or its timed window measured nothing): ``placement`` without fitting a plain log."""
+    placed = placement(run, trtexec, log, tz, log_start)
+    return placed.log_start, placed.note
 
 
-def _placed(run: TrtexecRun, trtexec: str, log: LogSpan, tz: tzinfo,
-            log_start: float | None) -> tuple[float, str | None]:
-    """``place_run`` without the note on what the timed window measured."""
+def placement(run: TrtexecRun, trtexec: str, log: LogSpan, tz: tzinfo, log_start: float | None = None,
+              *, fit: bool = False) -> RunPlacement:
+    """trtexec's run placed on the log. ``log_start``: ``--log-start``, for a log without stamps.
+    ``fit``: a plain log given neither ``--log-start`` nor ``--interval`` is fitted to trtexec's run
+    (its first line at trtexec's first stamp, its lines spread evenly to trtexec's last: the log
+    was taken around the run, as ``run`` and a script starting tegrastats then trtexec take it),
+    and says so. TrtexecError (one line) when the run cannot be placed: the log has no stamps, no
+    ``log_start`` and cannot be fitted, or has stamps and a ``log_start``; trtexec's log has no
+    stamps; or the two spans do not overlap."""
     if log.first_wall is not None and log_start is not None:
         raise TrtexecError(f"--log-start is for a log without timestamps: {log.path} has its own")
-    start = log.first_wall if log.first_wall is not None else log_start
-    if start is None:
-        raise TrtexecError(f"{log.path} has no timestamps, so trtexec's run ({trtexec}) cannot be placed "
-                           "on it: give --log-start TIME, when its first line was written")
-    end = log.last_wall if log.last_wall is not None else start + (log.last_mono - log.first_mono)
     walls = [w for phase in run.phases for w in (phase.start_wall, phase.end_wall) if w is not None]
     if not walls:
         raise TrtexecError(f"trtexec log {trtexec} has no timestamps: its phases cannot be placed on "
                            f"{log.path}")
     run_start, run_end = min(walls), max(walls)
+    interval_s: float | None = None
+    fitted_note = None
+    if log.first_wall is not None:
+        start, source = log.first_wall, MEASURED
+    elif log_start is not None:
+        start, source = log_start, GIVEN
+    elif fit:
+        start, source = run_start, INFERRED
+        interval_s, fitted_note = _fitted(run_start, run_end, trtexec, log)
+    else:
+        raise TrtexecError(f"{log.path} has no timestamps, so trtexec's run ({trtexec}) cannot be placed "
+                           "on it: give --log-start TIME, when its first line was written"
+                           + (" (or neither it nor --interval, to fit the log to trtexec's run)"
+                              if log.interval_s is not None else ""))
+    if log.last_wall is not None:
+        end = log.last_wall
+    elif interval_s is not None:
+        end = run_end
+    else:
+        end = start + (log.last_mono - log.first_mono)
+    overlap = _overlap(run, trtexec, log, tz, (start, end), (run_start, run_end))
+    coverage, coverage_note = _coverage(run, start, end, source)
+    unmeasured = None if run.unmeasured is None else (
+        f"trtexec log {trtexec}: {run.unmeasured}, so its run gives no per-inference figures")
+    short = coverage_note if coverage is not None and coverage < 1.0 else None
+    note = "; ".join(n for n in (fitted_note, overlap, short, unmeasured) if n) or None
+    return RunPlacement(start, source, interval_s, None if interval_s is None else INFERRED,
+                        coverage, None if coverage is None else source, coverage_note, note)
+
+
+def _fitted(run_start: float, run_end: float, trtexec: str, log: LogSpan) -> tuple[float, str]:
+    """(the interval of a plain log fitted to trtexec's run, the note saying so); TrtexecError
+    where it cannot be fitted (one line, or no spacing known)."""
+    steps_s = log.last_mono - log.first_mono
+    spacing = log.interval_s
+    why = None
+    if spacing is None or spacing <= 0 or steps_s <= 0:
+        why = "it has fewer than two lines" if steps_s <= 0 else "its spacing is unknown"
+    elif run_end <= run_start:
+        why = "trtexec's run has one stamp"
+    if why is not None or spacing is None:
+        raise TrtexecError(f"{log.path} has no timestamps and cannot be fitted to trtexec's run "
+                           f"({trtexec}): {why}; give --log-start TIME and --interval MS")
+    lines = round(steps_s / spacing) + 1
+    interval = (run_end - run_start) / (lines - 1)
+    if not _FIT_MIN_S <= interval <= _FIT_MAX_S:
+        raise TrtexecError(f"{log.path} has no timestamps and its {lines} lines spread over trtexec's "
+                           f"{run_end - run_start:.0f} s run ({trtexec}) would be {interval * 1000:g} ms "
+                           "apart: not a tegrastats interval; give --log-start TIME and --interval MS")
+    return interval, (f"{log.path} has no timestamps: placed on trtexec's run ({trtexec}), its first "
+                      f"line at trtexec's first stamp and its {lines} lines spread to trtexec's last, "
+                      f"{interval * 1000:.0f} ms apart (inferred; --log-start and --interval place it "
+                      "instead)")
+
+
+def _overlap(run: TrtexecRun, trtexec: str, log: LogSpan, tz: tzinfo, log_span: tuple[float, float],
+             run_span: tuple[float, float]) -> str | None:
+    """A note where only part of trtexec's run lies inside the log; TrtexecError where none does."""
+    (start, end), (run_start, run_end) = log_span, run_span
     spans = (f"trtexec log {trtexec} covers {_span(run_start, run_end, tz)}, {log.path} covers "
              f"{_span(start, end, tz)}")
     overlap = min(run_end, end) - max(run_start, start)
@@ -98,15 +195,38 @@ def _placed(run: TrtexecRun, trtexec: str, log: LogSpan, tz: tzinfo,
                            "the log's start; --trtexec-offset S moves trtexec's stamps"
                            + (", --log-start the log" if log.first_wall is None else "") + ")")
     if run_start >= start - STAMP_SLACK_S and run_end <= end + STAMP_SLACK_S:
-        return start, None
+        return None
     timed = run.timed
     cut = timed is not None and not (
         timed.start_wall is not None and timed.start_wall >= start - STAMP_SLACK_S
         and timed.end_wall is not None and timed.end_wall <= end + STAMP_SLACK_S)
-    return start, (f"{spans}: only {max(overlap, 0.0):.0f} s of trtexec's {run_end - run_start:.0f} s "
-                   "overlap; its phases outside the log have no samples"
-                   + ("; its timed window is cut, so its per-inference figures count only part of it"
-                      if cut else ""))
+    return (f"{spans}: only {max(overlap, 0.0):.0f} s of trtexec's {run_end - run_start:.0f} s "
+            "overlap; its phases outside the log have no samples"
+            + ("; its timed window is cut" if cut else ""))
+
+
+def _coverage(run: TrtexecRun, start: float, end: float, source: str) -> tuple[float | None, str | None]:
+    """(the fraction of trtexec's timed window inside the log's ``start``..``end``, a note where it
+    is not whole or not known)."""
+    timed = run.timed
+    if timed is None or timed.start_wall is None or timed.end_wall is None:
+        return None, "trtexec's timed window has no stamps: the log's coverage of it is unknown"
+    length = timed.end_wall - timed.start_wall
+    if length <= 0:
+        return None, "trtexec's timed window has no length: the log's coverage of it is unknown"
+    inside = min(timed.end_wall, end) - max(timed.start_wall, start)
+    coverage = min(max(inside / length, 0.0), 1.0)
+    rests = {GIVEN: " (with the log placed by --log-start)",
+             INFERRED: " (by construction: the log was fitted to trtexec's run)"}.get(source, "")
+    if coverage >= 1.0:
+        whole = f"the log covers all of trtexec's timed window{rests}"
+        return coverage, None if source == MEASURED else whole
+    said = (f"the log covers {coverage:.1%} of trtexec's timed window ({max(inside, 0.0):.2f} s of "
+            f"{length:.2f} s){rests}")
+    if coverage < MIN_COVERAGE:
+        return coverage, (f"{said}: below {MIN_COVERAGE:.0%}, so no J/inference (the energy of part of "
+                          "the window over all its queries would read low)")
+    return coverage, f"{said}: at least {MIN_COVERAGE:.0%}, so J/inference is given"
 
 
 def _span(first: float, last: float, tz: tzinfo) -> str:

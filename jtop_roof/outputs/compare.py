@@ -17,13 +17,17 @@ JSON (``--format json``), stable keys:
   ``throughput_per_s``, ``j_per_iter``, ``j_per_iter_above_idle``, ``roofline`` (the verdict, or
   null), ``note`` (why another span than asked was used, or null), ``foreign_processes`` (``name
   (cpu %)`` of each process not the benchmark's at or above 5 % of a core in the span: flagged, as
-  its figures may be another program's too). Unknown values are null.
+  its figures may be another program's too), ``usable`` (whether its energy per iteration may be
+  compared and ranked) and ``unusable_reason`` (why not, one line: the log covers too little of
+  trtexec's timed window, the window was not placed or timed 0 queries, no iterations, no energy;
+  null when usable; its ``j_per_iter`` is then null). Unknown values are null.
 * ``verdicts``: strings, one plain sentence each (the first item is the baseline). What bounds the
   work is only ever the items' ``roofline`` verdicts, as their rows show them: a summary line names
   the verdict they share, or each one, or says it is unknown.
 * ``cheapest``: ``{label, power_mode, j_per_iter, throughput_per_s}`` of the lowest ``j_per_iter``
-  among the items whose ``throughput_per_s`` is at least ``min_throughput_per_s`` (all items with a
-  ``j_per_iter`` when it is null), or null when none qualifies.
+  among the usable items whose ``throughput_per_s`` is at least ``min_throughput_per_s`` (all usable
+  items when it is null), or null when none qualifies; its verdict line names the unusable items
+  left out and why.
 * ``min_throughput_per_s``: what ``--min-throughput`` asked (or null).
 
 Nothing here imports Textual.
@@ -44,12 +48,11 @@ from jtop_roof.formats.logfile import ReadStats, RecordingError, open_regular, r
 from jtop_roof.model.codec import encodable_tree
 from jtop_roof.model.errors import UserError
 from jtop_roof.model.metrics import FOREIGN_PROCESS_PCT
+from jtop_roof.outputs.compare_usable import TIMED_PHASE, usability, usable
 from jtop_roof.outputs.report import report_file
 from jtop_roof.runtime.config import Config
 
 FORMATS = ("md", "json")
-#: The phase a trtexec run's timed window becomes (``trtexec.TIMED``): preferred when present.
-TIMED_PHASE = "timed"
 #: A report JSON larger than this is not one (a report holds one object per phase and event).
 MAX_REPORT_BYTES = 64 << 20
 #: Digits of the longest integer a report holds (counts of samples and gaps): a longer one is no
@@ -198,7 +201,7 @@ def item_from_report(report: Mapping[str, Any], label: str, phase: str | None = 
     roofline = _map(span.get("roofline"))
     events = _span_events(report.get("events"), _num(span.get("start_s")), _num(span.get("end_s")))
     source = _map(report.get("source"))
-    return {
+    item: dict[str, Any] = {
         "label": label,
         "file": file if file is not None else _text(source.get("file")),
         "span": _text(span.get("name")),
@@ -223,7 +226,11 @@ def item_from_report(report: Mapping[str, Any], label: str, phase: str | None = 
         "roofline": _text(roofline.get("verdict")),
         "note": note,
         "foreign_processes": _foreign(span.get("processes")),
+        **usability(report, span, workload),
     }
+    if not item["usable"]:  # a figure that must not be compared is not shown as one
+        item["j_per_iter"] = item["j_per_iter_above_idle"] = None
+    return item
 
 
 def _foreign(processes: Any) -> list[str]:
@@ -366,6 +373,9 @@ def _verdict(base: Mapping[str, Any], item: Mapping[str, Any]) -> str:
             parts.append(f"{abs(rel) * 100:.0f}% {'more' if rel > 0 else 'less'} energy per {word} {numbers}")
     else:
         parts.append(_delta_phrase("energy", base["energy_j"], item["energy_j"], " J", 1, "more", "less"))
+    for each in (base, item):
+        if each.get("usable") is False and each.get("iterations") is not None:
+            parts.append(f"{each['label']} has no usable energy per {word} ({each.get('unusable_reason')})")
     if item["throttle_events"]:
         parts.append(_events_phrase(item))
     said = [p for p in parts if p]
@@ -388,14 +398,18 @@ def _who(item: Mapping[str, Any]) -> str:
 
 def _cheapest(items: Sequence[Mapping[str, Any]],
               min_throughput: float | None) -> tuple[dict[str, Any] | None, str | None]:
-    priced = [i for i in items if i["j_per_iter"] is not None]
+    priced = [i for i in items if usable(i)]
     word = iteration_word(items)
     need = "" if min_throughput is None else f" at {min_throughput:g}/s or more"
+    unpriced = [i for i in items if not usable(i)]
+    left_out = "; left out as unusable: " + "; ".join(
+        f"{_who(i)} ({i.get('unusable_reason') or 'no energy per ' + word})" for i in unpriced
+    ) if unpriced else ""
     if not priced:
         if len(items) < 2 and min_throughput is None:
             return None, None
-        return None, (f"No item has an energy per {word}: none reported its iterations (a recording "
-                      "with `mark --work`, or a report JSON made with `--trtexec`)")
+        return None, f"No item has an energy per {word} to compare: " + "; ".join(
+            f"{_who(i)}: {i.get('unusable_reason') or 'none'}" for i in unpriced)
     if min_throughput is None:
         fit = priced
     else:
@@ -405,7 +419,7 @@ def _cheapest(items: Sequence[Mapping[str, Any]],
     if not fit:
         said = ", ".join(f"{_who(i)} {_fmt(i['throughput_per_s'], 1)}/s" if i["throughput_per_s"] is not None
                          else f"{_who(i)} no throughput" for i in slow)
-        return None, f"No item reaches{need}: {said}"
+        return None, f"No item reaches{need}: {said}{left_out}"
     best = min(fit, key=lambda i: i["j_per_iter"])
     others = []
     for item in sorted(fit, key=lambda i: i["j_per_iter"]):
@@ -420,7 +434,7 @@ def _cheapest(items: Sequence[Mapping[str, Any]],
                       else f"{_who(item)} has no throughput")
     tp = "" if best["throughput_per_s"] is None else f" at {_fmt(best['throughput_per_s'], 1)}/s"
     line = (f"Lowest energy per {word}{need}: {_who(best)}, {energy_text(best['j_per_iter'])}{tp}"
-            + ("; " + "; ".join(others) if others else ""))
+            + ("; " + "; ".join(others) if others else "") + left_out)
     cheapest = {"label": best["label"], "power_mode": best["power_mode"], "j_per_iter": best["j_per_iter"],
                 "throughput_per_s": best["throughput_per_s"]}
     return cheapest, line
@@ -440,7 +454,7 @@ def _roofline_words(items: Sequence[Mapping[str, Any]]) -> tuple[str | None, str
 def _pacing(items: Sequence[Mapping[str, Any]]) -> str | None:
     """Paced or not: does throughput follow the clocks? Then where the fastest run ranks. What
     bounds the work is the rows' roofline verdict (``_roofline_words``), never guessed here."""
-    timed = [i for i in items if i["throughput_per_s"] and i["j_per_iter"] is not None]
+    timed = [i for i in items if i["throughput_per_s"] and usable(i)]
     if len({i["power_mode"] for i in timed}) < 2:
         return None  # one mode (or none known): these are different work, not the same work per mode
     word = iteration_word(timed)
@@ -544,8 +558,11 @@ def to_markdown(result: Mapping[str, Any]) -> str:
         row(title.replace("iteration", word), cells)
     row("roofline", [c for n, i in enumerate(items)
                      for c in ([_md(i["roofline"] or "—")] + ([""] if n else []))])
+    row(f"energy per {word} usable", [c for n, i in enumerate(items)
+                                      for c in (["yes" if usable(i) else "no"] + ([""] if n else []))])
     out += ["", "Δ: against the first item. Clocks: the span's mean (the report's ceilings).", ""]
     notes = [f"{i['label']}: {i['note']}" for i in items if i["note"]]
+    notes += [f"{i['label']}: unusable: {i['unusable_reason']}" for i in items if i.get("unusable_reason")]
     notes += [f"{i['label']}: other processes above {FOREIGN_PROCESS_PCT:g}% of a core ran in its span: "
               + ", ".join(i["foreign_processes"]) for i in items if i.get("foreign_processes")]
     out += [f"- {_md(line)}" for line in [*result["verdicts"], *notes]]

@@ -215,7 +215,9 @@ def draw(plt: Any, series: dict[str, np.ndarray], report: dict[str, Any], *, con
     if start_wall is not None and len(start_wall) and np.isfinite(start_wall[0]):
         when = " from " + datetime.fromtimestamp(float(start_wall[0]), tz).isoformat(timespec="seconds")
     elif (report.get("source") or {}).get("log_start"):
-        when = f" from {report['source']['log_start']} (--log-start)"
+        how = "fitted to trtexec's run" if report["source"].get("log_start_source") == "inferred" \
+            else "--log-start"
+        when = f" from {report['source']['log_start']} ({how})"
     axes[-1].set_xlabel(f"seconds{when}")
     device = report.get("device") or "device unknown"
     mode = report.get("power_mode") or "mode unknown"

@@ -33,16 +33,25 @@ from jtop_roof.analysis.verdict import Placement
 from jtop_roof.formats.logfile import ReadStats, iter_records, open_text, read_header
 from jtop_roof.formats.ncu import Kernel
 from jtop_roof.formats.trtexec import TrtexecError, TrtexecRun, kept_output, read_trtexec, with_trtexec
+from jtop_roof.formats.trtexec_span import MEASURED, RunPlacement
 from jtop_roof.model.codec import finite_or_null
 from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.metrics import FOREIGN_PROCESS_PCT, fmt_si_unit
 from jtop_roof.model.records import Event, Record
+from jtop_roof.outputs.report_trtexec import (
+    placement_source,
+    timed_by_trtexec,
+    trtexec_json,
+    whole_by_trtexec,
+    workload_notes,
+)
 from jtop_roof.roofline.board import Board
 from jtop_roof.roofline.ceilings import ceilings, max_ceilings, max_clocks
 from jtop_roof.roofline.devices import rate_word
 from jtop_roof.roofline.measured import Probe
 from jtop_roof.roofline.workload import Workload
 from jtop_roof.runtime.config import Config
+from jtop_roof.runtime.inputs import place_on_file
 from jtop_roof.runtime.runtime import build_pipeline, play_whole
 
 
@@ -59,15 +68,17 @@ def build_report(
     interval_s: float | None, stats: ReadStats | None = None, info: SourceInfo | None = None,
     config: Config | None = None, trtexec: TrtexecRun | None = None,
     workload: Workload | None = None, kernels: Sequence[Kernel] = (), probe: Probe | None = None,
-    log_start: float | None = None,
+    placement: RunPlacement | None = None,
 ) -> dict[str, Any]:
     """The report as a JSON-ready dict (``source`` is passed through as the top-level key).
     ``open_lines`` gives the file's lines; it is read twice, streaming: once for the stream's
     interval (as the replay's index finds it; a plain log's is known from its first records, so
     only they are read), once through the pipeline. ``trtexec``: a trtexec
     run of the same time span: its phases (``build``, ``warm-up``, ``timed``) become phases and its
-    iterations the ``timed`` phase's work, with trtexec's own throughput (``log_start``: the first
-    sample's wall time, for a plain log without stamps: ``--log-start``). ``workload``: FLOPs and
+    iterations the ``timed`` phase's work, with trtexec's own throughput; ``placement``: where it
+    lies on the file (``trtexec_span.placement``: the first sample's wall time for a plain log, and
+    how much of the timed window the file covers: below ``MIN_COVERAGE`` the timed phase gives no
+    energy per inference). ``workload``: FLOPs and
     bytes per iteration where the work reports give none. Raises ``logfile.RecordingError`` for a
     recording this program must not read. Every number is finite or None: a rate of extreme but
     valid work that overflowed is unknown, and JSON has no Infinity."""
@@ -75,6 +86,8 @@ def build_report(
     for _ in iter_records(open_lines(), tz=tz, interval_s=interval_s, stats=stats):
         if stats.interval_final:
             break
+    log_start = None if placement is None or placement.log_start_source == MEASURED else placement.log_start
+
     def records() -> Iterable[Record]:
         stream = iter_records(open_lines(), tz=tz, interval_s=interval_s)
         return stream if trtexec is None else with_trtexec(stream, trtexec, log_start)
@@ -97,10 +110,11 @@ def build_report(
         "throttle_detection_note": board.throttle_detection_note,
         "power_mode_check": None if mode_check is None else mode_check.detail,
         "events": [event_json(event, origin, tz) for event in events],
-        "whole": span_json(whole, origin, tz, pipeline, idle_w, workload),
-        "phases": [_timed_by_trtexec(span_json(phase, origin, tz, pipeline, idle_w, workload), trtexec)
+        "whole": whole_by_trtexec(span_json(whole, origin, tz, pipeline, idle_w, workload), trtexec),
+        "phases": [timed_by_trtexec(span_json(phase, origin, tz, pipeline, idle_w, workload), trtexec,
+                                     placement)
                    for phase in phases],
-        **({} if trtexec is None else {"trtexec": _trtexec_json(trtexec)}),
+        **({} if trtexec is None else {"trtexec": trtexec_json(trtexec, placement)}),
         **({"ncu": [kernel_json(kernel, board) for kernel in kernels]} if kernels else {}),
         **({} if probe is None else {"probe": probe_json(probe, board)}),
     })
@@ -145,26 +159,20 @@ def probe_json(probe: Probe, board: Board) -> dict[str, Any]:
             "measured": measured, "datasheet": datasheet}
 
 
-def _timed_by_trtexec(span: dict[str, Any], run: TrtexecRun | None) -> dict[str, Any]:
-    """The ``timed`` phase's throughput is trtexec's own (its Throughput line, else N ÷ walltime)."""
-    workload = span.get("workload")
-    if run is not None and span["name"] == "timed" and workload is not None and run.throughput_per_s:
-        workload["throughput_per_s"] = run.throughput_per_s
-        workload["throughput_source"] = f"trtexec ({run.throughput_source})"
-    return span
-
-
 def report_file(
     path: str, *, tz: tzinfo, interval_s: float | None, config: Config, stats: ReadStats | None = None,
     trtexec: TrtexecRun | None = None, workload: Workload | None = None, kernels: Sequence[Kernel] = (),
-    probe: Probe | None = None, log_start: float | None = None,
+    probe: Probe | None = None, placement: RunPlacement | None = None,
 ) -> dict[str, Any]:
     """The report of a recording or a plain tegrastats log file (``jroof-tui report``, and each
     item of ``compare``): its header describes the board, the config gives the device database,
     ``--device``/``--power-mode`` and fresh detectors; without ``trtexec``, the trtexec output
-    ``run`` kept beside the file is read (``source.trtexec`` names it; ``source.trtexec_unread``
-    says why it could not be). Raises OSError (a missing or non-regular file included) and
-    ``logfile.RecordingError``."""
+    ``run`` kept beside the file is read and placed (``source.trtexec`` names it;
+    ``source.trtexec_unread`` says why it could not be used). ``placement``: where ``trtexec`` lies
+    on the file (``commands.options.placed_trtexec``; placed here when not given). A plain log
+    fitted to trtexec's run is read at the fitted interval. ``source`` says how the run was placed
+    (``log_start``, ``log_start_source``, ``trtexec_note``). Raises OSError (a missing or
+    non-regular file included) and ``logfile.RecordingError``."""
     if not os.path.isfile(path):
         raise OSError(errno.ENOENT if not os.path.exists(path) else errno.EINVAL,
                       "No such file or directory" if not os.path.exists(path) else "not a regular file")
@@ -181,20 +189,21 @@ def report_file(
     if kept is not None:
         try:
             trtexec = read_trtexec(kept, tz)
+            placement = place_on_file(trtexec, kept, path, tz=tz, interval_s=interval_s, log_start=None)
             source["trtexec"] = kept
         except TrtexecError as exc:  # e.g. trtexec stopped before its summary: the run still counts
+            trtexec = None
             source["trtexec_unread"] = str(exc)
+    if trtexec is not None and placement is None:  # a run given without its placement
+        placement = place_on_file(trtexec, "trtexec log", path, tz=tz, interval_s=interval_s, log_start=None)
+    if trtexec is not None and placement is not None:
+        source.update(placement_source(placement, tz))
+        if placement.interval_s is not None:
+            interval_s = placement.interval_s
     return build_report(lines, source=source, tz=tz, interval_s=interval_s, stats=stats,
                         info=SourceInfo.from_mapping(header or {}, source="replay"),
                         config=config, trtexec=trtexec, workload=workload,
-                        kernels=kernels, probe=probe, log_start=log_start)
-
-
-def _trtexec_json(run: TrtexecRun) -> dict[str, Any]:
-    return {"iterations": run.iterations, "throughput_per_s": run.throughput_per_s,
-            "throughput_source": run.throughput_source, "host_walltime_s": run.host_walltime_s,
-            "precision": run.precision, "model": run.model or run.engine}
-
+                        kernels=kernels, probe=probe, placement=placement)
 
 
 def event_json(event: Event, origin: float | None, tz: tzinfo) -> dict[str, Any]:
@@ -280,6 +289,7 @@ def _workload(span: SpanStats, idle_w: float | None) -> dict[str, Any] | None:
         "throughput_per_s": span.iterations / span.duration_s if span.duration_s > 0 else None,
         "j_per_iter": per_iter,
         "j_per_iter_above_idle": above_idle,
+        "j_per_iter_note": None if joules is not None else "no rail measures this span's input energy",
         "energy_measures": measured,
     }
 
@@ -422,6 +432,7 @@ def to_markdown(report: dict[str, Any]) -> str:
                 f"| {'' if achieved is None else fmt_si_unit(achieved, rate)} "
                 f"| {_num(intensity, 1)} | {_pct(roof.get('efficiency_current'))} "
                 f"| {_pct(roof.get('efficiency_max'))} |")
+    out += workload_notes(report)
     if report.get("ncu"):
         out += ["", "Kernels (Nsight Compute's own FLOPs, DRAM bytes and duration):", "",
                 "| kernel | precision | duration ms | achieved | intensity | SM MHz | verdict | of roof |",

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from datetime import tzinfo
 
-from jtop_roof.formats.trtexec import TrtexecError, kept_output, read_trtexec, trtexec_records
-from jtop_roof.formats.trtexec_span import LogSpan, parse_log_start, place_run
+from jtop_roof.formats.trtexec import TrtexecError, TrtexecRun, kept_output, read_trtexec, trtexec_records
+from jtop_roof.formats.trtexec_span import LogSpan, RunPlacement, parse_log_start, place_run, placement
 from jtop_roof.model.records import Marker, Work
 from jtop_roof.model.timeline import parse_tz
 from jtop_roof.runtime.config import Config
@@ -27,8 +27,9 @@ def index_span(index: FileIndex, path: str) -> LogSpan:
         raise TrtexecError(f"{path} has no records to place trtexec's run on")
     first_mono = index.mono(0)
     last_wall, last_mono = index.last_times()
-    return LogSpan(path, first_mono, first_mono if last_mono is None else last_mono,
-                   index.wall_at(0, first_mono), last_wall)
+    first_wall = index.wall_at(0, first_mono)
+    return LogSpan(path, first_mono, first_mono if last_mono is None else last_mono, first_wall, last_wall,
+                   index.interval_s if first_wall is None else None)
 
 
 def file_span(path: str, *, tz: tzinfo, interval_s: float | None, name: str | None = None) -> LogSpan:
@@ -40,6 +41,15 @@ def file_span(path: str, *, tz: tzinfo, interval_s: float | None, name: str | No
         return index_span(index, name or path)
     finally:
         index.close()
+
+
+def place_on_file(run: TrtexecRun, trtexec: str, path: str, *, tz: tzinfo, interval_s: float | None,
+                  log_start: float | None, name: str | None = None) -> RunPlacement:
+    """trtexec's run placed on a log or recording (``report``, ``export``, ``compare``): a plain log
+    given neither ``log_start`` nor ``interval_s`` is fitted to the run (``placement``'s ``fit``).
+    TrtexecError and LogStartError (one line), OSError and ``RecordingError`` (the file)."""
+    span = file_span(path, tz=tz, interval_s=interval_s, name=name)
+    return placement(run, trtexec, span, tz, log_start, fit=log_start is None and interval_s is None)
 
 
 def trtexec_extras(source: Source, config: Config) -> tuple[list[Marker | Work], str | None]:
