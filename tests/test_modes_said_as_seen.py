@@ -213,3 +213,16 @@ def test_power_at_the_budget_is_no_cause_where_the_log_drew_it_with_no_throttle(
     (event,) = throttles(report, "gpu")
     assert "budget" not in event["reason"] and "cause not seen" in event["reason"]
     assert event["cause_source"] is None
+
+
+@needs_shared
+def test_two_lines_with_cores_off_are_no_mode_change(tmp_path):
+    """The MAXN run with two lines' last two cores edited to ``off`` (a hotplug blip, not nvpmodel):
+    one part, MAXN_SUPER named, no ``mode_change``."""
+    lines = lines_of(MAXN)
+    for i in (100, 101):
+        lines[i] = re.sub(r",([^,\]]+),([^,\]]+)\]", ",off,off]", lines[i], count=1)
+        assert ",off,off]" in lines[i]
+    report = report_of(written(tmp_path, lines))
+    assert report["power_mode"] == "MAXN_SUPER"
+    assert [e for e in report["events"] if e["kind"] == "mode_change"] == []

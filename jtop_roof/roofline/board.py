@@ -216,6 +216,8 @@ def _inferred_mode(device: Device, device_source: str, observed: BoardObservatio
 
 def _ambiguous(inference: Inference) -> str | None:
     """The power-mode note of an inference that named no mode: which modes fit, or why none."""
+    if inference.spans:
+        return inference.note
     if inference.modes:
         return f"no mode named: {inference.note}"
     return None
