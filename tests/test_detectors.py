@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from tui_support import make_config
 
-from jtop_roof.analysis.detectors import ThrottleDetector
+from jtop_roof.analysis.detectors import ThrottleDetector, cause_source
 from jtop_roof.formats.logfile import iter_records
 from jtop_roof.formats.recorder import Recorder
 from jtop_roof.model.codec import sample_to_json
@@ -53,7 +53,7 @@ def gpu_samples(clocks_loads, step=0.5, cap_reasons=None, temps=None, power_mw=N
         sample = Sample(t_wall=1000.0 + i * step, t_mono=i * step, gpu=Gpu(load, (mhz,)),
                         emc=Clocked(10.0, 3199), cpus=[CpuCore(5.0, 1728)],
                         temps_c={"tj": 50.0 if temps is None else temps[i]},
-                        rails={"VDD_IN": Rail(5000.0 if power_mw is None else power_mw)},
+                        rails={"VDD_IN": Rail(_power(power_mw, i))},
                         throttle_reasons=cap_reasons)
         obj = {"type": "sample", "t": sample.t_wall, "mono": sample.t_mono}
         body = sample_to_json(sample)
@@ -61,6 +61,13 @@ def gpu_samples(clocks_loads, step=0.5, cap_reasons=None, temps=None, power_mw=N
         obj.update(body)
         lines.append(json.dumps(obj))
     return lines
+
+
+def _power(power_mw, i: int) -> float:
+    """5 W, one power for every sample, or one per sample (a list)."""
+    if power_mw is None:
+        return 5000.0
+    return float(power_mw[i]) if isinstance(power_mw, list) else float(power_mw)
 
 
 # ----------------------------------------------------------------------------- real sequences
@@ -113,7 +120,7 @@ def test_a_busy_clock_below_the_known_modes_cap_is_a_throttle_from_its_first_to_
     (event,) = events_of(gpu_samples(held))
     assert (event.kind, event.unit) == ("throttle", "gpu")
     assert (event.start_mono, event.t_mono) == (2.0, 5.5)
-    assert event.detail == "clock below the mode's cap while busy (GPU 700 MHz of 1020)"
+    assert event.detail == "clock below the mode's cap while busy; cause not seen (GPU 700 MHz of 1020)"
     assert event.reasons == ("below_cap",)
 
 
@@ -121,9 +128,27 @@ def test_the_reason_names_thermal_and_power_evidence():
     held = [(700, 99.0)] * 10
     hot = events_of(gpu_samples(held, temps=[96.0] * 10))
     assert "thermal: tj within 5 °C of its 99 °C trip" in hot[0].detail and hot[0].reasons == ("thermal",)
-    budget = events_of(gpu_samples([(300, 99.0)] * 10, power_mw=6_900.0, mode="7W"))  # 408 MHz cap
-    assert budget[0].detail == "power: input at the 7W budget (6.9 of 7 W) (GPU 300 MHz of 408)"
+    free_then_held = [(408, 99.0)] * 4 + [(300, 99.0)] * 10  # 408 MHz: the 7W cap
+    budget = events_of(gpu_samples(free_then_held, power_mw=[5_000.0] * 4 + [6_900.0] * 10, mode="7W"))
+    assert budget[0].detail == ("power: input at the 7W budget (6.9 of 7 W) while GPU ran at its cap "
+                                "elsewhere at up to 5.0 W (GPU 300 MHz of 408)")
     assert budget[0].reasons == ("power",)
+
+
+def test_power_at_the_budget_is_no_cause_where_the_clock_ran_free_at_that_power():
+    """The same log drew the budget's power with the GPU at its cap: the budget did not hold it."""
+    free_then_held = [(408, 99.0)] * 4 + [(300, 99.0)] * 10
+    (event,) = events_of(gpu_samples(free_then_held, power_mw=6_900.0, mode="7W"))
+    assert event.kind == "throttle" and "power" not in event.detail
+    assert event.detail == "clock below the mode's cap while busy; cause not seen (GPU 300 MHz of 408)"
+    assert cause_source(event) is None
+
+
+def test_power_at_the_budget_is_no_cause_where_the_clock_never_ran_free():
+    """Held from the first sample at the budget: nothing shows the clock could run higher there; the
+    mode itself is in doubt (``mode_check``), not a power throttle."""
+    (event,) = events_of(gpu_samples([(300, 99.0)] * 10, power_mw=6_900.0, mode="7W"))
+    assert event.kind == "mode_check" and "budget" not in event.detail and event.reasons == ("mode_unknown",)
 
 
 def test_thresholds_come_from_the_config():

@@ -94,16 +94,19 @@ def test_a_held_out_orin_nano_lab_log_without_gpu_clocks_is_an_orin_nano_8gb():
 
 
 @needs_shared
-def test_an_ambiguous_log_names_its_candidates_and_guesses_nothing():
-    """The Xavier NX burn (non-root, 4 of 6 cores at 1190 MHz) fits a 10 W mode of three modules
-    with different GPU caps: no device, no mode, all three named, and detection says why."""
+def test_the_xavier_nx_log_drops_the_orin_nx_boards_its_thermal_zones_rule_out():
+    """The Xavier NX burn (non-root, 4 of 6 cores at 1190 MHz) fits a 10 W mode of the Xavier NX and
+    of Orin NX modules by RAM, cores, rails and clocks; its zones (AUX, AO, PMIC, thermal) are no
+    Orin's. Detection is limited: the log has no GPU or EMC clock."""
     path = LOGS / "xaviernx_jp5_tegraburn_1.log"
+    everything = infer(observed(path), DB.values())
+    assert everything.device is not None and everything.device.id == "xavier-nx", everything.note
+    assert not [d for d in everything.devices if d.startswith("orin")]
     report = report_of(path)
-    assert report["device"] is None and report["power_mode"] is None
-    assert report["power_mode_source"] is None
-    assert {"xavier-nx", "orin-nx-8gb"} <= set(report["device_candidates"])
-    assert "xavier-nx MODE_10W_4CORE" in report["device_note"] and "--device" in report["device_note"]
-    assert report["throttle_detection"] == "off" and "--power-mode" in report["throttle_detection_note"]
+    assert (report["device"], report["device_source"]) == ("xavier-nx", "inferred")
+    assert report["device_candidates"] == []
+    assert report["throttle_detection"] == "limited"
+    assert "no GPU/EMC clock" in report["throttle_detection_note"]
 
 
 @needs_shared

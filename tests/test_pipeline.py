@@ -181,7 +181,8 @@ def test_report_formats_and_errors(tmp_path):
     report = json.loads(out.stdout)
     assert set(report) == {"source", "device", "power_mode", "device_note", "device_source",
                            "power_mode_source", "device_candidates", "throttle_detection",
-                           "throttle_detection_note", "power_mode_check", "events", "whole", "phases"}
+                           "throttle_detection_note", "power_mode_check", "power_mode_note", "events",
+                           "whole", "phases"}
     span_keys = {"name", "start", "end", "start_s", "end_s", "duration_s", "samples", "gaps", "open",
                  "energy_j", "power_w", "ceilings", "throttled_s", "workload", "roofline",
                  "energy_source", "energy_total_source", "energy_note", "power_period_s", "processes"}

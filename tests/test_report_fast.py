@@ -63,8 +63,9 @@ def _sample_route(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every pipeline with a full History, and the detectors' caps asked for every sample."""
     monkeypatch.setattr(pipeline, "history_for",
                         lambda history_s, interval_s: History.for_duration(max(history_s, 60.0), interval_s))
-    def every_time(self: detectors.ThrottleDetector, context: Any) -> tuple[float | None, ...]:
-        return tuple(detectors._cap(unit, context) for unit in detectors.UNITS)
+    def every_time(self: detectors.ThrottleDetector, context: Any, t_mono: Any) -> tuple[float | None, ...]:
+        mode = context.board.mode_at(t_mono)
+        return tuple(detectors._cap(unit, context, mode) for unit in detectors.UNITS)
 
     monkeypatch.setattr(detectors.ThrottleDetector, "_unit_caps", every_time)
 

@@ -88,7 +88,8 @@ def _long_way(patch: pytest.MonkeyPatch) -> None:
 
     patch.setattr(runtime, "DETECTORS", (every_unit,))
     patch.setattr(detectors.ThrottleDetector, "_unit_caps",
-                  lambda self, context: tuple(detectors._cap(unit, context) for unit in detectors.UNITS))
+                  lambda self, context, t: tuple(detectors._cap(unit, context, context.board.mode_at(t))
+                                                      for unit in detectors.UNITS))
     patch.setattr(Pipeline, "context",
                   property(lambda self: StreamContext(self.info, self.interval_s, self.board)))
     patch.setattr(pipeline, "history_for",

@@ -108,7 +108,8 @@ def test_the_same_clocks_held_flat_at_saturation_are_a_throttle(tmp_path):
     report = report_of(tmp_path, stamped(AGX_ORIN, series, per_second=2), "agx-orin-64gb", "MAXN")
     (event,) = report["events"]
     assert (event["kind"], event["unit"]) == ("throttle", "gpu")
-    assert event["reason"] == "clock below the mode's cap while busy (GPU 611 MHz of 1300)"
+    assert event["reason"] == "clock below the mode's cap while busy; cause not seen (GPU 611 MHz of 1300)"
+    assert event["cause_source"] is None
     assert event["start_s"] == pytest.approx(2.0) and event["end_s"] == pytest.approx(4.5)
     assert report["whole"]["throttled_s"] == pytest.approx(2.5)
 

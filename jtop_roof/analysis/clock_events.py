@@ -19,6 +19,8 @@ from jtop_roof.model.records import Event
 MAX_KEPT_EVENTS = 200_000
 
 Interval = tuple[float, float]
+#: The detectors' kinds kept here: a clock held (a ``mode_change`` is a moment, not a clock's state).
+CLOCK_KINDS = ("throttle", "mode_cap", "mode_check")
 
 
 def _interval(event: Event) -> Interval | None:
@@ -50,7 +52,7 @@ class ClockEvents:
     def add(self, events: Iterable[Event]) -> None:
         for event in events:
             interval = _interval(event)
-            if interval is None:
+            if interval is None or event.kind not in CLOCK_KINDS:
                 continue
             assert event.unit is not None
             key = (event.kind, event.unit, interval[0])

@@ -27,9 +27,15 @@ dipped with the clock still down; no reading). A hold of >= ``min_duration_s`` a
 samples is an event: a ramp (each step a new, short hold) and hopping (each hop up ends the hold)
 are none, a clock held flat at saturation is one after a few seconds.
 
-Kind: ``throttle`` when the mode is known (the clock is below the mode's cap) or the evidence says
-so (NVML clock-event reasons; a temperature within ``thermal_margin_c`` of its zone's trip point,
-placeholders never; input power at the mode's budget; an over-current counter ``oc1..3`` that rose);
+Kind: ``throttle`` when the mode is known (the clock is below the mode's cap; where the mode
+changed within the log, the cap of the mode of the sample's part, ``Board.mode_at``) or the
+evidence says so. Evidence names the cause, and nothing else does (``cause_source``): NVML
+clock-event reasons and an over-current counter ``oc1..3`` that rose (measured: the device says
+so); a temperature within ``thermal_margin_c`` of its zone's trip point, placeholders never
+(inferred); input power at the mode's budget during the hold, where the same unit ran free at its
+cap elsewhere in the run (so far) and never while the input was at the budget (inferred: a log that
+drew the budget's power with the clock at its cap shows the budget did not hold it). Without
+evidence the reason says "cause not seen".
 otherwise ``mode_cap``: information (the mode is unknown, so a low clock may just be a low mode's
 cap, which ``--power-mode`` would tell). Mode sanity: where no unit has yet been at its stated
 mode's cap while busy (within the band above it: a clock far above a cap says that cap is not this
@@ -51,6 +57,7 @@ from jtop_roof.analysis.pipeline import StreamContext
 from jtop_roof.model.records import Event, Record, Sample
 from jtop_roof.model.settings import DetectorSettings
 from jtop_roof.model.thermal import is_placeholder
+from jtop_roof.roofline.devices import PowerMode
 
 #: The kinds of event detectors make (``Event.unit`` set: a recording's own are made again on replay).
 DETECTOR_KINDS = ("throttle", "mode_cap", "mode_check")
@@ -66,6 +73,10 @@ HOLD_BAND = 0.05
 #: inference phases run at 90-99 %, their engine builds at 50-70 %, a hopping CPU core at 40-90 %
 #: for a sample at a time.
 SATURATED_PCT = 80.0
+#: What a throttle without evidence says of its cause.
+CAUSE_NOT_SEEN = "cause not seen"
+#: Where a throttle's cause came from (``cause_source``): the device's own word, or the data's.
+MEASURED_CAUSES = ("NVML:", "over-current:")
 #: What a ``mode_check`` event says, once (``ClockEvents.mode_check`` for the report's note).
 MODE_CHECK = "the stated mode's caps were never reached: is the power mode right?"
 #: NVML reasons that are not a throttle: an idle GPU, or clocks someone set on purpose.
@@ -99,6 +110,11 @@ class _Hold:
     cap_mhz: float
     samples: int = 1
     evidence: dict[str, str] = field(default_factory=dict)  # reason in words -> its code, in order
+    #: The highest input power (mW) at the budget during the hold, and the budget (W): a cause only
+    #: where the unit ran free elsewhere (``ThrottleDetector._power_cause``).
+    budget_mw: float | None = None
+    budget_w: float | None = None
+    budget_mode: str = ""
 
 
 class ThrottleDetector:
@@ -109,7 +125,12 @@ class ThrottleDetector:
         self._open: dict[str, _Hold] = {}
         self._last_mono: float | None = None
         self._last_oc: dict[str, int] | None = None  # the over-current counters of the last sample
-        self._caps: tuple[object, object, tuple[float | None, ...]] | None = None  # (board, info, caps)
+        #: (board, info, part of a log whose mode changed, caps)
+        self._caps: tuple[object, object, int, tuple[float | None, ...]] | None = None
+        #: Units seen busy at their cap, and the highest input power (mW) while they were.
+        self._free_mw: dict[str, float | None] = {}
+        #: Units seen busy at their cap with the input at the mode's budget: power does not hold them.
+        self._free_at_budget: set[str] = set()
         self._cap_reached = False  # a unit was at its cap while busy: the caps are reachable
         self._mode_checked = False  # the ``mode_check`` event was made
         #: Below this load a unit without a hold is neither busy nor wanting more: its sample
@@ -126,7 +147,7 @@ class ThrottleDetector:
         over_current = _oc_rose(self._last_oc, record.oc_events)
         if record.oc_events is not None:
             self._last_oc = record.oc_events
-        caps = self._unit_caps(context)
+        caps = self._unit_caps(context, now)
         held = self._open
         if not held and caps == _NO_CAPS:
             return ()  # no unit has a cap to be below (device unknown) and none is open: as below
@@ -168,6 +189,7 @@ class ThrottleDetector:
         busy = load_pct >= settings.busy_pct
         if busy and limit <= mhz <= cap * (1 + HOLD_BAND):
             self._cap_reached = True  # at its cap (not above it: that cap is not this board's)
+            self._ran_free(unit, sample, context)
         closed: list[Event] = []
         rising = hold is not None and not told and mhz > hold.lowest_mhz + HOLD_BAND * cap
         if hold is not None and (mhz >= limit or rising):
@@ -183,6 +205,9 @@ class ThrottleDetector:
                 hold.lowest_mhz = min(hold.lowest_mhz, mhz)
             for words, code in told + _evidence(unit, sample, context, settings) + over_current:
                 hold.evidence.setdefault(words, code)
+            budget = _at_budget(sample, context, settings)
+            if budget is not None and (hold.budget_mw is None or budget[0] > hold.budget_mw):
+                hold.budget_mw, hold.budget_w, hold.budget_mode = budget
         elif hold is not None and now - hold.last_mono > settings.close_after_s:
             closed += self._close(unit, context)  # the load stayed down with the clock
         return closed
@@ -195,13 +220,38 @@ class ThrottleDetector:
         self._mode_checked |= event.kind == "mode_check"
         return [event]
 
-    def _unit_caps(self, context: StreamContext) -> tuple[float | None, ...]:
-        """``_cap`` of each unit, asked again only when the board or the description changed."""
-        cached = self._caps
-        if cached is not None and cached[0] is context.board and cached[1] is context.info:
-            return cached[2]
-        caps = tuple(_cap(unit, context) for unit in UNITS)
-        self._caps = (context.board, context.info, caps)
+    def _ran_free(self, unit: str, sample: Sample, context: StreamContext) -> None:
+        """``unit`` is busy at its cap in ``sample``: the input power then, and whether it was at
+        the budget (then power does not explain a hold of it)."""
+        total = sample.power_total
+        mw = None if total is None else total.mw
+        before = self._free_mw.get(unit)
+        self._free_mw[unit] = mw if before is None else before if mw is None else max(before, mw)
+        if _at_budget(sample, context, self.settings) is not None:
+            self._free_at_budget.add(unit)
+
+    def _power_cause(self, unit: str, hold: _Hold) -> list[tuple[str, str]]:
+        """Power as the cause of ``hold``: the input at the budget during it, where the unit ran free
+        at its cap elsewhere and never with the input at the budget."""
+        if hold.budget_mw is None or hold.budget_w is None or unit not in self._free_mw \
+                or unit in self._free_at_budget:
+            return []
+        free = self._free_mw[unit]
+        elsewhere = "less" if free is None else f"up to {free / 1000:.1f} W"
+        said = (f"power: input at the {hold.budget_mode} budget ({hold.budget_mw / 1000:.1f} of "
+                f"{hold.budget_w:g} W) while {unit.upper()} ran at its cap elsewhere at {elsewhere}")
+        return [(said, "power")]
+
+    def _unit_caps(self, context: StreamContext, t_mono: float | None) -> tuple[float | None, ...]:
+        """``_cap`` of each unit, asked again only when the board, the description or the part of
+        a log whose mode changed did."""
+        cached, part = self._caps, context.board.span_at(t_mono)
+        if cached is not None and cached[0] is context.board and cached[1] is context.info \
+                and cached[2] == part:
+            return cached[3]
+        mode = context.board.mode_at(t_mono)
+        caps = tuple(_cap(unit, context, mode) for unit in UNITS)
+        self._caps = (context.board, context.info, part, caps)
         return caps
 
     def _event(self, unit: str, hold: _Hold, context: StreamContext) -> Event | None:
@@ -209,12 +259,13 @@ class ThrottleDetector:
         if hold.samples < settings.min_samples or hold.last_mono - hold.start_mono < settings.min_duration_s:
             return None
         board = context.board
-        evidence = list(hold.evidence)
-        codes = tuple(dict.fromkeys(hold.evidence.values()))
+        found = {**hold.evidence, **dict(self._power_cause(unit, hold))}
+        evidence = list(found)
+        codes = tuple(dict.fromkeys(found.values()))
         dgpu = board.device is not None and not board.device.power_modes
         if dgpu and not evidence:
             return None  # NVML's reasons decide on a dGPU
-        kind = "throttle" if board.mode is not None or evidence else "mode_cap"
+        kind = "throttle" if board.mode_at(hold.start_mono) is not None or evidence else "mode_cap"
         clock = f"{unit.upper()} {hold.lowest_mhz:.0f} MHz of {hold.cap_mhz:.0f}"
         if evidence:
             reason = "; ".join(evidence)
@@ -223,7 +274,7 @@ class ThrottleDetector:
                 return None  # said once
             kind, reason, codes = "mode_check", MODE_CHECK, ("mode_unknown",)
         elif kind == "throttle":
-            reason, codes = "clock below the mode's cap while busy", ("below_cap",)
+            reason, codes = f"clock below the mode's cap while busy; {CAUSE_NOT_SEEN}", ("below_cap",)
         else:
             reason = ("clock below the device's maximum while busy (power mode unknown: --power-mode would "
                       "tell a mode cap from a throttle)")
@@ -271,9 +322,18 @@ def _device_says_held(unit: str, sample: Sample) -> list[tuple[str, str]]:
     return [(f"NVML: {words}", code) for words, code in named]
 
 
-def _cap(unit: str, context: StreamContext) -> float | None:
-    """The unit's clock cap: the known mode's, else the source's maximum, else the device's."""
-    mode, device = context.board.mode, context.board.device
+def cause_source(event: Event) -> str | None:
+    """Where a detector event's cause came from: ``measured`` (NVML's reasons, an over-current
+    counter), ``inferred`` (a trip point neared, power at the budget), None (no cause seen)."""
+    if event.kind not in DETECTOR_KINDS or not set(event.reasons) - {"below_cap", "mode_unknown"}:
+        return None
+    parts = event.detail.split("; ")
+    return "measured" if any(part.startswith(MEASURED_CAUSES) for part in parts) else "inferred"
+
+
+def _cap(unit: str, context: StreamContext, mode: PowerMode | None) -> float | None:
+    """The unit's clock cap: the mode's, else the source's maximum, else the device's."""
+    device = context.board.device
     mode_cap = None
     if mode is not None:
         mode_cap = {"gpu": mode.max_gpu_mhz, "emc": mode.max_emc_mhz, "cpu": mode.max_cpu_mhz}[unit]
@@ -309,10 +369,16 @@ def _evidence(unit: str, sample: Sample, context: StreamContext,
         if trip - value <= settings.thermal_margin_c:
             out.append((f"thermal: {zone} within {settings.thermal_margin_c:g} °C of its {trip:g} °C trip",
                         "thermal"))
-    mode = context.board.mode
-    total = sample.power_total
-    if mode is not None and mode.watts is not None and total is not None:
-        if total.mw >= settings.power_budget_ratio * mode.watts * 1000:
-            out.append((f"power: input at the {mode.name} budget ({total.mw / 1000:.1f} of {mode.watts:g} W)",
-                        "power"))
     return out
+
+
+def _at_budget(sample: Sample, context: StreamContext, settings: DetectorSettings
+               ) -> tuple[float, float, str] | None:
+    """(input mW, the budget's W, the mode's name) where the input power is at the budget of the
+    sample's mode; else None."""
+    mode, total = context.board.mode_at(sample.t_mono), sample.power_total
+    if mode is None or mode.watts is None or total is None:
+        return None
+    if total.mw >= settings.power_budget_ratio * mode.watts * 1000:
+        return total.mw, mode.watts, mode.name
+    return None

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime, tzinfo
 from typing import Any
 
+from jtop_roof.analysis.detectors import cause_source
 from jtop_roof.analysis.ledger import SpanStats
 from jtop_roof.analysis.pipeline import Pipeline
 from jtop_roof.analysis.verdict import Placement
@@ -102,7 +103,9 @@ def build_report(
         "source": source,
         "device": None if board.device is None else board.device.id,
         "power_mode": board.mode_name,
-        "device_note": board.problem or board.mode_note,
+        "device_note": "; ".join(n for n in (board.problem or board.mode_note, board.device_note) if n)
+                       or None,
+        "power_mode_note": board.power_mode_note,
         "device_source": board.device_source,
         "power_mode_source": board.power_mode_source,
         "device_candidates": list(board.candidates),
@@ -214,6 +217,7 @@ def event_json(event: Event, origin: float | None, tz: tzinfo) -> dict[str, Any]
         "kind": event.kind,
         "unit": event.unit,
         "reason": event.detail,
+        "cause_source": cause_source(event),
         "start": _iso(event.start_wall, tz),
         "end": _iso(event.t_wall, tz),
         "start_s": None if start is None or origin is None else start - origin,
@@ -383,6 +387,8 @@ def to_markdown(report: dict[str, Any]) -> str:
             + (f" ({_md(report['device_note'])})" if report["device_note"] else ""), ""]
     out += [f"Throttle detection: {report['throttle_detection']} "
             f"({_md(report['throttle_detection_note'])})", ""]
+    if report.get("power_mode_note"):
+        out += [f"Power mode note: {_md(report['power_mode_note'])}", ""]
     if report.get("power_mode_check"):
         out += [f"Power mode check: {_md(report['power_mode_check'])}", ""]
     out += [

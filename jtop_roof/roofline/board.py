@@ -4,10 +4,14 @@ The device comes from ``--device`` (config ``device``), else the recording heade
 else its ``model`` (device tree) or NVML name matched against the device database; the power mode
 from ``--power-mode``, else the header's (``nvpmodel``). Where neither says (a plain log), the
 board and mode are inferred from what the samples showed (``inference``), and said to be; an
-ambiguous inference names its candidates and guesses nothing. Each is labelled with where it came
-from (``device_source``, ``power_mode_source``: given, recorded, inferred), and the board says how
-far clock throttles can be detected with what is known (``throttle_detection``): the one place
-that decides it, for the report, the TUI and the detectors alike.
+ambiguous inference names its candidates and guesses nothing (``power_mode_note`` says which fit).
+Each is labelled with where it came from (``device_source``, ``power_mode_source``): ``given`` (the
+user's flag or config, also when a recording kept it), ``measured`` (read off the board: a model
+string, nvpmodel's answer in a header) or ``inferred`` (from the samples). A given device or mode
+the samples contradict is kept and said to be (``device_note``, ``power_mode_note``). A log whose
+online cores change is cut there, each part with its own mode (``mode_spans``, ``mode_at``). The
+board says how far clock throttles can be detected with what is known (``throttle_detection``):
+the one place that decides it, for the report, the TUI and the detectors alike.
 
 ``roof_state`` gives what the Roofline pane draws, for one sample and one precision. Nothing here
 imports Textual.
@@ -23,16 +27,18 @@ from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.records import Sample
 from jtop_roof.roofline.ceilings import Ceilings, ceilings, max_ceilings, missing_reason, roof_fraction
 from jtop_roof.roofline.devices import PRECISIONS, Device, PowerMode, find_mode, match_devices
-from jtop_roof.roofline.inference import BoardObservation, Inference, infer, one_mode
+from jtop_roof.roofline.inference import BoardObservation, Inference, InferredSpan, infer, mode_fits, one_mode
 from jtop_roof.roofline.measured import Probe
 
 HOW_TO_ADD = ("pass --device ID (`jroof-tui devices` lists them) or add the board under `devices:` in "
               "the config")
 #: Engines whose work is not on the GPU roof.
 ACCELERATOR_PREFIXES = ("NVDLA", "DLA", "PVA")
-#: Where a device or a mode came from: the user's flag or config, the source's own description
-#: (a recording header, nvpmodel, a model string), or the samples (``inference``).
-GIVEN, RECORDED, INFERRED = "given", "recorded", "inferred"
+#: Where a device or a mode came from: the user's flag or config (kept by a recording header too),
+#: the board itself (a model string, nvpmodel's answer), or the samples (``inference``).
+GIVEN, MEASURED, INFERRED = "given", "measured", "inferred"
+#: Units whose clocks a mode caps and the detectors compare.
+UNITS = ("gpu", "emc", "cpu")
 #: How far throttles can be told: against the mode's caps (or the device's own reasons), only
 #: against maximum clocks (a low clock is then information, ``mode_cap``), or not at all.
 FULL, LIMITED, OFF = "full", "limited", "off"
@@ -56,6 +62,29 @@ class Board:
     #: ``FULL``, ``LIMITED`` or ``OFF``, and why, in words.
     throttle_detection: str = OFF
     throttle_detection_note: str = ""
+    #: Why the mode is not named or is in doubt: the modes that fit, a mode change, a given mode the
+    #: samples contradict (None where nothing is in doubt).
+    power_mode_note: str | None = None
+    #: A given device the samples contradict, in words.
+    device_note: str | None = None
+    #: Where the mode changed within the stream: its parts, from their first sample (``mode_at``).
+    mode_spans: tuple[InferredSpan, ...] = ()
+    #: Units the stream never showed a clock of (tegrastats without root: no GPU or EMC clock).
+    unclocked: tuple[str, ...] = ()
+
+    def span_at(self, t_mono: float | None) -> int:
+        """The index of the ``mode_spans`` part ``t_mono`` lies in (0 without parts)."""
+        index = 0
+        for i, span in enumerate(self.mode_spans):
+            if i and t_mono is not None and span.start_mono is not None and t_mono >= span.start_mono:
+                index = i
+        return index
+
+    def mode_at(self, t_mono: float | None) -> PowerMode | None:
+        """The mode a sample at ``t_mono`` is judged against: its part's where the mode changed."""
+        if not self.mode_spans:
+            return self.mode
+        return self.mode_spans[self.span_at(t_mono)].mode
 
     @property
     def mode_name(self) -> str | None:
@@ -66,7 +95,9 @@ class Board:
     def open_to_inference(self) -> bool:
         """Whether the flags and the description left the device, or a Jetson's mode, unnamed:
         then what the samples show may tell it (``resolve_board``'s ``observed``)."""
-        return self.power_mode_source is None and (self.device is None or bool(self.device.power_modes))
+        if self.device is not None and not self.device.power_modes:
+            return False
+        return GIVEN in (self.power_mode_source, self.device_source) or self.power_mode_source is None
 
 
 def resolve_board(
@@ -81,6 +112,8 @@ def resolve_board(
     """See the module docstring. ``ram_total_mb`` (a sample's) tells 32 from 64 GB where the model
     string does not; ``observed``: what the stream's samples showed, for what nothing says."""
     board = _resolve(info, db, device_id, power_mode, ram_total_mb, observed)
+    if observed is not None and observed.samples:
+        board = _checked(board, observed)
     level, note = throttle_detection(board, info)
     return replace(board, throttle_detection=level, throttle_detection_note=note)
 
@@ -93,7 +126,7 @@ def _resolve(info: SourceInfo, db: Mapping[str, Device], device_id: str | None, 
         device = db.get(chosen)
         if device is None:
             return Board(None, None, f"unknown device {chosen[:40]!r}: {HOW_TO_ADD}")
-        return _with_mode(device, GIVEN if device_id else RECORDED, power_mode, info, observed)
+        return _with_mode(device, GIVEN, power_mode, info, observed)  # a header's is the user's
     names = [text for text in (_text(info.header.get("gpu")), info.model) if text]
     found: tuple[Device, ...] = ()
     for name in names:
@@ -101,7 +134,7 @@ def _resolve(info: SourceInfo, db: Mapping[str, Device], device_id: str | None, 
         if found:
             break
     if len(found) == 1:
-        return _with_mode(found[0], RECORDED, power_mode, info, observed)
+        return _with_mode(found[0], MEASURED, power_mode, info, observed)
     if names and not found:
         return Board(None, None, f"{names[-1][:60]!r} is not in the device database: {HOW_TO_ADD}")
     if observed is not None and observed.samples:
@@ -132,7 +165,9 @@ def _inferred_device(inference: Inference, candidates: Iterable[Device], power_m
         return Board(None, given, problem, power_mode_source=None if given is None else GIVEN,
                      candidates=inference.devices)
     source = None if inference.mode is None else INFERRED
-    return Board(None, inference.mode, problem, power_mode_source=source, candidates=inference.devices)
+    note = None if inference.mode is not None else _ambiguous(inference)
+    return Board(None, inference.mode, problem, power_mode_source=source, candidates=inference.devices,
+                 power_mode_note=note)
 
 
 def _text(value: object) -> str | None:
@@ -160,7 +195,7 @@ def _with_mode(device: Device, device_source: str, power_mode: str | None, info:
                      f"(known: {known}); roofs at the device's maximum clocks; add it under `devices:`",
                      device_source=device_source)
     return Board(device, mode, device_source=device_source,
-                 power_mode_source=GIVEN if power_mode else RECORDED)
+                 power_mode_source=GIVEN if power_mode or _given_at_recording(info) else MEASURED)
 
 
 def _inferred_mode(device: Device, device_source: str, observed: BoardObservation | None) -> Board:
@@ -170,25 +205,99 @@ def _inferred_mode(device: Device, device_source: str, observed: BoardObservatio
     if observed is None or not observed.samples:
         return Board(device, None, mode_note=unknown, device_source=device_source)
     inference = infer(observed, (device,))
+    if inference.spans:
+        return Board(device, None, device_source=device_source, power_mode_source=INFERRED,
+                     power_mode_note=inference.note, mode_spans=inference.spans)
     if inference.mode is None:
         return Board(device, None, mode_note=f"{unknown}; inferred from the log: {inference.note}",
-                     device_source=device_source)
+                     device_source=device_source, power_mode_note=_ambiguous(inference))
     return Board(device, inference.mode, device_source=device_source, power_mode_source=INFERRED)
+
+
+def _ambiguous(inference: Inference) -> str | None:
+    """The power-mode note of an inference that named no mode: which modes fit, or why none."""
+    if inference.spans:
+        return inference.note
+    if inference.modes:
+        return f"no mode named: {inference.note}"
+    return None
+
+
+def _given_at_recording(info: SourceInfo) -> bool:
+    """Whether a recording's header mode was the user's ``--power-mode`` (its command line says
+    so), not nvpmodel's answer."""
+    command = info.header.get("command")
+    return isinstance(command, list) and any(
+        isinstance(arg, str) and arg.startswith("--power-mode") for arg in command)
+
+
+def _checked(board: Board, observed: BoardObservation) -> Board:
+    """A given device or mode against what the samples show: contradicted, said so
+    (``device_note``, ``power_mode_note``); and the units the samples never clocked."""
+    unclocked = tuple(unit for unit in UNITS if unit not in observed.max_mhz)
+    board = replace(board, unclocked=unclocked)
+    device = board.device
+    if device is None or not device.power_modes \
+            or GIVEN not in (board.device_source, board.power_mode_source):
+        return board
+    inference = infer(observed, (device,))
+    if board.device_source == GIVEN and not inference.modes and not inference.spans:
+        board = replace(board, device_note=f"the log contradicts the given device {device.id}: "
+                        f"{inference.note}")
+    mode = board.mode
+    if board.power_mode_source == GIVEN and mode is not None and not mode_fits(device, mode, observed):
+        board = replace(board, power_mode_note=f"the log contradicts the given mode {mode.name}: "
+                        f"it fits {inference.note}")
+    return board
 
 
 def throttle_detection(board: Board, info: SourceInfo) -> tuple[str, str]:
     """(``FULL``/``LIMITED``/``OFF``, why): what a low clock can be compared with. The detectors
-    use the same caps (``analysis.detectors``): a mode's, else the source's or device's maximum."""
-    if board.mode is not None:
-        return FULL, f"clocks compared with the {board.mode.name} mode's caps ({board.power_mode_source})"
+    use the same caps (``analysis.detectors``): a mode's, else the source's or device's maximum.
+    Full only where every unit has a clock and a cap and the mode is known (given, measured, or
+    inferred with one mode fitting, or one per part of a log whose mode changed)."""
     device = board.device
     if device is not None and not device.power_modes:
         return FULL, "the GPU's own throttle reasons (NVML) decide; it has no power modes"
+    modes = [span.mode for span in board.mode_spans] if board.mode_spans else [board.mode]
+    known = [mode for mode in modes if mode is not None]
+    if known and len(known) == len(modes):
+        gaps = _missing(board, known, info)
+        named = " then ".join(mode.name for mode in known)
+        said = f"clocks compared with the {named} mode's caps ({board.power_mode_source})"
+        if board.mode_spans:
+            said = (f"the power mode changed within the log: each part's clocks compared with its own "
+                    f"mode's caps ({named}, {board.power_mode_source})")
+        if gaps:
+            return LIMITED, f"{said}; {gaps}"
+        return FULL, said
     if device is not None or info.max_clocks:
-        return LIMITED, ("power mode unknown: a busy clock below the maximum is shown as mode_cap, a "
+        why = ("power mode unknown" if not board.power_mode_note
+               else f"power mode not told apart ({board.power_mode_note})")
+        return LIMITED, (f"{why}: a busy clock below the maximum is shown as mode_cap, a "
                          "throttle only with a reason (thermal trip, power budget, over-current); "
                          "--power-mode NAME gives full detection")
     return OFF, "device and power mode unknown: no clock cap to compare with (--device ID --power-mode NAME)"
+
+
+def _missing(board: Board, modes: Iterable[PowerMode], info: SourceInfo) -> str:
+    """What a throttle of some unit cannot be told without, in words ('' where nothing is missing):
+    a clock the stream never showed, a cap neither the mode, the source nor the device gives."""
+    said = []
+    if board.unclocked:
+        said.append("no " + "/".join(u.upper() for u in board.unclocked) + " clock in the log "
+                    "(tegrastats run without root prints none): that unit's throttles are not seen")
+    device = board.device
+    for mode in modes:
+        caps = {"gpu": mode.max_gpu_mhz, "emc": mode.max_emc_mhz, "cpu": mode.max_cpu_mhz}
+        for unit in UNITS:
+            device_cap = None if device is None else {"gpu": device.max_gpu_mhz, "emc": device.max_emc_mhz,
+                                                      "cpu": None}[unit]
+            if caps[unit] is None and info.max_clocks.get(f"{unit}_mhz") is None and device_cap is None \
+                    and unit not in board.unclocked:
+                said.append(f"no {unit.upper()} cap for {mode.name} in the device database or the source: "
+                            "its throttles are not seen")
+    return "; ".join(dict.fromkeys(said))
 
 
 @dataclass(frozen=True, slots=True)

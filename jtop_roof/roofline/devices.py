@@ -36,7 +36,7 @@ def rate_word(precision: str | None) -> str:
 NUMERIC_FIELDS = ("memory_gb", "sms", "max_gpu_mhz", "bus_width_bits", "max_emc_mhz", "emc_data_rate_factor")
 
 _ENTRY_KEYS = frozenset(
-    {"name", "memory_type", "flop_per_clk_per_sm", "match", "rails", "power_modes", "sources",
+    {"name", "memory_type", "flop_per_clk_per_sm", "match", "rails", "sensors", "power_modes", "sources",
      *NUMERIC_FIELDS}
 )
 _MODE_KEYS = frozenset(
@@ -99,6 +99,9 @@ class Device:
     #: The power rails tegrastats prints for this module (its on-module monitor), every JetPack's
     #: names: a plain log's rails tell the module family (``roofline.inference``).
     rails: tuple[str, ...] = ()
+    #: The thermal-zone names tegrastats prints for this module (any case), where they tell its
+    #: family from another with the same rails (``roofline.inference``); empty: not used.
+    sensors: tuple[str, ...] = ()
     power_modes: tuple[PowerMode, ...] = ()
     sources: tuple[Source, ...] = ()
     #: "packaged", "config" or "packaged+config": where the entry's values came from.
@@ -247,6 +250,7 @@ def _device(device_id: str, raw: Mapping[str, Any], where: str, origin: str) -> 
         emc_data_rate_factor=_opt_number(where, raw, "emc_data_rate_factor"),
         match=_strings(where, "match", raw.get("match") or []),
         rails=_strings(where, "rails", raw.get("rails") or []),
+        sensors=_strings(where, "sensors", raw.get("sensors") or []),
         power_modes=modes,
         sources=tuple(_source(f"{where}: sources[{i}]", s) for i, s in enumerate(sources_raw)),
         origin=origin,

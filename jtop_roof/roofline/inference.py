@@ -7,8 +7,18 @@ and the top clocks seen select the mode among the module's modes:
 
 * a mode whose cap a clock went above, or whose online cores differ, is ruled out;
 * a unit that was saturated (load >= ``SATURATED_PCT`` for ``MIN_SATURATED_SAMPLES`` samples) and
-  never came near a mode's cap rules that mode out: a saturated unit runs at its cap;
+  never came near a mode's cap rules that mode out: a saturated unit runs at its cap; except
+  where that unit is the only one below the mode's caps and another unit reached its cap: then
+  the mode stays a candidate, "held below the caps the whole run" (a whole-run throttle of one
+  unit looks like a lower cap), and no mode is named. Such a mode of a module is kept only where
+  no module fits cleanly or the module itself does (else every Orin Nano run would also be an
+  Orin NX held below its GPU cap);
 * of the modes left, those whose caps were reached by the most units are kept.
+
+Thermal-zone names rule out modules as rail names do (a Xavier NX's ``AUX``/``AO`` zones are no
+Orin's). Where the online cores change within the log (``MIN_SATURATED_SAMPLES`` samples in a row),
+the log is cut there and each part's mode is inferred on its own (``Inference.spans``): a change
+of power mode, each part judged against its own mode's caps.
 
 Nothing is guessed: where the modes kept differ, ``Inference`` names the candidates and gives no
 mode. One exception: where every candidate is the same mode with the same caps on several modules
@@ -40,6 +50,17 @@ UNITS = ("gpu", "emc", "cpu")
 
 
 @dataclass(frozen=True, slots=True)
+class ObservedSpan:
+    """A part of a stream with one count of online cores (a power mode), from its first sample."""
+
+    start_mono: float | None
+    samples: int
+    cores_online: int | None
+    max_mhz: Mapping[str, float]
+    saturated: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
 class BoardObservation:
     """What a stream's samples show of its board (``BoardObserver``). None: never shown."""
 
@@ -54,6 +75,38 @@ class BoardObservation:
     max_mhz: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     #: Units seen saturated for ``MIN_SATURATED_SAMPLES`` samples.
     saturated: frozenset[str] = frozenset()
+    #: Thermal-zone names seen, lower case.
+    zones: frozenset[str] = frozenset()
+    #: The parts of a stream whose online cores changed (empty where they never did).
+    spans: tuple[ObservedSpan, ...] = ()
+
+
+class _Part:
+    """Top clocks, saturation and online cores of a run of samples."""
+
+    def __init__(self, start_mono: float | None, online: int | None) -> None:
+        self.start_mono = start_mono
+        self.online = online
+        self.samples = 0
+        self.max: dict[str, float] = {}
+        self.saturated: dict[str, int] = {}
+
+    def clock(self, unit: str, mhz: float, load_pct: float) -> None:
+        if mhz > self.max.get(unit, 0.0):
+            self.max[unit] = float(mhz)
+        if load_pct >= SATURATED_PCT:
+            self.saturated[unit] = self.saturated.get(unit, 0) + 1
+
+    def take(self, other: _Part) -> None:
+        self.samples += other.samples
+        for unit, mhz in other.max.items():
+            self.max[unit] = max(self.max.get(unit, 0.0), mhz)
+        for unit, count in other.saturated.items():
+            self.saturated[unit] = self.saturated.get(unit, 0) + count
+
+    def span(self) -> ObservedSpan:
+        return ObservedSpan(self.start_mono, self.samples, self.online, MappingProxyType(dict(self.max)),
+                            frozenset(u for u, n in self.saturated.items() if n >= MIN_SATURATED_SAMPLES))
 
 
 class BoardObserver:
@@ -65,8 +118,10 @@ class BoardObserver:
         self._cpus: int | None = None
         self._online: int | None = None
         self._rails: set[str] = set()
-        self._max: dict[str, float] = {}
-        self._saturated: dict[str, int] = {}
+        self._zones: set[str] = set()
+        self._whole = _Part(None, None)
+        self._parts: list[_Part] = []  # by online cores; the last is the current one
+        self._pending: _Part | None = None  # another count of online cores, not yet for long
 
     def add(self, record: Record) -> None:
         if not isinstance(record, Sample) or not record.is_sample:
@@ -77,9 +132,14 @@ class BoardObserver:
             self._ram = ram.total_mb
         if not self._rails.issuperset(record.rails):
             self._rails.update(record.rails)
+        for zone in record.temps_c:
+            if zone not in self._zones:
+                self._zones.add(zone)
         cpus = record.cpus
+        online: int | None = None
+        top_mhz, top_load = 0, 0.0
         if cpus:
-            online, top_mhz, top_load = 0, 0, 0.0  # a loop, not max() over generators: every sample
+            online = 0  # a loop, not max() over generators: every sample
             for core in cpus:
                 if core is not None:
                     online += 1
@@ -91,24 +151,51 @@ class BoardObserver:
                 self._cpus = len(cpus)
             if self._online is None or online > self._online:
                 self._online = online
-            self._clock("cpu", top_mhz, top_load)
-        gpu, emc = record.gpu, record.emc
-        if gpu is not None:
-            self._clock("gpu", gpu.mhz or 0, gpu.load_pct or 0.0)
-        if emc is not None:
-            self._clock("emc", emc.mhz or 0, emc.load_pct or 0.0)
+        part = self._part(online, record.t_mono)
+        part.samples += 1
+        if cpus:
+            self._whole.clock("cpu", top_mhz, top_load)
+            part.clock("cpu", top_mhz, top_load)
+        for unit, clocked in (("gpu", record.gpu), ("emc", record.emc)):
+            if clocked is not None:
+                self._whole.clock(unit, clocked.mhz or 0, clocked.load_pct or 0.0)
+                part.clock(unit, clocked.mhz or 0, clocked.load_pct or 0.0)
 
-    def _clock(self, unit: str, mhz: float, load_pct: float) -> None:
-        if mhz > self._max.get(unit, 0.0):
-            self._max[unit] = float(mhz)
-        if load_pct >= SATURATED_PCT:
-            self._saturated[unit] = self._saturated.get(unit, 0) + 1
+    def _part(self, online: int | None, t_mono: float | None) -> _Part:
+        """The part this sample belongs to: the current one, or another count of online cores
+        (kept as its own part once ``MIN_SATURATED_SAMPLES`` samples in a row had it)."""
+        parts = self._parts
+        if not parts:
+            parts.append(_Part(t_mono, online))
+            return parts[0]
+        current, pending = parts[-1], self._pending
+        if online is None or online == current.online:
+            if pending is not None:  # a blip: its samples belong to the current part
+                current.take(pending)
+                self._pending = None
+            return current
+        if pending is None or pending.online != online:
+            if pending is not None:
+                current.take(pending)
+            pending = self._pending = _Part(t_mono, online)
+        if pending.samples + 1 >= MIN_SATURATED_SAMPLES:
+            parts.append(pending)
+            self._pending = None
+        return pending
 
     def observation(self) -> BoardObservation:
+        parts = list(self._parts)
+        if self._pending is not None and parts:
+            merged = _Part(parts[-1].start_mono, parts[-1].online)
+            merged.take(parts[-1])
+            merged.take(self._pending)
+            parts[-1] = merged
+        whole = self._whole.span()
         return BoardObservation(
             samples=self._samples, ram_total_mb=self._ram, cpu_count=self._cpus, cores_online=self._online,
-            rails=frozenset(self._rails), max_mhz=MappingProxyType(dict(self._max)),
-            saturated=frozenset(u for u, n in self._saturated.items() if n >= MIN_SATURATED_SAMPLES),
+            rails=frozenset(self._rails), max_mhz=whole.max_mhz, saturated=whole.saturated,
+            zones=frozenset(zone.lower() for zone in self._zones),
+            spans=tuple(part.span() for part in parts) if len(parts) > 1 else (),
         )
 
 
@@ -118,6 +205,16 @@ def observe(records: Iterable[Record]) -> BoardObservation:
     for record in records:
         observer.add(record)
     return observer.observation()
+
+
+@dataclass(frozen=True, slots=True)
+class InferredSpan:
+    """One part of a log whose mode changed: from ``start_mono`` (its first sample), ``mode``
+    (None where the part does not tell it), and why, in words."""
+
+    start_mono: float | None
+    mode: PowerMode | None
+    note: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +228,13 @@ class Inference:
     modes: tuple[str, ...]
     #: Why, in words: what ruled candidates in and out, or why nothing could be inferred.
     note: str
+    #: ``id mode`` pairs kept only as "held below the caps the whole run" (among ``modes``).
+    held: tuple[str, ...] = ()
+    #: Where the mode changed within the log: each part and its mode (empty where it did not).
+    spans: tuple[InferredSpan, ...] = ()
+
+
+_Pair = tuple[Device, PowerMode]
 
 
 def infer(observation: BoardObservation, devices: Iterable[Device]) -> Inference:
@@ -141,34 +245,90 @@ def infer(observation: BoardObservation, devices: Iterable[Device]) -> Inference
         return Inference(None, None, (), (), "no sample to infer the board from")
     pool = [device for device in devices if device.power_modes]
     known_rails = frozenset(rail for device in pool for rail in device.rails)
-    fitting = [device for device in pool if _device_fits(device, observation, known_rails)]
+    known_zones = frozenset(zone.lower() for device in pool for zone in device.sensors)
+    fitting = [device for device in pool if _device_fits(device, observation, known_rails, known_zones)]
     if not fitting:
         return Inference(None, None, (), (),
                          f"no module in the device database fits the log ({_facts(observation)})")
-    scored = [(score, device, mode) for device in fitting for mode in device.power_modes
-              if (score := _mode_score(device, mode, observation)) is not None]
-    if not scored:
+    if observation.spans:
+        changed = _infer_spans(observation, fitting)
+        if changed is not None:
+            return changed
+    whole = ObservedSpan(None, observation.samples, observation.cores_online, observation.max_mhz,
+                         observation.saturated)
+    kept, held = _kept(fitting, whole)
+    if not kept and not held:
         device = fitting[0] if len(fitting) == 1 else None
         return Inference(device, None, _ids(fitting), (),
                          f"{_named(_ids(fitting))} fit the log ({_facts(observation)}) but none of their "
                          "modes does")
-    best = max(score for score, _, _ in scored)
-    kept = [(device, mode) for score, device, mode in scored if score == best]
-    ids = tuple(dict.fromkeys(device.id for device, _ in kept))
-    pairs = tuple(f"{device.id} {mode.name}" for device, mode in kept)
-    device = next(d for d, _ in kept) if len(ids) == 1 else None
-    mode = one_mode(kept)
+    both = [*kept, *held]
+    ids = tuple(dict.fromkeys(device.id for device, _ in both))
+    pairs = tuple(f"{device.id} {mode.name}" for device, mode in both)
+    held_pairs = tuple(f"{device.id} {mode.name}" for device, mode in held)
+    device = both[0][0] if len(ids) == 1 else None
+    mode = one_mode(kept) if kept and not held else None
     if mode is not None and device is not None:
         note = f"{device.id} in mode {mode.name}: {_facts(observation)}"
     elif mode is not None:
         note = f"mode {mode.name}, the same caps on {_named(ids)}: {_facts(observation)}"
     else:
-        note = f"could be {_named(pairs)}: {_facts(observation)}"
-    return Inference(device, mode, ids, pairs, note)
+        fit = [f"{d.id} {m.name}" for d, m in kept]
+        said = f"could be {_named(fit)}" if fit else "no mode fits the clocks as they are"
+        if held:
+            said += (f"; {_named(held_pairs)} if held below the caps the whole run "
+                     f"({_held_facts(held, whole)})")
+        note = f"{said}: {_facts(observation)}"
+    return Inference(device, mode, ids, pairs, note, held_pairs)
 
 
-def _device_fits(device: Device, seen: BoardObservation, known_rails: frozenset[str]) -> bool:
-    """The module's RAM, CPU count, rails and top clocks allow what was seen."""
+def _infer_spans(seen: BoardObservation, fitting: Sequence[Device]) -> Inference | None:
+    """A log whose online cores changed: the modules that fit every part, and each part's mode;
+    None where no module fits them all (the whole log is then judged as one)."""
+    per_part = [_kept(fitting, part) for part in seen.spans]
+    common = [device for device in fitting
+              if all(any(d is device for d, _ in [*kept, *held]) for kept, held in per_part)]
+    if not common:
+        return None
+    spans = []
+    for part, (kept, held) in zip(seen.spans, per_part, strict=True):
+        kept = [(d, m) for d, m in kept if d in common]
+        held = [(d, m) for d, m in held if d in common]
+        mode = one_mode(kept) if kept and not held else None
+        names = _named(tuple(dict.fromkeys(m.name for _, m in [*kept, *held])))
+        spans.append(InferredSpan(part.start_mono, mode,
+                                  f"{part.cores_online} CPUs online, " + (f"mode {mode.name}" if mode
+                                                                            else f"could be {names}")))
+    ids = _ids(common)
+    device = common[0] if len(common) == 1 else None
+    told = ", then ".join(span.note for span in spans)
+    note = f"the power mode changed within the log: {told}; {_facts(seen)}"
+    return Inference(device, None, ids, (), note, (), tuple(spans))
+
+
+def _kept(fitting: Sequence[Device], part: ObservedSpan) -> tuple[list[_Pair], list[_Pair]]:
+    """The (module, mode) pairs that fit ``part`` best, and those kept only as held below their
+    caps the whole run."""
+    scored: list[tuple[int, Device, PowerMode]] = []
+    held: list[_Pair] = []
+    for device in fitting:
+        for mode in device.power_modes:
+            score, is_held = _mode_score(device, mode, part)
+            if is_held:
+                held.append((device, mode))
+            elif score is not None:
+                scored.append((score, device, mode))
+    if not scored:
+        return [], held
+    best = max(score for score, _, _ in scored)
+    kept = [(device, mode) for score, device, mode in scored if score == best]
+    # a module whose clocks fit one of its modes is not another module held below its caps
+    return kept, [(device, mode) for device, mode in held if any(d is device for d, _ in kept)]
+
+
+def _device_fits(device: Device, seen: BoardObservation, known_rails: frozenset[str],
+                 known_zones: frozenset[str]) -> bool:
+    """The module's RAM, CPU count, rails, thermal zones and top clocks allow what was seen."""
     if seen.ram_total_mb is not None and not ram_fits(device, seen.ram_total_mb):
         return False
     cores = device.cpu_cores
@@ -176,6 +336,8 @@ def _device_fits(device: Device, seen: BoardObservation, known_rails: frozenset[
         return False
     if device.rails and (seen.rails & known_rails) - set(device.rails):
         return False  # a rail of another module family
+    if device.sensors and (seen.zones & known_zones) - {zone.lower() for zone in device.sensors}:
+        return False  # a thermal zone of another module family
     return not any(_above(seen.max_mhz.get(unit), top)
                    for unit, top in (("gpu", device.max_gpu_mhz), ("emc", device.max_emc_mhz)))
 
@@ -185,23 +347,50 @@ def _mode_caps(device: Device, mode: PowerMode) -> dict[str, float | None]:
     return {"gpu": gpu, "emc": emc, "cpu": mode.max_cpu_mhz}
 
 
-def _mode_score(device: Device, mode: PowerMode, seen: BoardObservation) -> int | None:
-    """How many units' caps the clocks reached; None where the mode is ruled out."""
+def _mode_score(device: Device, mode: PowerMode, seen: ObservedSpan) -> tuple[int | None, bool]:
+    """How many units' caps the clocks reached (None where the mode is ruled out), and whether the
+    mode is kept only as held below its caps the whole run (see the module docstring)."""
     if mode.cpu_cores_online is not None and seen.cores_online is not None \
             and seen.cores_online != mode.cpu_cores_online:
-        return None
-    reached = 0
+        return None, False
+    reached, below_saturated, below = 0, 0, 0
     for unit, cap in _mode_caps(device, mode).items():
         top = seen.max_mhz.get(unit)
         if cap is None or top is None:
             continue
         if _above(top, cap):
-            return None
+            return None, False
         if top >= cap * (1 - CLOCK_TOLERANCE):
             reached += 1
-        elif unit in seen.saturated:
-            return None  # saturated yet never near this cap: the cap is lower
-    return reached
+        else:
+            below += 1
+            below_saturated += unit in seen.saturated
+    if not below_saturated:
+        return reached, False
+    return None, below_saturated == below == 1 and reached > 0
+
+
+def mode_fits(device: Device, mode: PowerMode, seen: BoardObservation) -> bool:
+    """Whether ``mode`` of ``device`` allows what ``seen`` showed (of one of its parts, where its
+    mode changed): no clock above its caps, its online cores, no saturated unit far below a cap
+    (unless held below it the whole run)."""
+    parts = seen.spans or (ObservedSpan(None, seen.samples, seen.cores_online, seen.max_mhz, seen.saturated),)
+    for part in parts:
+        score, held = _mode_score(device, mode, part)
+        if score is not None or held:
+            return True
+    return False
+
+
+def _held_facts(held: Sequence[_Pair], seen: ObservedSpan) -> str:
+    """The unit that held each held mode below its cap, in words."""
+    said = []
+    for device, mode in held:
+        for unit, cap in _mode_caps(device, mode).items():
+            top = seen.max_mhz.get(unit)
+            if cap is not None and top is not None and top < cap * (1 - CLOCK_TOLERANCE):
+                said.append(f"{unit.upper()} saturated, never above {top:.0f} MHz of {mode.name}'s {cap:.0f}")
+    return "; ".join(dict.fromkeys(said))
 
 
 def one_mode(pairs: Sequence[tuple[Device, PowerMode]]) -> PowerMode | None:

@@ -25,6 +25,7 @@ from typing import TypeVar
 
 from jtop_roof.analysis.detectors import ThrottleDetector
 from jtop_roof.analysis.ledger import EnergyLedger
+from jtop_roof.analysis.mode_changes import ModeChangeDetector
 from jtop_roof.analysis.pipeline import Detector, Pipeline, RecordingSink, build_ledger
 from jtop_roof.formats.recorder import Recorder
 from jtop_roof.model.errors import UserError
@@ -43,7 +44,7 @@ T = TypeVar("T")
 LedgerBuilder = Callable[[Sequence[Marker | Work]], EnergyLedger]
 #: The detectors every pipeline runs, each made fresh from the config's settings: a new detector
 #: is a module under ``analysis/`` and one line here.
-DETECTORS: tuple[Callable[[DetectorSettings], Detector], ...] = (ThrottleDetector,)
+DETECTORS: tuple[Callable[[DetectorSettings], Detector], ...] = (ThrottleDetector, ModeChangeDetector)
 #: How long ``describe`` waits for a replayed file's whole ledger before it lets the file play
 #: while the rest is read (a day-long log's takes seconds; a short one's is there at once).
 LEDGER_WAIT_S = 0.25
