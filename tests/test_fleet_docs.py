@@ -13,6 +13,7 @@ import pytest
 import yaml
 from factories import synthetic_sample
 
+from jtop_roof.analysis.assumptions import Sourced
 from jtop_roof.model.records import Engine, Fan, Memory
 from jtop_roof.outputs import serve as sv
 
@@ -38,7 +39,8 @@ def full_snapshot() -> sv.Snapshot:
     return sv.Snapshot(sample=sample, samples=16, info=info, energy_j=12.0,
                        rails_j={"VDD_IN": 12.0, "VDD_CPU_GPU_CV": 2.0},
                        active=frozenset({("gpu", "thermal")}), throttle_s={("gpu", "throttle"): 3.0},
-                       phase="bench")
+                       phase="bench", throttled_s=3.0,
+                       sourced=(Sourced("power_mode", "7W", "inferred", "from the CPU caps"),))
 
 
 def target_labels() -> set[str]:

@@ -41,6 +41,6 @@ def sourced_items(pipeline: Pipeline) -> tuple[Sourced, ...]:
         # How far throttles can be told: judged against the mode's caps, so it rests on the mode.
         Sourced("throttle_detection", board.throttle_detection, board.power_mode_source,
                 board.throttle_detection_note),
-        Sourced("energy", whole.energy_source, None if whole.energy_source is None else MEASURED,
-                "" if whole.energy_source is not None else "no power reading in the stream"),
+        Sourced("energy", whole.energy_source, whole.energy_total_source,
+                whole.energy_note or ("" if whole.energy_source is not None else "no power reading in the stream")),
     )
