@@ -59,7 +59,7 @@ def build_report(
     interval_s: float | None, stats: ReadStats | None = None, info: SourceInfo | None = None,
     config: Config | None = None, trtexec: TrtexecRun | None = None,
     workload: Workload | None = None, kernels: Sequence[Kernel] = (), probe: Probe | None = None,
-    log_start: float | None = None,
+    log_start: float | None = None, tz_given: bool = False,
 ) -> dict[str, Any]:
     """The report as a JSON-ready dict (``source`` is passed through as the top-level key).
     ``open_lines`` gives the file's lines; it is read twice, streaming: once for the stream's
@@ -72,15 +72,21 @@ def build_report(
     recording this program must not read. Every number is finite or None: a rate of extreme but
     valid work that overflowed is unknown, and JSON has no Infinity."""
     stats = stats if stats is not None else ReadStats()
-    for _ in iter_records(open_lines(), tz=tz, interval_s=interval_s, stats=stats):
+    for _ in iter_records(open_lines(), tz=tz, interval_s=interval_s, stats=stats, tz_given=tz_given):
         if stats.interval_final:
             break
+    whole_read = ReadStats()  # the last full read: what only the whole file tells
+
     def records() -> Iterable[Record]:
-        stream = iter_records(open_lines(), tz=tz, interval_s=interval_s)
+        nonlocal whole_read
+        whole_read = ReadStats()
+        stream = iter_records(open_lines(), tz=tz, interval_s=interval_s, stats=whole_read, tz_given=tz_given)
         return stream if trtexec is None else with_trtexec(stream, trtexec, log_start)
 
     pipeline, events = run_pipeline(records, stats.interval_s or interval_s or 1.0,
                                     info or SourceInfo("replay"), config or Config())
+    if stats.basis is not None:  # the interval, what gave it, the stamps' form and zone
+        source = {**source, **stats.basis.as_json(whole_read.clock_backwards)}
     ledger, board, mode_check = pipeline.ledger, pipeline.board, pipeline.clock_events.mode_check()
     whole, phases = ledger.whole, ledger.phases()
     idle_w = _idle_power_w(phases)
@@ -157,7 +163,7 @@ def _timed_by_trtexec(span: dict[str, Any], run: TrtexecRun | None) -> dict[str,
 def report_file(
     path: str, *, tz: tzinfo, interval_s: float | None, config: Config, stats: ReadStats | None = None,
     trtexec: TrtexecRun | None = None, workload: Workload | None = None, kernels: Sequence[Kernel] = (),
-    probe: Probe | None = None, log_start: float | None = None,
+    probe: Probe | None = None, log_start: float | None = None, tz_given: bool = False,
 ) -> dict[str, Any]:
     """The report of a recording or a plain tegrastats log file (``jroof-tui report``, and each
     item of ``compare``): its header describes the board, the config gives the device database,
@@ -187,7 +193,7 @@ def report_file(
     return build_report(lines, source=source, tz=tz, interval_s=interval_s, stats=stats,
                         info=SourceInfo.from_mapping(header or {}, source="replay"),
                         config=config, trtexec=trtexec, workload=workload,
-                        kernels=kernels, probe=probe, log_start=log_start)
+                        kernels=kernels, probe=probe, log_start=log_start, tz_given=tz_given)
 
 
 def _trtexec_json(run: TrtexecRun) -> dict[str, Any]:
@@ -232,6 +238,7 @@ def span_json(
         "start_s": offset(span.first_mono),
         "end_s": offset(span.last_mono),
         "duration_s": span.duration_s,
+        "observed_s": span.observed_s,
         "samples": span.samples,
         "gaps": span.gaps,
         "energy_source": span.energy_source,
@@ -371,6 +378,11 @@ def to_markdown(report: dict[str, Any]) -> str:
             + (f" ({_md(report['device_note'])})" if report["device_note"] else ""), ""]
     out += [f"Throttle detection: {report['throttle_detection']} "
             f"({_md(report['throttle_detection_note'])})", ""]
+    if source.get("interval_source"):
+        out += [f"Interval: {source['interval_s'] * 1000:.0f} ms ({source['interval_source']}"
+                + (f": {_md(source['interval_note'])})" if source.get("interval_note") else ")")
+                + (f" · clock set back {n}×" if (n := source.get("clock_backwards")) else ""),
+                ""]
     if report.get("power_mode_check"):
         out += [f"Power mode check: {_md(report['power_mode_check'])}", ""]
     out += [
