@@ -73,8 +73,9 @@ class ReplaySource(Source):
         log without). ``tz_given``: ``tz`` is the user's (default: when ``tz`` is given at all).
         ``backfill_s``: how much comes at once after a seek. ``hold_at_end``: at the end (without
         follow or loop) wait for a seek instead of ending, as a UI wants. ``clock``/``sleep`` are
-        injectable for tests; the default sleep is woken at once by any control. Raises OSError if the file cannot be read, and
-        ``logfile.RecordingError`` for a recording this program must not read."""
+        injectable for tests; the default sleep is woken at once by any control. Raises OSError
+        if the file cannot be read, and ``logfile.RecordingError`` for a recording this program
+        must not read."""
         self.path = str(path)
         self._tz = as_tz(tz)
         if tz is None:
