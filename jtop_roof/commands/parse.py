@@ -57,7 +57,8 @@ def run(args: argparse.Namespace, _defaults: Config) -> int:
     lines: list[str] = []
     try:
         with stream:
-            for text in iter_parse_lines(stream, tz=tz, interval_s=interval_s, stats=stats):
+            for text in iter_parse_lines(stream, tz=tz, interval_s=interval_s, stats=stats,
+                                         tz_given=args.tz is not None):
                 lines.append(text)
                 if len(lines) >= block:
                     _write(lines)
@@ -80,6 +81,11 @@ def run(args: argparse.Namespace, _defaults: Config) -> int:
     if stats.tally.dropped:
         said.append(f"dropped {stats.tally.dropped} entries past {MAX_CORES} cores or {MAX_NAMED} "
                     "rails, zones or engines a line")
+    if stats.basis is not None and stats.basis.interval_source == "assumed":
+        said.append(f"interval assumed: {stats.basis.interval_note}")
+    if stats.clock_backwards:
+        said.append(f"{stats.clock_backwards} stamps earlier than the line before (the clock was set "
+                    "back): placed one interval on, in file order")
     if said:
         print(f"jroof-tui: {args.file}: " + "; ".join(said), file=sys.stderr)
     return 0
