@@ -19,8 +19,10 @@ PARSE_BLOCK_LINES = 256
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE")
     parser.add_argument("--interval", type=interval_ms, metavar="MS", dest="interval_ms", default=None,
-                        help="spacing of lines without timestamps (default 1000)")
-    parser.add_argument("--tz", metavar="ZONE", default=None, help="zone of tegrastats stamps")
+                        help="the log's interval: wins over its stamps; without stamps "
+                        "or --interval, 1000 is assumed (and said)")
+    parser.add_argument("--tz", metavar="ZONE", default=None,
+                        help="zone of stamps that write none (default: this machine's, assumed)")
 
 
 def interval_ms(text: str) -> int:
