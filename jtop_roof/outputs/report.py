@@ -379,8 +379,11 @@ def to_markdown(report: dict[str, Any]) -> str:
     out += [f"Throttle detection: {report['throttle_detection']} "
             f"({_md(report['throttle_detection_note'])})", ""]
     if source.get("interval_source"):
+        stamps = source.get("stamps") or {}
         out += [f"Interval: {source['interval_s'] * 1000:.0f} ms ({source['interval_source']}"
                 + (f": {_md(source['interval_note'])})" if source.get("interval_note") else ")")
+                + (f" · stamps: {stamps['format']}, zone {_md(str(stamps['zone']))} ({stamps['zone_source']})"
+                   if stamps.get("format") else "")
                 + (f" · clock set back {n}×" if (n := source.get("clock_backwards")) else ""),
                 ""]
     if report.get("power_mode_check"):
