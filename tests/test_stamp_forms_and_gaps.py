@@ -228,3 +228,20 @@ def test_timeline_reads_each_stamp_form():
     assert line.wall_of("1714979289") == 1714979289.0
     assert line.wall_of("1714979289.75") == 1714979289.75
     assert line.wall_of("99999999999") is None  # past the years a stamp may have
+
+
+@needs_shared
+def test_a_replay_takes_the_stamps_interval_unless_the_user_set_one():
+    """The monitor's replay: the config's default interval is no one's, so the stamps give it
+    (measured); an interval the user set wins (given), as in ``report``."""
+    from jtop_roof.runtime.session import make_source
+    from jtop_roof.sources.replay import ReplaySource
+
+    cases = [(Config(tz="UTC"), (0.111, "measured")), (Config(tz="UTC", interval_ms=250), (0.25, "given"))]
+    for config, expected in cases:
+        replay = make_source(config, "replay", str(BENCHLAB))
+        assert isinstance(replay, ReplaySource)
+        basis = replay.index.basis
+        assert (basis.interval_s, basis.interval_source) == expected
+        assert (basis.zone, basis.zone_source) == ("UTC", "given")
+        replay.stop()
