@@ -323,7 +323,7 @@ def test_joules_per_inference_is_the_exact_windows(name):
 
 
 def test_markers_stamped_out_of_order_never_make_a_phase_end_before_it_starts():
-    ledger = EnergyLedger(1.0)
+    ledger = EnergyLedger(2.5)  # the 6 s step is no gap at this interval (3 intervals are)
     ledger.add_sample(0.0, None, 1000.0, {})
     ledger.start_phase("a", 5.0)
     ledger.start_phase("b", 3.0)  # stamped earlier than a's start: b starts where a did

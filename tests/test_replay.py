@@ -505,11 +505,16 @@ def test_replay_index_agrees_with_streaming_parse(name):
     assert [r.raw for r in got] == [r.raw for r in expected]
 
 
-def test_stamps_decide_the_interval_over_interval_ms():
-    """The session passes its configured interval (default 1000 ms) for every replay."""
+def test_stamps_decide_the_interval_unless_one_is_given():
+    """Without --interval the stamps give it (measured); a given one wins over them, and the
+    stamps still place the lines in time."""
     fake = FakeTime()
-    src = source(DATA / "agxorin_jp6_500ms.log", fake, interval_ms=1000)
+    src = source(DATA / "agxorin_jp6_500ms.log", fake)
     assert src.duration_s == 6.0 and src.describe().interval_ms == 500
+    assert src.index.basis.interval_source == "measured"
+    given = source(DATA / "agxorin_jp6_500ms.log", FakeTime(), interval_ms=1000)
+    assert given.duration_s == 6.0 and given.describe().interval_ms == 1000
+    assert given.index.basis.interval_source == "given"
 
 
 def test_a_step_longer_than_replay_waits_is_a_gap_played_at_once(tmp_path):

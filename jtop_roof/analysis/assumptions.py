@@ -42,5 +42,6 @@ def sourced_items(pipeline: Pipeline) -> tuple[Sourced, ...]:
         Sourced("throttle_detection", board.throttle_detection, board.power_mode_source,
                 board.throttle_detection_note),
         Sourced("energy", whole.energy_source, whole.energy_total_source,
-                whole.energy_note or ("" if whole.energy_source is not None else "no power reading in the stream")),
+                whole.energy_note
+                or ("" if whole.energy_source is not None else "no power reading in the stream")),
     )

@@ -10,9 +10,11 @@ readings over the part of the step inside the span:
   the trapezoid of the power interpolated at the part's ends (the whole step: the plain trapezoid);
 * counters (mJ): the energy is the counter's difference, interpolated linearly at the edges.
 
-A step across a break (``broken``), longer than the channel's ``max_step_s`` or where a counter went
+A step across a break (``broken``), longer than the channel's ``max_step_s`` (a log's samples: at
+least ``timeline.gap_step_for``, 3 intervals), or where a counter went
 backwards (a reset, a wrap) is not integrated: inside a span it is counted as a gap; across an edge
-it moves the span's bound to the first (or last) reading observed inside it. ``Coverage`` keeps,
+it moves the span's bound to the first (or last) reading observed inside it. A gap's seconds are
+kept (``gap_s``): they are no observed time. ``Coverage`` keeps,
 for one channel and one span, the bounds integrated over and the joules: a span's bounds are its
 energy channel's, so ``mean = energy ÷ (end - start)`` holds exactly.
 
@@ -36,7 +38,7 @@ from typing import NamedTuple
 
 from jtop_roof.model.codec import MAX_NAMED
 from jtop_roof.model.records import INPUT_RAILS, power_plan
-from jtop_roof.model.timeline import max_step_for
+from jtop_roof.model.timeline import gap_step_for, max_step_for
 
 #: A channel's kinds: instantaneous power in mW, or a cumulative energy counter in mJ.
 POWER, COUNTER = "power", "counter"
@@ -102,6 +104,7 @@ class Coverage:
     total_j: float | None = None
     rails_j: dict[str, float] = field(default_factory=dict)
     gaps: int = 0
+    gap_s: float = 0.0  # seconds of the gaps inside: not observed
     end_near: Point | None = None  # the reading next to ``end`` (its wall time is worked out when asked)
     #: Readings refused by rail (negative, past ``MAX_RAIL_MW``): those rails are not taken from here.
     refused: dict[str, int] = field(default_factory=dict)
@@ -224,7 +227,8 @@ class Channel:
         self.kind = kind
         self.period_s = period_s
         self.of_samples = of_samples  # the samples' own rails (tegrastats, the host's NVML)
-        self.max_step_s = max_step_for(period_s)
+        # a log's samples: the gap rule (3 intervals); other streams: max_step_for
+        self.max_step_s = gap_step_for(period_s) if of_samples else max_step_for(period_s)
         self.last: Point | None = None
         self.broken = False
         #: Recent readings, for comparing with the samples (a power stream's, not the samples').
@@ -280,7 +284,8 @@ class Channel:
 
     def bad_step(self, before: Point, after: Point) -> bool:
         """Not integrated: across a break, too long, or a counter that went backwards."""
-        if self.broken or after.t - before.t > self.max_step_s:
+        step = after.t - before.t
+        if self.broken or step > self.max_step_s or (step == self.max_step_s and self.of_samples):
             return True
         if self.kind == COUNTER:
             return any(value < before.values.get(name, value) for name, value in after.values.items())
@@ -348,6 +353,7 @@ class Step:
         if self.bad:
             if before.t >= start and after.t <= end:  # inside the span: a gap of it
                 coverage.gaps += 1
+                coverage.gap_s += after.t - before.t
                 coverage.reach(before.t, before, before)
                 coverage.reach(after.t, after, after)
             elif after.t <= end:  # it leads into the span: the span is observed from its next reading

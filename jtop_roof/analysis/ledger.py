@@ -12,9 +12,10 @@ edges. A span's bounds (``first_mono``..``last_mono``) are exactly what its ener
 over: its edges, or the first and last reading of that stream inside them where the stream
 starts later or stops earlier (the run's are its stream's first and last reading). So ``mean =
 energy ÷ duration`` holds, duration edge to edge. Nothing is integrated across a break (a ``gap``,
-``source_restart``, ``source_error`` or ``seek`` event), across a step longer than the stream's
-``max_step_for`` its period, or where a counter went backwards: such a step inside a span is
-counted as a gap of it.
+``source_restart``, ``source_error`` or ``seek`` event), across a step of the samples of at least
+``gap_step_for`` their interval (3 intervals) or of a power stream longer than ``max_step_for``
+its period, or where a counter went backwards: such a step inside a span is counted as a gap of
+it, and its time is not observed time (``observed_s``; ``mean = energy ÷ observed_s``).
 
 Streams arrive interleaved (samples, readings), each in its own order: a step is shared among the
 spans by time, whenever it arrives. A marker stamped before a reading already taken (it came late)
@@ -51,7 +52,7 @@ from jtop_roof.analysis.energy import (
 )
 from jtop_roof.analysis.processes import ProcessStats, ProcessTally
 from jtop_roof.model.records import INPUT_RAILS, PowerReading, ProcessReading, auto_phase_name, power_plan
-from jtop_roof.model.timeline import max_step_for
+from jtop_roof.model.timeline import gap_step_for
 
 #: Event kinds that break the stream: no energy is integrated across them.
 BREAK_EVENTS = ("gap", "source_restart", "source_error", "seek")
@@ -109,6 +110,8 @@ class SpanStats:
     energy_note: str | None = None
     #: Who else ran: the processes that mattered (``analysis.processes``); empty without readings.
     processes: tuple[ProcessStats, ...] = ()
+    #: Seconds of the ``gaps`` inside the bounds: neither integrated nor observed.
+    gap_s: float = 0.0
 
     @property
     def duration_s(self) -> float:
@@ -118,17 +121,22 @@ class SpanStats:
         return self.last_mono - self.first_mono
 
     @property
+    def observed_s(self) -> float:
+        """The duration less its gaps: the time the energy was measured over."""
+        return max(self.duration_s - self.gap_s, 0.0)
+
+    @property
     def mean_mw(self) -> float | None:
-        """Energy ÷ duration; None without total power or a duration."""
-        if self.energy_j is None or self.duration_s <= 0:
+        """Energy ÷ observed time; None without total power or an observed time."""
+        if self.energy_j is None or self.observed_s <= 0:
             return None
-        return self.energy_j / self.duration_s * 1e3
+        return self.energy_j / self.observed_s * 1e3
 
     def rail_mean_mw(self, name: str) -> float | None:
         joules = self.rails_j.get(name)
-        if joules is None or self.duration_s <= 0:
+        if joules is None or self.observed_s <= 0:
             return None
-        return joules / self.duration_s * 1e3
+        return joules / self.observed_s * 1e3
 
 
 @dataclass(slots=True)
@@ -213,6 +221,7 @@ class _Span:
             energy_total_source=total_source,
             energy_note=note,
             processes=self.processes.summary(),
+            gap_s=bounds.gap_s,
         )
 
 
@@ -272,7 +281,7 @@ class EnergyLedger:
     """Phases (auto-named, resumable) and energy for the run and every phase; see the module doc."""
 
     def __init__(self, interval_s: float = 1.0, samples_source: str = "tegrastats") -> None:
-        self.max_step_s = max_step_for(interval_s)
+        self.max_step_s = gap_step_for(interval_s)
         self._channels: dict[tuple[str, str], Channel] = {
             _SAMPLES: Channel(samples_source, POWER, interval_s, of_samples=True)}
         self._whole = _Span("whole run", -math.inf)

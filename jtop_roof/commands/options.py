@@ -92,8 +92,10 @@ def file_flags(parser: argparse.ArgumentParser, refuse: Sequence[str] | None = N
     those of ``report``'s inputs it would read and not use (default: all, ``REPORT_INPUTS``), each
     refused in one line saying where it goes (``refused_inputs``)."""
     parser.add_argument("--interval", type=int, metavar="MS", dest="interval_ms", default=None,
-                        help="spacing of lines without timestamps (default 1000)")
-    parser.add_argument("--tz", metavar="ZONE", default=None, help="zone of tegrastats stamps")
+                        help="the log's interval: wins over its stamps; without stamps "
+                        "or --interval, 1000 is assumed (and said)")
+    parser.add_argument("--tz", metavar="ZONE", default=None,
+                        help="zone of stamps that write none (default: this machine's, assumed)")
     parser.add_argument("--config", metavar="PATH", default=argparse.SUPPRESS,
                         help="config file (its `devices:` and detector settings)")
     board_flags(parser)
@@ -160,7 +162,8 @@ class FlagError(UserError):
 
 
 def file_args(args: argparse.Namespace) -> tuple[tzinfo, float | None]:
-    """(tz, interval_s) of --tz and --interval; FlagError names what is wrong."""
+    """(tz, interval_s) of --tz and --interval (None when not given: the reader then takes the
+    stamps' interval, or assumes 1 s and says so); FlagError names what is wrong."""
     from jtop_roof.model.timeline import parse_tz
 
     if args.interval_ms is not None and args.interval_ms < MIN_INTERVAL_MS:

@@ -19,8 +19,10 @@ PARSE_BLOCK_LINES = 256
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE")
     parser.add_argument("--interval", type=interval_ms, metavar="MS", dest="interval_ms", default=None,
-                        help="spacing of lines without timestamps (default 1000)")
-    parser.add_argument("--tz", metavar="ZONE", default=None, help="zone of tegrastats stamps")
+                        help="the log's interval: wins over its stamps; without stamps "
+                        "or --interval, 1000 is assumed (and said)")
+    parser.add_argument("--tz", metavar="ZONE", default=None,
+                        help="zone of stamps that write none (default: this machine's, assumed)")
 
 
 def interval_ms(text: str) -> int:
@@ -57,7 +59,8 @@ def run(args: argparse.Namespace, _defaults: Config) -> int:
     lines: list[str] = []
     try:
         with stream:
-            for text in iter_parse_lines(stream, tz=tz, interval_s=interval_s, stats=stats):
+            for text in iter_parse_lines(stream, tz=tz, interval_s=interval_s, stats=stats,
+                                         tz_given=args.tz is not None):
                 lines.append(text)
                 if len(lines) >= block:
                     _write(lines)
@@ -80,6 +83,11 @@ def run(args: argparse.Namespace, _defaults: Config) -> int:
     if stats.tally.dropped:
         said.append(f"dropped {stats.tally.dropped} entries past {MAX_CORES} cores or {MAX_NAMED} "
                     "rails, zones or engines a line")
+    if stats.basis is not None and stats.basis.interval_source == "assumed":
+        said.append(f"interval assumed: {stats.basis.interval_note}")
+    if stats.clock_backwards:
+        said.append(f"{stats.clock_backwards} stamps earlier than the line before (the clock was set "
+                    "back): placed one interval on, in file order")
     if said:
         print(f"jroof-tui: {args.file}: " + "; ".join(said), file=sys.stderr)
     return 0

@@ -99,7 +99,8 @@ def reported(args: argparse.Namespace, config: Config, path: str, *, tz: tzinfo,
         placed = placed_trtexec(args, path, tz=tz, interval_s=interval_s)
         report = report_file(path, tz=tz, interval_s=interval_s, config=config, stats=stats,
                              trtexec=placed.run, workload=inputs.workload, kernels=inputs.kernels,
-                             probe=inputs.probe, placement=placed.placement)
+                             probe=inputs.probe, placement=placed.placement,
+                             tz_given=getattr(args, "tz", None) is not None)
     except OSError as exc:
         raise ReportInputError(f"cannot read {name}: {exc.strerror or exc}") from None
     except (RecordingError, TrtexecError, WorkloadError, NcuError, ProbeError) as exc:

@@ -49,7 +49,16 @@ _ENGINE_NAMES = "APE|VIC|NVENC|NVDEC|NVJPG|OFA|NVDLA|PVA|MSENC|AVP|VDE"
 _ENGINE = rf"(?:{_ENGINE_NAMES})\d?(?:_FREQ|_LOAD)?\s+(?:off|{_UNIT}|{_INT})"
 # cpu@52.5C | CV0@-256C (sensor off) | JetPack 7: cpu@52.968C/52.968C (current/max)
 _NAME = r"[A-Za-z][A-Za-z0-9_]*"
-_STAMP_TEXT = r"\d\d-\d\d-\d{4} \d\d:\d\d:\d\d"  # tegrastats --logfile: MM-DD-YYYY HH:MM:SS
+# A line's stamp, in the forms standard tools print before a tegrastats line (model.timeline reads
+# them): tegrastats --logfile's MM-DD-YYYY HH:MM:SS; YYYY-MM-DD HH:MM:SS[.fff] (date "+%F %T",
+# python logging's ,fff); ISO 8601 with T, a fraction and an offset or Z where written (date
+# -Iseconds, date -Ins); epoch seconds (date +%s, %s.%N, awk's strftime("%s")).
+_STAMP_TEXT = (
+    r"(?:\d\d-\d\d-\d{4} \d\d:\d\d:\d\d"
+    r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,9})?"
+    r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d(?::?\d\d)?)?"
+    r"|\d{1,11}(?:\.\d{1,9})?)"
+)
 _TEMP_NOW = rf"{_NAME}@-?{_DEC}C"
 _TEMP = rf"{_TEMP_NOW}(?:/-?{_DEC}C)?"
 # VDD_IN 5000mW/5000mW | POM_5V_IN 1234/1234 (mW) | JetPack 7: now/avg/peak
@@ -189,7 +198,7 @@ _fields: dict[str, Any] = {}  # "RAM 6879/62841MB (lfb 3x4MB)" -> Memory, etc.
 
 
 def stamp_of(line: str) -> str | None:
-    """The leading ``MM-DD-YYYY HH:MM:SS`` stamp of a line, without parsing the rest (replay seek).
+    """The leading stamp of a line (any form of _STAMP_TEXT), without parsing the rest (replay seek).
     ANSI colour codes before the stamp are not looked through: captured logs have none there."""
     match = STAMP.match(line)
     return match.group(1) if match else None

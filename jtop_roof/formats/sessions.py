@@ -39,14 +39,19 @@ class SessionPlacer:
         self._last_sample: float | None = None
         self._last_wall: float | None = None
 
+    @staticmethod
+    def header_interval(header: Mapping[str, Any]) -> bool:
+        """True when the header states a usable interval (``new_session`` takes it)."""
+        interval_ms = header.get("interval_ms")
+        return isinstance(interval_ms, (int, float)) and not isinstance(interval_ms, bool) \
+            and 0 < interval_ms <= 3.6e6
+
     def new_session(self, header: Mapping[str, Any]) -> None:
         """A header line, one this program may read (``logfile.check_header``)."""
         self.sessions += 1
         self._new_session = True
-        interval_ms = header.get("interval_ms")
-        if isinstance(interval_ms, (int, float)) and not isinstance(interval_ms, bool) \
-                and 0 < interval_ms <= 3.6e6:
-            self.interval_s = interval_ms / 1000.0
+        if self.header_interval(header):
+            self.interval_s = header["interval_ms"] / 1000.0
 
     def place(self, mono: float, wall: float | None, *, sample: bool) -> tuple[float, Event | None]:
         """``sample``: the record is a sample (only a sample before the last one is a clock run back)."""

@@ -157,7 +157,7 @@ class Sample:
     # Over-current event counters of the SoC (Orin, Thor: hwmon ``soctherm_oc``, ``oc1``..``oc3``);
     # a counter that rises says the hardware throttled for power. None where unreadable.
     oc_events: dict[str, int] | None = None
-    # The stamp printed by tegrastats ("MM-DD-YYYY HH:MM:SS"), kept for timeline assignment.
+    # The line's stamp as written (tegrastats' "MM-DD-YYYY HH:MM:SS", or another form the Timeline reads).
     stamp: str | None = None
     unknown: list[str] = field(default_factory=list)
     # Fans by hwmon name (``pwmfan``); None where no fan is readable (and for tegrastats logs).

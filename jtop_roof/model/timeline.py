@@ -2,7 +2,12 @@
 
 Rules (the contract other parts code against):
 
-* A stamp is local wall time in the given zone (the machine's unless told), to the second.
+* A stamp is local wall time in the given zone (the machine's unless told), to the second, in
+  one of the forms standard tools print before a line (``stamp_form``): tegrastats' own
+  ``MM-DD-YYYY HH:MM:SS``, ``YYYY-MM-DD HH:MM:SS[.fff]`` (``date "+%F %T"``, python logging's
+  ``,fff``), ISO 8601 with ``T`` (``date -Iseconds``, ``date -Ins``), whose offset or ``Z``, when
+  written, fixes the zone, and epoch seconds (``date +%s``, ``%s.%N``), which are UTC. A fraction
+  of a second is used as it is: only lines sharing one stamp are spread.
 * Lines sharing a stamp (sub-second intervals) are spread at ``interval_s``: the k-th line of a
   stamp gets ``stamp + k * interval_s``, but never reaches the next second: a line that would go
   more than halfway from the previous line to the end of the second goes halfway instead. Lines
@@ -41,6 +46,13 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 _OFFSET = re.compile(r"(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d{2}))?", re.ASCII)
 _STAMP_FORM = re.compile(r"(\d\d)-(\d\d)-(\d{4}) (\d\d):(\d\d):(\d\d)", re.ASCII)
 _MINUTE_SECOND = re.compile(r":([0-5]\d):([0-5]\d)", re.ASCII)
+# YYYY-MM-DD HH:MM:SS[.fff] and ISO 8601 (T, an optional fraction, an optional offset or Z)
+_YMD_FORM = re.compile(
+    r"(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d(?::?\d\d)?)?", re.ASCII)
+_FRACTION_TAIL = re.compile(r":([0-5]\d):([0-5]\d)[.,](\d{1,9})", re.ASCII)
+_EPOCH_FORM = re.compile(r"\d{1,11}(?:\.\d{1,9})?", re.ASCII)
+#: Stamp forms (``stamp_form``): what the report's ``source.stamps.format`` says.
+TEGRASTATS, YMD, ISO8601, EPOCH = "tegrastats", "ymd", "iso8601", "epoch"
 # ":MM:SS" of a stamp -> seconds into its hour, kept as stamps come (3,600 at most): a lookup per line
 _minute_seconds: dict[str, int] = {}
 #: Stamps outside these years are read as no stamp (the sample continues one interval on).
@@ -152,6 +164,13 @@ class Timeline:
         self._last_stamp_epoch = 0.0
         self._repeat = 0  # index of this line among lines sharing the stamp
         self._spread = 0.0  # seconds after its stamp of the last line placed
+        self._resolution = 1.0  # seconds one step of the last stamp stands for
+        #: The form of the first stamp placed (``stamp_form``), and the zone it writes (``stamp_zone``).
+        self.form: str | None = None
+        self.written_zone: str | None = None
+        #: Stamps earlier than the sample before them (a clock set back): each is placed one
+        #: interval on, never reordered, and counted here for the reader to say.
+        self.backwards = 0
         self._last_wall: float | None = None
         self._last_mono: float | None = None
         self._mono_offset: float | None = None  # t_mono = t_wall + offset
@@ -160,7 +179,8 @@ class Timeline:
         self.jumps: list[tuple[float, float, float]] = []
 
     def wall_of(self, stamp: str) -> float | None:
-        """Unix seconds of a ``MM-DD-YYYY HH:MM:SS`` stamp in this zone (``fold=0``); None if invalid."""
+        """Unix seconds of a stamp (any ``stamp_form``) in this zone, unless the stamp writes its
+        own (``fold=0``); None if invalid."""
         base = self._hours.get(stamp[:13])
         if base is not None:
             tail = stamp[13:]
@@ -169,19 +189,28 @@ class Timeline:
                 seconds = _minute_seconds[tail] = int(m.group(1)) * 60 + int(m.group(2))
             if seconds is not None:
                 return base + seconds
+            if (m := _FRACTION_TAIL.fullmatch(tail)) is not None:
+                return base + int(m.group(1)) * 60 + int(m.group(2)) + _fraction(m.group(3))
         return self._convert(stamp, fold=0)
 
     def _convert(self, stamp: str, fold: int) -> float | None:
+        fraction, zone = 0.0, self.tz
         m = _STAMP_FORM.fullmatch(stamp)
-        if m is None:
-            return None
-        month, day, year, hour, minute, second = map(int, m.groups())
+        if m is not None:
+            month, day, year, hour, minute, second = map(int, m.groups())
+        elif (m := _YMD_FORM.fullmatch(stamp)) is not None:
+            year, month, day, hour, minute, second = map(int, m.groups()[:6])
+            fraction = _fraction(m.group(7)) if m.group(7) else 0.0
+            if m.group(8):
+                zone = _written_zone(m.group(8))
+        else:
+            return _epoch(stamp)
         if not MIN_YEAR <= year <= MAX_YEAR:
             return None  # year 0001 or 9999: no board's clock, and overflows near the ends
         try:
-            exact = datetime(year, month, day, hour, minute, second, tzinfo=self.tz, fold=fold)
+            exact = datetime(year, month, day, hour, minute, second, tzinfo=zone, fold=fold)
             epoch = exact.timestamp()
-            if fold == 0:
+            if fold == 0 and zone is self.tz:
                 start = exact.replace(minute=0, second=0)
                 end = exact.replace(minute=59, second=59)
                 if start.utcoffset() == end.utcoffset():
@@ -190,7 +219,7 @@ class Timeline:
                     self._hours[stamp[:13]] = start.timestamp()
         except (ValueError, OverflowError):
             return None
-        return epoch
+        return epoch + fraction
 
     def _first_group_wall(self) -> float:
         assert self._first_group is not None
@@ -211,7 +240,7 @@ class Timeline:
             elif stamp == self._last_stamp:
                 self._repeat += 1
                 spread = self._repeat * self.interval_s
-                halfway = (1.0 + self._spread) * 0.5
+                halfway = (self._resolution + self._spread) * 0.5
                 if spread > halfway:
                     spread = halfway
                 self._spread = spread
@@ -219,6 +248,11 @@ class Timeline:
             else:
                 epoch = self.wall_of(stamp)
                 if epoch is not None:
+                    if self.form is None:
+                        self.form, self.written_zone = stamp_form(stamp), stamp_zone(stamp)
+                    self._resolution = stamp_resolution(stamp)
+                    if self._resolution < 1.0:
+                        self._first_group = None  # a sub-second stamp is used as it is
                     if self._last_wall is not None and epoch < self._last_wall:
                         later = self._convert(stamp, fold=1)
                         if later is not None and later >= self._last_wall:
@@ -246,7 +280,9 @@ class Timeline:
             mono = wall + self._mono_offset
             last = self._last_mono
             if last is not None and (mono < last or mono - last > MAX_GAP_S):
-                if mono > last:
+                if mono < last:
+                    self.backwards += 1
+                else:
                     self.jumps.append((wall, last + self.interval_s, mono - last))
                 mono = last + self.interval_s
                 self._mono_offset = mono - wall
@@ -255,9 +291,91 @@ class Timeline:
         return wall, mono
 
 
+def _fraction(digits: str) -> float:
+    return int(digits) / float(10 ** len(digits))
+
+
+def _written_zone(text: str) -> tzinfo:
+    """The zone an ISO 8601 stamp writes: ``Z``, ``+02:00``, ``+0200`` or ``+02``."""
+    if text == "Z":
+        return timezone.utc
+    hours, minutes = int(text[1:3]), int(text[-2:]) if len(text) > 3 else 0
+    delta = timedelta(hours=hours, minutes=minutes)
+    return timezone(-delta if text[0] == "-" else delta)
+
+
+#: Epoch seconds in the years a stamp may have (MIN_YEAR..MAX_YEAR).
+_MAX_EPOCH = datetime(MAX_YEAR + 1, 1, 1, tzinfo=timezone.utc).timestamp()
+
+
+def _epoch(stamp: str) -> float | None:
+    """Unix seconds of an epoch stamp (``date +%s``, ``%s.%N``); None for any other text."""
+    if _EPOCH_FORM.fullmatch(stamp) is None:
+        return None
+    seconds = float(stamp)
+    return seconds if seconds < _MAX_EPOCH else None
+
+
+def stamp_form(stamp: str) -> str:
+    """Which form a stamp (as ``parser.stamp_of`` finds it) is written in: TEGRASTATS, YMD,
+    ISO8601 or EPOCH."""
+    if stamp[2:3] == "-":
+        return TEGRASTATS
+    if "-" not in stamp[:5]:
+        return EPOCH
+    return ISO8601 if "T" in stamp else YMD
+
+
+def stamp_zone(stamp: str) -> str | None:
+    """The zone a stamp writes itself (``UTC`` for ``Z`` and for epoch seconds, else the offset as
+    written), None where the reader's zone applies."""
+    form = stamp_form(stamp)
+    if form == EPOCH:
+        return "UTC"
+    m = _YMD_FORM.fullmatch(stamp) if form == ISO8601 else None
+    if m is None or not m.group(8):
+        return None
+    return "UTC" if m.group(8) == "Z" else m.group(8)
+
+
+def stamp_resolution(stamp: str) -> float:
+    """Seconds one step of the stamp's last digit stands for: 1 for whole seconds, 0.001 for ms."""
+    m = re.search(r"[.,](\d+)", stamp)
+    return 1.0 if m is None else 10.0 ** -len(m.group(1))
+
+
+def zone_name(tz: tzinfo) -> str:
+    """A zone's name for a report: its IANA key, ``UTC``, or its offset (``+02:00``)."""
+    key = getattr(tz, "key", None)
+    if isinstance(key, str) and key != "localtime":
+        return key
+    if key == "localtime":
+        return local_tz_name()
+    offset = tz.utcoffset(None)
+    if offset is None:
+        return local_tz_name()
+    return "UTC" if offset == timedelta(0) else _format_offset(offset)
+
+
 def max_step_for(interval_s: float) -> float:
-    """The longest step between samples that is still integrated: max(5 s, 10 intervals)."""
+    """The longest step between readings of a power stream that is still integrated (and that a
+    replay waits through): max(5 s, 10 intervals)."""
     return max(5.0, 10.0 * interval_s)
+
+
+#: How many (median) intervals a step between samples spans at least to be a gap.
+GAP_INTERVALS = 3.0
+#: What a whole-second stamp may move a line by: a step shorter than this past one interval may be
+#: the stamps' rounding (lines of one second spread at the interval), not a hole.
+STAMP_RESOLUTION_S = 1.0
+
+
+def gap_step_for(interval_s: float) -> float:
+    """The shortest step between a log's samples that is a gap (never integrated, not observed
+    time): 3 median intervals, and at least one interval past a whole-second stamp's resolution
+    (the halfway-spread lines of a second can leave up to that at the second's end). 3 s at 1 Hz,
+    1.5 s at 500 ms, 1.1 s at 100 ms."""
+    return max(GAP_INTERVALS * interval_s, interval_s + STAMP_RESOLUTION_S)
 
 
 def stream_time(sample_mono: float | None, last: float | None, interval_s: float) -> tuple[float, bool]:

@@ -69,7 +69,7 @@ def build_report(
     interval_s: float | None, stats: ReadStats | None = None, info: SourceInfo | None = None,
     config: Config | None = None, trtexec: TrtexecRun | None = None,
     workload: Workload | None = None, kernels: Sequence[Kernel] = (), probe: Probe | None = None,
-    placement: RunPlacement | None = None,
+    placement: RunPlacement | None = None, tz_given: bool = False,
 ) -> dict[str, Any]:
     """The report as a JSON-ready dict (``source`` is passed through as the top-level key).
     ``open_lines`` gives the file's lines; it is read twice, streaming: once for the stream's
@@ -84,17 +84,26 @@ def build_report(
     recording this program must not read. Every number is finite or None: a rate of extreme but
     valid work that overflowed is unknown, and JSON has no Infinity."""
     stats = stats if stats is not None else ReadStats()
-    for _ in iter_records(open_lines(), tz=tz, interval_s=interval_s, stats=stats):
+    for _ in iter_records(open_lines(), tz=tz, interval_s=interval_s, stats=stats, tz_given=tz_given):
         if stats.interval_final:
             break
     log_start = None if placement is None or placement.log_start_source == MEASURED else placement.log_start
+    whole_read = ReadStats()  # the last full read: what only the whole file tells
 
     def records() -> Iterable[Record]:
-        stream = iter_records(open_lines(), tz=tz, interval_s=interval_s)
+        nonlocal whole_read
+        whole_read = ReadStats()
+        stream = iter_records(open_lines(), tz=tz, interval_s=interval_s, stats=whole_read, tz_given=tz_given)
         return stream if trtexec is None else with_trtexec(stream, trtexec, log_start)
 
     pipeline, events = run_pipeline(records, stats.interval_s or interval_s or 1.0,
                                     info or SourceInfo("replay"), config or Config())
+    if stats.basis is not None:  # the interval, what gave it, the stamps' form and zone
+        source = {**source, **stats.basis.as_json(whole_read.clock_backwards)}
+    if placement is not None and placement.interval_source is not None:  # spaced to fit trtexec's run
+        source.update(interval_source=placement.interval_source,
+                      interval_note="the log has no stamps: its lines are spread over trtexec's run "
+                                    "(first to last stamp); give --interval and --log-start to set them")
     ledger, board, mode_check = pipeline.ledger, pipeline.board, pipeline.clock_events.mode_check()
     whole, phases = ledger.whole, ledger.phases()
     idle_w = _idle_power_w(phases)
@@ -165,7 +174,7 @@ def probe_json(probe: Probe, board: Board) -> dict[str, Any]:
 def report_file(
     path: str, *, tz: tzinfo, interval_s: float | None, config: Config, stats: ReadStats | None = None,
     trtexec: TrtexecRun | None = None, workload: Workload | None = None, kernels: Sequence[Kernel] = (),
-    probe: Probe | None = None, placement: RunPlacement | None = None,
+    probe: Probe | None = None, placement: RunPlacement | None = None, tz_given: bool = False,
 ) -> dict[str, Any]:
     """The report of a recording or a plain tegrastats log file (``jroof-tui report``, and each
     item of ``compare``): its header describes the board, the config gives the device database,
@@ -206,7 +215,7 @@ def report_file(
     return build_report(lines, source=source, tz=tz, interval_s=interval_s, stats=stats,
                         info=SourceInfo.from_mapping(header or {}, source="replay"),
                         config=config, trtexec=trtexec, workload=workload,
-                        kernels=kernels, probe=probe, placement=placement)
+                        kernels=kernels, probe=probe, placement=placement, tz_given=tz_given)
 
 
 def event_json(event: Event, origin: float | None, tz: tzinfo) -> dict[str, Any]:
@@ -245,6 +254,7 @@ def span_json(
         "start_s": offset(span.first_mono),
         "end_s": offset(span.last_mono),
         "duration_s": span.duration_s,
+        "observed_s": span.observed_s,
         "samples": span.samples,
         "gaps": span.gaps,
         "energy_source": span.energy_source,
@@ -389,6 +399,14 @@ def to_markdown(report: dict[str, Any]) -> str:
             f"({_md(report['throttle_detection_note'])})", ""]
     if report.get("power_mode_note"):
         out += [f"Power mode note: {_md(report['power_mode_note'])}", ""]
+    if source.get("interval_source"):
+        stamps = source.get("stamps") or {}
+        out += [f"Interval: {source['interval_s'] * 1000:.0f} ms ({source['interval_source']}"
+                + (f": {_md(source['interval_note'])})" if source.get("interval_note") else ")")
+                + (f" · stamps: {stamps['format']}, zone {_md(str(stamps['zone']))} ({stamps['zone_source']})"
+                   if stamps.get("format") else "")
+                + (f" · clock set back {n}×" if (n := source.get("clock_backwards")) else ""),
+                ""]
     if report.get("power_mode_check"):
         out += [f"Power mode check: {_md(report['power_mode_check'])}", ""]
     out += [

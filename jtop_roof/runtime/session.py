@@ -85,8 +85,12 @@ def _replay(request: SourceRequest) -> Source:
     config, replay = request.config, request.replay
     assert replay is not None
     try:
-        return ReplaySource(replay, speed=config.speed, interval_ms=config.interval_ms, tz=request.tz,
-                            follow=config.follow, hold_at_end=request.interactive)
+        # The interval wins over a log's stamps only where the user set one (Config's default is
+        # no one's: a stamped log's own interval then stands).
+        given_ms = None if config.interval_ms == Config.interval_ms else config.interval_ms
+        return ReplaySource(replay, speed=config.speed, interval_ms=given_ms, tz=request.tz,
+                            follow=config.follow, hold_at_end=request.interactive,
+                            tz_given=config.tz is not None)
     except OSError as exc:
         raise SessionError(f"cannot replay {replay}: {exc.strerror or exc}") from None
     except RecordingError as exc:

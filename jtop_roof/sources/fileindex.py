@@ -39,6 +39,7 @@ from jtop_roof.formats.logfile import (
     IntervalProbe,
     PlainTimer,
     RecordingError,
+    TimeBasis,
     check_header,
     decode_record_line,
     open_regular,
@@ -140,9 +141,11 @@ class FileIndex:
     """Offsets and times of the records of one file (and of the files it is rotated to)."""
 
     def __init__(self, path: str, *, tz: tzinfo, interval_s: float | None, growing: bool = False,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, tz_given: bool = False) -> None:
         """``growing``: the file is followed, so a last line without its newline is still being
-        written (else it is the file's last). Raises OSError if the file cannot be read."""
+        written (else it is the file's last). ``interval_s``: the user's (``--interval``), which
+        wins over the stamps; ``tz_given``: ``tz`` is the user's. Raises OSError if the file
+        cannot be read."""
         self.path = path
         self._growing = growing
         self._lock = threading.RLock()  # one indexing thread at a time (see the module doc)
@@ -164,7 +167,8 @@ class FileIndex:
         self._synthetic: dict[int, Event] = {}
         self._shifts: list[tuple[int, float]] = [(0, 0.0)]  # (first index, t_mono shift) per session
         self._placer = SessionPlacer(interval_s or 1.0)
-        self._timer: PlainTimer[int] = PlainTimer(tz, interval_s, clock=clock)
+        self._timer: PlainTimer[int] = PlainTimer(tz, interval_s, clock=clock, tz_given=tz_given)
+        self._header_said = False  # the first session's header states an interval
         self._probe = IntervalProbe()
         self._read_offset = 0  # bytes of the current segment indexed (complete lines only)
         self._skipping = False  # inside a line longer than MAX_LINE_BYTES
@@ -200,6 +204,20 @@ class FileIndex:
         if self.mode == "plain":
             return self._timer.interval_s
         return self._probe.interval_s(self._placer.interval_s)
+
+    @property
+    def basis(self) -> TimeBasis:
+        """What gave ``interval_s`` and how the stamps were read, as ``logfile``'s reader says it
+        (``ReadStats.basis``): the same rules, so a replay and ``report`` agree."""
+        if self.mode == "plain":
+            return self._timer.basis
+        return self._probe.basis(self._placer.interval_s, self._header_said)
+
+    @property
+    def clock_backwards(self) -> int:
+        """Stamps of a plain log earlier than the line before them, indexed so far."""
+        timeline = self._timer.timeline
+        return 0 if timeline is None else timeline.backwards
 
     def last_times(self) -> tuple[float | None, float | None]:
         """(t_wall, t_mono) of the file's last record: the rest of the file is indexed first."""
@@ -504,6 +522,7 @@ class FileIndex:
             if header is not None:
                 check_header(header, f"{self.path}: ")
                 self.header = header
+                self._header_said = self._placer.header_interval(header)
                 self._placer.new_session(header)
                 return
         if self.mode == "recording":
