@@ -182,7 +182,7 @@ def test_report_formats_and_errors(tmp_path):
     assert set(report) == {"source", "device", "power_mode", "device_note", "device_source",
                            "power_mode_source", "device_candidates", "throttle_detection",
                            "throttle_detection_note", "power_mode_check", "power_mode_note", "events",
-                           "whole", "phases"}
+                           "whole", "phases", "assumptions"}
     span_keys = {"name", "start", "end", "start_s", "end_s", "duration_s", "observed_s", "samples", "gaps",
                  "open", "energy_j", "power_w", "ceilings", "throttled_s", "workload", "roofline",
                  "energy_source", "energy_total_source", "energy_note", "power_period_s", "processes"}
@@ -196,8 +196,10 @@ def test_report_formats_and_errors(tmp_path):
     csv_path = tmp_path / "r.csv"
     assert run_cli("report", str(FIXTURE), "--format", "csv", "--out", str(csv_path)).returncode == 0
     rows = csv_path.read_text().splitlines()
-    assert rows[0].startswith("name,start,end,start_s,end_s,duration_s,samples,gaps,open,throttled_s,"
-                              "energy_j")
+    assert rows[0].startswith("name,start,end,start_s,end_s,duration_s,observed_s,samples,gaps,open,"
+                              "throttled_s,energy_j,energy_total_source")
+    assert rows[0].endswith(",interval_s,interval_source,device,device_source,power_mode,power_mode_source,"
+                            "throttle_detection")
     assert len(rows) == 1 + 1 + 3
     missing = run_cli("report", str(tmp_path / "nope.jsonl"))
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jtop_roof.analysis.pipeline import Pipeline
+from jtop_roof.model.info import TimeBasis
 
 #: The words a ``*_source`` takes (README: "Sources").
 MEASURED, GIVEN, ASSUMED, INFERRED = "measured", "given", "assumed", "inferred"
@@ -34,7 +35,7 @@ def sourced_items(pipeline: Pipeline) -> tuple[Sourced, ...]:
     """The stream's sourced items, in the order the header shows them."""
     board = pipeline.board
     whole = pipeline.ledger.whole
-    return (
+    return (*_timing_items(pipeline.info.timing),
         Sourced("device", None if board.device is None else board.device.id, board.device_source,
                 board.problem or ""),
         Sourced("power_mode", board.mode_name, board.power_mode_source, board.mode_note or ""),
@@ -45,3 +46,16 @@ def sourced_items(pipeline: Pipeline) -> tuple[Sourced, ...]:
                 whole.energy_note
                 or ("" if whole.energy_source is not None else "no power reading in the stream")),
     )
+
+
+def _timing_items(timing: TimeBasis | None) -> tuple[Sourced, ...]:
+    """The interval and the stamps' zone of a file (a live stream is timed by this machine's clock
+    as its lines arrive: nothing to say)."""
+    if timing is None:
+        return ()
+    interval = Sourced("interval", f"{timing.interval_s * 1000:g} ms", timing.interval_source,
+                       timing.interval_note or "")
+    if timing.stamp_format is None:
+        return (interval,)
+    return (interval, Sourced("stamps", f"{timing.stamp_format}, zone {timing.zone}", timing.zone_source,
+                              timing.stamps_note or ""))

@@ -34,13 +34,13 @@ from jtop_roof.formats.timing import INTERVAL_PROBE_SAMPLES as INTERVAL_PROBE_SA
 from jtop_roof.formats.timing import MAX_INTERVAL_S as MAX_INTERVAL_S
 from jtop_roof.formats.timing import IntervalProbe as IntervalProbe
 from jtop_roof.formats.timing import PlainTimer as PlainTimer
-from jtop_roof.formats.timing import TimeBasis as TimeBasis
 from jtop_roof.formats.timing import infer_interval_s as infer_interval_s
 from jtop_roof.formats.timing import stamp_seconds as stamp_seconds
 from jtop_roof.formats.timing import window_is_complete as window_is_complete
 from jtop_roof.formats.usual import usual_sample
 from jtop_roof.model.codec import Tally, cap_sample, encodable_tree, record_from_json
 from jtop_roof.model.errors import UserError
+from jtop_roof.model.info import TimeBasis as TimeBasis
 from jtop_roof.model.records import SCHEMA_VERSION, Event, Record, Sample
 from jtop_roof.model.timeline import parse_tz
 

@@ -20,10 +20,10 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import timezone, tzinfo
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
+from jtop_roof.model.info import TimeBasis
 from jtop_roof.model.timeline import EPOCH, Timeline, zone_name
 
 DEFAULT_INTERVAL_S = 1.0  # tegrastats' own default interval
@@ -190,41 +190,6 @@ class PlainTimer(Generic[K]):
         return TimeBasis(self.interval_s, source, note, form,
                          *stamp_zone_of(form, None if timeline is None else timeline.written_zone,
                                         self._tz, self._tz_given))
-
-
-@dataclass(frozen=True, slots=True)
-class TimeBasis:
-    """How a stream's samples were timed, for the report's ``source``: the interval and what gave
-    it (``measured``: the stamps; ``given``: ``--interval``; ``assumed``: tegrastats' default), the
-    stamps' form (``timeline.stamp_form``; None: no stamps) and their zone (``measured``: written
-    in the stamps; ``given``: ``--tz``; ``assumed``: this machine's)."""
-
-    interval_s: float
-    interval_source: str
-    interval_note: str | None
-    stamp_format: str | None = None
-    zone: str | None = None
-    zone_source: str | None = None
-    stamps_note: str | None = None
-
-    def as_json(self, clock_backwards: int = 0) -> dict[str, Any]:
-        """The report's ``source`` keys: ``interval_s``, ``interval_source``, ``interval_note``,
-        ``stamps`` {``format``, ``zone``, ``zone_source``, ``note``}, ``clock_backwards`` (stamps
-        earlier than the line before them: each placed one interval on, never reordered) and,
-        where there are any, ``clock_backwards_note``."""
-        out: dict[str, Any] = {
-            "interval_s": self.interval_s,
-            "interval_source": self.interval_source,
-            "interval_note": self.interval_note,
-            "stamps": {"format": self.stamp_format, "zone": self.zone, "zone_source": self.zone_source,
-                       "note": self.stamps_note},
-            "clock_backwards": clock_backwards,
-        }
-        if clock_backwards:
-            out["clock_backwards_note"] = (
-                f"{clock_backwards} stamp(s) earlier than the line before: the clock was set back; "
-                "each such line is placed one interval after the previous, in file order")
-        return out
 
 
 def stamp_zone_of(form: str | None, written: str | None, tz: tzinfo,

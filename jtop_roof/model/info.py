@@ -58,6 +58,41 @@ class TpcGating:
 
 
 @dataclass(frozen=True, slots=True)
+class TimeBasis:
+    """How a stream's samples were timed, for the report's ``source``: the interval and what gave
+    it (``measured``: the stamps; ``given``: ``--interval``; ``assumed``: tegrastats' default), the
+    stamps' form (``timeline.stamp_form``; None: no stamps) and their zone (``measured``: written
+    in the stamps; ``given``: ``--tz``; ``assumed``: this machine's)."""
+
+    interval_s: float
+    interval_source: str
+    interval_note: str | None
+    stamp_format: str | None = None
+    zone: str | None = None
+    zone_source: str | None = None
+    stamps_note: str | None = None
+
+    def as_json(self, clock_backwards: int = 0) -> dict[str, Any]:
+        """The report's ``source`` keys: ``interval_s``, ``interval_source``, ``interval_note``,
+        ``stamps`` {``format``, ``zone``, ``zone_source``, ``note``}, ``clock_backwards`` (stamps
+        earlier than the line before them: each placed one interval on, never reordered) and,
+        where there are any, ``clock_backwards_note``."""
+        out: dict[str, Any] = {
+            "interval_s": self.interval_s,
+            "interval_source": self.interval_source,
+            "interval_note": self.interval_note,
+            "stamps": {"format": self.stamp_format, "zone": self.zone, "zone_source": self.zone_source,
+                       "note": self.stamps_note},
+            "clock_backwards": clock_backwards,
+        }
+        if clock_backwards:
+            out["clock_backwards_note"] = (
+                f"{clock_backwards} stamp(s) earlier than the line before: the clock was set back; "
+                "each such line is placed one interval after the previous, in file order")
+        return out
+
+
+@dataclass(frozen=True, slots=True)
 class SourceInfo:
     """Identity and limits of the stream: see the module docstring. Absent facts are None."""
 
@@ -76,6 +111,9 @@ class SourceInfo:
     interval_ms: float | None = None
     file: str | None = None
     hints: tuple[str, ...] = ()
+    #: How the stream's samples were timed (a file's interval, stamps and zone, and what gave each);
+    #: None where the source does not say (a live stream is timed by this machine's clock).
+    timing: TimeBasis | None = None
     #: Everything as the source described it (the recording header's payload).
     header: Mapping[str, Any] = field(default_factory=dict)
 

@@ -24,9 +24,11 @@ import io
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
 from datetime import datetime, tzinfo
 from typing import Any
 
+from jtop_roof.analysis.assumptions import sourced_items
 from jtop_roof.analysis.detectors import cause_source
 from jtop_roof.analysis.ledger import SpanStats
 from jtop_roof.analysis.pipeline import Pipeline
@@ -36,9 +38,10 @@ from jtop_roof.formats.ncu import Kernel
 from jtop_roof.formats.trtexec import TrtexecError, TrtexecRun, kept_output, read_trtexec, with_trtexec
 from jtop_roof.formats.trtexec_span import MEASURED, RunPlacement
 from jtop_roof.model.codec import finite_or_null
-from jtop_roof.model.info import SourceInfo
+from jtop_roof.model.info import SourceInfo, TimeBasis
 from jtop_roof.model.metrics import FOREIGN_PROCESS_PCT, fmt_si_unit
 from jtop_roof.model.records import Event, Record
+from jtop_roof.outputs.report_sources import CSV_COLUMNS, assumptions_json, csv_values, markdown_block
 from jtop_roof.outputs.report_trtexec import (
     placement_source,
     timed_by_trtexec,
@@ -96,14 +99,11 @@ def build_report(
         stream = iter_records(open_lines(), tz=tz, interval_s=interval_s, stats=whole_read, tz_given=tz_given)
         return stream if trtexec is None else with_trtexec(stream, trtexec, log_start)
 
+    timing = _timing(stats.basis, placement)
     pipeline, events = run_pipeline(records, stats.interval_s or interval_s or 1.0,
-                                    info or SourceInfo("replay"), config or Config())
-    if stats.basis is not None:  # the interval, what gave it, the stamps' form and zone
-        source = {**source, **stats.basis.as_json(whole_read.clock_backwards)}
-    if placement is not None and placement.interval_source is not None:  # spaced to fit trtexec's run
-        source.update(interval_source=placement.interval_source,
-                      interval_note="the log has no stamps: its lines are spread over trtexec's run "
-                                    "(first to last stamp); give --interval and --log-start to set them")
+                                    replace(info or SourceInfo("replay"), timing=timing), config or Config())
+    if timing is not None:  # the interval, what gave it, the stamps' form and zone
+        source = {**source, **timing.as_json(whole_read.clock_backwards)}
     ledger, board, mode_check = pipeline.ledger, pipeline.board, pipeline.clock_events.mode_check()
     whole, phases = ledger.whole, ledger.phases()
     idle_w = _idle_power_w(phases)
@@ -130,7 +130,18 @@ def build_report(
         **({"ncu": [kernel_json(kernel, board) for kernel in kernels]} if kernels else {}),
         **({} if probe is None else {"probe": probe_json(probe, board)}),
     })
+    report["assumptions"] = assumptions_json(sourced_items(pipeline), report.get("trtexec"))
     return report
+
+
+def _timing(basis: TimeBasis | None, placement: RunPlacement | None) -> TimeBasis | None:
+    """How the file's samples were timed: as the reader found it, but a log without stamps spread
+    over trtexec's run (its interval fitted to it) rests on that fit: inferred, and said."""
+    if basis is None or placement is None or placement.interval_source is None:
+        return basis
+    return replace(basis, interval_source=placement.interval_source,
+                   interval_note="the log has no stamps: its lines are spread over trtexec's run (first "
+                                 "to last stamp); give --interval and --log-start to set them")
 
 
 def kernel_json(kernel: Kernel, board: Board) -> dict[str, Any]:
@@ -399,14 +410,7 @@ def to_markdown(report: dict[str, Any]) -> str:
             f"({_md(report['throttle_detection_note'])})", ""]
     if report.get("power_mode_note"):
         out += [f"Power mode note: {_md(report['power_mode_note'])}", ""]
-    if source.get("interval_source"):
-        stamps = source.get("stamps") or {}
-        out += [f"Interval: {source['interval_s'] * 1000:.0f} ms ({source['interval_source']}"
-                + (f": {_md(source['interval_note'])})" if source.get("interval_note") else ")")
-                + (f" · stamps: {stamps['format']}, zone {_md(str(stamps['zone']))} ({stamps['zone_source']})"
-                   if stamps.get("format") else "")
-                + (f" · clock set back {n}×" if (n := source.get("clock_backwards")) else ""),
-                ""]
+    out += markdown_block(report, _md)
     if report.get("power_mode_check"):
         out += [f"Power mode check: {_md(report['power_mode_check'])}", ""]
     out += [
@@ -494,8 +498,9 @@ def to_markdown(report: dict[str, Any]) -> str:
                 "reached):", ""]
         for event in report["events"]:
             where = event["start"] or (f"+{event['start_s']:.1f} s" if event["start_s"] is not None else "")
+            cause = f" (cause {event['cause_source']})" if event.get("cause_source") else ""
             out.append(f"- {where}, {event['duration_s'] or 0:.1f} s: {event['kind']} {event['unit']}: "
-                       f"{_md(event['reason'])}")
+                       f"{_md(event['reason'])}{cause}")
     out += ["", "Energy: integrated between each span's own edges (readings interpolated there, or an "
             "energy counter's difference); gaps are counted, never bridged."]
     return "\n".join(out) + "\n"
@@ -546,22 +551,24 @@ def spreadsheet_text(text: str) -> str:
 
 def to_csv(report: dict[str, Any]) -> str:
     rails = sorted({name for span in _spans(report) for name in span["energy_j"]["rails"]})
-    fields = ["name", "start", "end", "start_s", "end_s", "duration_s", "samples", "gaps", "open",
-              "throttled_s", "energy_j", "power_mean_w", "power_peak_w"]
+    fields = ["name", "start", "end", "start_s", "end_s", "duration_s", "observed_s", "samples", "gaps",
+              "open", "throttled_s", "energy_j", "energy_total_source", "power_mean_w", "power_peak_w"]
     for rail in rails:
         fields += [f"energy_j_{rail}", f"power_mean_w_{rail}", f"power_peak_w_{rail}"]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(fields)
+    writer.writerow([*fields, *CSV_COLUMNS])
+    sources = [spreadsheet_text(value) if isinstance(value, str) else value for value in csv_values(report)]
     for span in _spans(report):
         row: list[Any] = [spreadsheet_text(span["name"]), span["start"] or "", span["end"] or "",
                           _num(span["start_s"], 3), _num(span["end_s"], 3), _num(span["duration_s"], 3),
-                          span["samples"], span["gaps"], int(span["open"]), _num(span["throttled_s"], 3),
-                          _num(span["energy_j"]["total"], 3), _num(span["power_w"]["mean"], 3),
+                          _num(span["observed_s"], 3), span["samples"], span["gaps"], int(span["open"]),
+                          _num(span["throttled_s"], 3), _num(span["energy_j"]["total"], 3),
+                          span["energy_total_source"] or "", _num(span["power_w"]["mean"], 3),
                           _num(span["power_w"]["peak"], 3)]
         for rail in rails:
             power = span["power_w"]["rails"].get(rail, {})
             row += [_num(span["energy_j"]["rails"].get(rail), 3), _num(power.get("mean"), 3),
                     _num(power.get("peak"), 3)]
-        writer.writerow(row)
+        writer.writerow([*row, *sources])
     return buffer.getvalue()

@@ -30,6 +30,7 @@ import threading
 import time
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import tzinfo
 from itertools import chain
 from pathlib import Path
@@ -264,7 +265,7 @@ class ReplaySource(Source):
         out["source"] = self.kind
         out["file"] = self.path
         out["interval_ms"] = round(self.interval_s * 1000, 3)
-        return SourceInfo.from_mapping(out)
+        return replace(SourceInfo.from_mapping(out), timing=self.index.basis)
 
     # -- the worker ------------------------------------------------------------------------
 
