@@ -49,6 +49,7 @@ class ReplayLedger:
             self._built = ledger
         self.played = played
         self._unplayed = _by_time(unplayed)
+        self._sought = False  # a seek: the next record is the first played again (``before``)
         self.rebuild(made)
 
     # ------------------------------------------------------------------- the whole file's
@@ -107,14 +108,21 @@ class ReplayLedger:
         markers and work ``made`` again as the stream passes them."""
         self.played = played
         self._unplayed = _by_time(made)
+        self._sought = True
 
     def add_extras(self, extras: Sequence[Marker | Work]) -> None:
         """Markers and work beside the stream (trtexec's), taken as the stream passes them."""
         self._unplayed = _by_time([*self._unplayed, *extras])
 
     def before(self, record: Record) -> None:
-        """``record`` is about to play: the session's markers stamped before it go first."""
+        """``record`` is about to play: the session's markers stamped before it go first, but
+        after a seek, none stamped before what plays again (``played`` does not hold the time
+        they open or close: a phase opened there is not its own)."""
         unplayed = self._unplayed
+        if self._sought and record.t_mono is not None:
+            self._sought = False
+            while unplayed and (unplayed[0].t_mono or 0.0) < record.t_mono:
+                unplayed.pop(0)
         while unplayed and record.t_mono is not None and comes_before(unplayed[0], record):
             apply_extra(self.played, unplayed.pop(0))
 
