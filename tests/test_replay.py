@@ -586,7 +586,7 @@ def test_a_long_files_ledger_is_read_while_it_plays_and_taken_when_there(tmp_pat
     pending = read_ahead(lambda: slow(()), wait_s=0.0)  # the gate is open: done soon; finish waits for it
     pipeline.load_ledger(build, pending)
     pipeline.finish()
-    assert pipeline._pending is None and pipeline.ledger.whole == whole
+    assert not pipeline.still_reading and pipeline.ledger.whole == whole
 
 
 @pytest.mark.parametrize("name", ["tests/data/h200_phases.jsonl", "tests/data/tegrastats_lines.txt",

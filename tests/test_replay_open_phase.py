@@ -8,6 +8,7 @@ import pytest
 from tui_support import FIXTURE, make_config, park_replay, wait_until
 
 from jtop_roof.analysis.pipeline import build_ledger
+from jtop_roof.analysis.replay_ledger import SOUGHT_INTO_NOTE
 from jtop_roof.formats.logfile import iter_records
 from jtop_roof.sources.replay import ReplaySource
 from jtop_roof.tui.app import JroofApp
@@ -61,6 +62,8 @@ async def test_a_seek_past_the_phases_start_shows_no_energy_rather_than_the_file
         phase = shown(app).phase
     assert phase is not None and phase.name == PHASE and phase.last_mono == head
     assert phase.energy_j is None and view_throttle_bounded(app, phase)
+    assert phase.energy_note == SOUGHT_INTO_NOTE
+    assert (phase.mean_gpu_mhz, phase.energy_total_source) == (None, None)
 
 
 def view_throttle_bounded(app: JroofApp, phase) -> bool:

@@ -13,12 +13,10 @@ Threads: a source runs in a worker thread that writes each stream record to the 
 and the subscribers run in whichever thread owns the pipeline: the TUI's event loop, or the
 headless loop itself.
 
-Replay: the ledger is built once from the whole file (``load_ledger``), so seeks move only the
-display history and never wipe or double a joule. A marker made while replaying rebuilds the
-ledger from the file with the session's markers among the file's, in a thread of its own
-(``analysis.rebuild``: the ledger shown stays until it is done). Where no whole file exists
-(live, follow, the looping demo) the ledger takes the stream forward only: a record played again
-after a seek back is not counted twice.
+Replay: the ledger is the whole file's (``load_ledger``: ``analysis.replay_ledger`` owns it, and
+the ledger of what played since the last seek, which shows an open phase as far as the play head).
+Where no whole file exists (live, follow, the looping demo, ``serve``) the ledger takes the stream
+forward only: a record played again after a seek back is not counted twice.
 
 Nothing here imports Textual.
 """
@@ -28,12 +26,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import dataclass
+from typing import Protocol
 
 from jtop_roof.analysis.clock_events import ClockEvents
 from jtop_roof.analysis.ledger import BREAK_EVENTS, RESUME_ORIGIN, EnergyLedger, SpanStats
-from jtop_roof.analysis.rebuild import LedgerRebuild
+from jtop_roof.analysis.replay_ledger import ReplayLedger, apply_extra, comes_before
 from jtop_roof.analysis.sink import RecordingSink as RecordingSink  # re-exported for its users
 from jtop_roof.analysis.timesonly import history_for
 from jtop_roof.analysis.verdict import Placement, place
@@ -47,15 +45,12 @@ from jtop_roof.model.records import (
     Record,
     Sample,
     Work,
-    auto_phase_name,
 )
 from jtop_roof.roofline.board import Board, resolve_board
 from jtop_roof.roofline.devices import Device
 from jtop_roof.roofline.inference import BoardObservation
 from jtop_roof.roofline.workload import Workload
 
-if TYPE_CHECKING:
-    pass
 
 @dataclass(frozen=True, slots=True)
 class StreamContext:
@@ -125,7 +120,7 @@ class Pipeline:
         self.history = history_for(history_s, interval_s)
         self.info = info if info is not None else SourceInfo("unknown")
         self._ledger = EnergyLedger(interval_s, _samples_source(self.info))
-        self._pending: Future[EnergyLedger] | None = None  # a whole file's, being read elsewhere
+        self._replay: ReplayLedger | None = None  # a replayed whole file's ledgers (``load_ledger``)
         self.sink = sink if sink is not None else RecordingSink()
         self.detectors = list(detectors)
         self.clock_events = ClockEvents()
@@ -137,10 +132,6 @@ class Pipeline:
         self._power_anchor: tuple[float | None, float, float] | None = None  # newest power reading's
         self._seeked = False  # a replay jumped: the stream may play records the ledger took
         self._ledger_version = 0  # ``ledger_version``
-        self._ledger_from_file: Callable[[Sequence[Marker | Work]], EnergyLedger] | None = None
-        self._played: EnergyLedger | None = None  # a replay's: what played since its last seek
-        self._rebuild: LedgerRebuild | None = None  # the file's ledger read again with new markers
-        self._ledger_holds = 0  # how many of the session's markers the file's ledger shown holds
         self._session_markers: list[Marker | Work] = []  # made here (markers shown again after seeks)
         self._redisplay: list[Marker] = []  # after a seek: session markers not yet passed again
         self.processes_now: ProcessReading | None = None  # the newest process reading (Processes pane)
@@ -171,9 +162,9 @@ class Pipeline:
             if interval_s != self.interval_s:
                 self.interval_s = interval_s
                 self.history = history_for(self._history_s, interval_s)
-                if self._ledger_from_file is None:
+                if self._replay is None:
                     self._ledger = EnergyLedger(interval_s)
-        if self._ledger_from_file is None:
+        if self._replay is None:
             self._ledger.samples_source = _samples_source(info)
 
     def observe_board(self, observed: BoardObservation,
@@ -216,7 +207,7 @@ class Pipeline:
     @property
     def ledger_from_file(self) -> bool:
         """True when the ledger holds a whole replayed file (not just what has been played)."""
-        return self._ledger_from_file is not None
+        return self._replay is not None
 
     def load_ledger(
         self, build: Callable[[Sequence[Marker | Work]], EnergyLedger],
@@ -227,20 +218,12 @@ class Pipeline:
         source's thread) for no session markers, or being built (a ``Future``: a long file is
         read while it plays; the ledger is empty until it is there, then it is taken, at the
         first ``ledger`` or ``ledger_version`` asked after, and waited for at ``finish``).
-        Markers made here before it are placed by a read again in the background (``_rebuild``)."""
-        self._ledger_from_file = build
-        self._played = EnergyLedger(self.interval_s, _samples_source(self.info))
-        self._rebuild = LedgerRebuild(build)
-        self._ledger_holds = 0
-        if isinstance(ledger, Future):
-            self._pending = ledger
-            self._ledger_version += 1
-        else:
-            if ledger is None:  # read here, with the markers made so far
-                ledger, self._ledger_holds = build(self._session_markers), len(self._session_markers)
-            self.ledger = ledger
-            self.ledger_version += 1
-        self._rebuild_ledger()
+        Markers made here before it are placed by a read again in the background."""
+        played = EnergyLedger(self.interval_s, _samples_source(self.info))
+        self._replay = ReplayLedger(build, ledger, made=self._session_markers, played=played,
+                                    unplayed=self._redisplay)
+        self._ledger_version += 1
+        self._take_ready()
 
     @property
     def ledger(self) -> EnergyLedger:
@@ -248,20 +231,11 @@ class Pipeline:
         self._take_ready()
         return self._ledger
 
-    @ledger.setter
-    def ledger(self, ledger: EnergyLedger) -> None:
-        self._pending = None  # what is set now holds everything the pending one would
-        self._ledger = ledger
-
     @property
     def ledger_version(self) -> int:
         """Bumped when the ledger changes (a pane shows phases and energy from it)."""
         self._take_ready()
         return self._ledger_version
-
-    @ledger_version.setter
-    def ledger_version(self, version: int) -> None:
-        self._ledger_version = version
 
     @property
     def still_reading(self) -> bool:
@@ -269,48 +243,23 @@ class Pipeline:
         first read, or again with this session's markers) or its board: what is shown of them
         is not yet the whole file's."""
         later = self._observed_later
-        return ((self._pending is not None and not self._pending.done())
-                or (later is not None and not later.done())
-                or (self._rebuild is not None and self._rebuild.pending))
+        return ((self._replay is not None and self._replay.still_reading)
+                or (later is not None and not later.done()))
 
     def _take_ready(self) -> None:
-        """Take the whole file's ledger where a read of it has finished: the first read, then
-        a read again with this session's markers (which holds all the first one does, and more)."""
-        if self._pending is not None and self._pending.done():
-            self._take_pending()
-        rebuilt = None if self._rebuild is None else self._rebuild.take()
-        if rebuilt is not None:
-            self._ledger_holds, self.ledger = rebuilt
+        """Take the whole file's ledger where a read of it has finished."""
+        taken = None if self._replay is None else self._replay.take_ready()
+        if taken is not None:
+            self._ledger = taken
             self._ledger_version += 1
-
-    def _rebuild_ledger(self) -> None:
-        """The file's ledger is read again with the session's markers, off this thread, where
-        the one shown does not hold them all; it stays shown until that read is done."""
-        if self._rebuild is not None and self._ledger_holds < len(self._session_markers):
-            self._rebuild.request(self._session_markers)
 
     @property
     def next_auto_name(self) -> str:
         """What the next unnamed phase start is called: the ledger's next name, counting the
         phase starts made here that a ledger still being read again does not hold yet."""
-        ledger = self.ledger
-        waiting = sum(1 for made in self._session_markers[self._ledger_holds:] if isinstance(made, Marker)
-                      and made.kind == "phase_start" and made.origin != RESUME_ORIGIN)
-        if not waiting or self._ledger_from_file is None:
-            return ledger.next_auto_name
-        return auto_phase_name(len(ledger.phases()) + 1 + waiting)
-
-    def _take_pending(self) -> None:
-        """The whole file's ledger read elsewhere (waited for if it is not there yet); one that
-        could not be read leaves the ledger as it is (the replay goes on)."""
-        pending, self._pending = self._pending, None
-        if pending is None:
-            return
-        try:
-            self._ledger = pending.result()
-        except Exception:  # noqa: BLE001 - e.g. the file vanished: the replay still plays
-            return
-        self._ledger_version += 1
+        if self._replay is None:
+            return self.ledger.next_auto_name
+        return self._replay.next_auto_name(self.ledger, self._session_markers)
 
     # ----------------------------------------------------------------------------- records
 
@@ -335,11 +284,10 @@ class Pipeline:
         """The stream ended (stop, end of file): the detectors close what is open, and those
         events are kept and recorded like the others; then the subscribers hear the end (a whole
         file's ledger still being read is waited for first)."""
-        if self._pending is not None:
-            self._take_pending()
-        if self._rebuild is not None:
-            self._rebuild.wait()
-            self._take_ready()
+        taken = None if self._replay is None else self._replay.finish()
+        if taken is not None:
+            self._ledger = taken
+            self._ledger_version += 1
         context = self.context
         found = [event for detector in self.detectors for event in detector.finish(context)]
         self._keep(found)
@@ -383,7 +331,7 @@ class Pipeline:
         error = self._publish(marker, made_here=True)
         if marker.t_mono is not None:
             self._session_markers.append(marker)
-            self._rebuild_ledger()
+            self._rebuild()
         return marker, error
 
     def work(self, iterations: float, flops: float | None, bytes_: float | None, precision: str | None,
@@ -395,7 +343,7 @@ class Pipeline:
         error = self._publish(report, made_here=True)
         if report.t_mono is not None:
             self._session_markers.append(report)
-            self._rebuild_ledger()
+            self._rebuild()
         return report, error
 
     def add_extras(self, extras: Sequence[Marker | Work]) -> None:
@@ -405,7 +353,14 @@ class Pipeline:
         self._session_markers += timed
         self._redisplay = sorted([*self._redisplay, *(m for m in timed if isinstance(m, Marker))],
                                  key=lambda m: m.t_mono or 0.0)
-        self._rebuild_ledger()
+        if self._replay is not None:
+            self._replay.add_extras(timed)
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        """A replay's file ledger is read again where it lacks a marker made here."""
+        if self._replay is not None:
+            self._replay.rebuild(self._session_markers)
 
     def resume_marker(self, t_wall: float | None, t_mono: float | None) -> Marker | None:
         """For a recording started mid-phase: the open phase's start, stamped now, origin
@@ -442,18 +397,9 @@ class Pipeline:
         return self.clock_events.seconds(span.first_mono, span.last_mono, self.active_events(), unit=unit)
 
     def at_play_head(self, span: SpanStats) -> SpanStats:
-        """A replay's open phase (the file's ledger runs it to the file's end) as far as the play
-        head: what played of it since its start, or, where the last seek landed after its start,
-        its edges to the head with its energy unknown (None). Anything else as it is."""
-        played, head = self._played, self.history.last_t_mono
-        if not span.is_open or played is None or head is None:
-            return span
-        now = played.current
-        if now is not None and now.start_mono == span.start_mono:
-            return replace(now, name=span.name)
-        last = head if span.last_mono is None else min(span.last_mono, head)
-        return replace(span, last_mono=last, last_wall=None, samples=0, energy_j=None, rails_j={},
-                       peak_mw=None, rail_peak_mw={}, energy_source=None, iterations=None)
+        """A replay's open phase as far as the play head (``ReplayLedger.at_play_head``)."""
+        replay = self._replay
+        return span if replay is None else replay.at_play_head(span, self.history.last_t_mono)
 
     def placement(self, span: SpanStats, workload: Workload | None) -> Placement:
         """The span on the roof: achieved rates, intensity, efficiency and the verdict (clock-bound
@@ -464,8 +410,11 @@ class Pipeline:
     # ---------------------------------------------------------------------------- internals
 
     def _analyse(self, record: Record, *, session: bool = False) -> None:
-        live_ledger = self._ledger_from_file is None
-        ledger = self._ledger if live_ledger else self._played  # a replay's: what played
+        replay = self._replay
+        live_ledger = replay is None
+        ledger = self._ledger if replay is None else replay.played  # a replay's: what played
+        if replay is not None:
+            replay.before(record)  # the session's markers stamped before it, as the file's ledger
         if isinstance(record, Sample):
             if not record.is_sample:
                 return
@@ -473,46 +422,43 @@ class Pipeline:
             t_mono = self.history.last_t_mono
             assert t_mono is not None
             self._anchor = (record.t_wall, t_mono, self._clock())
-            if ledger is not None:
-                total = record.power_total
-                ledger.add_sample(
-                    t_mono, record.t_wall, None if total is None else total.mw,
-                    {name: rail.now_mw for name, rail in record.rails.items()},
-                    gpu_mhz=None if record.gpu is None else record.gpu.mhz,
-                    emc_mhz=None if record.emc is None else record.emc.mhz,
-                )
-                self._ledger_version += 1
+            total = record.power_total
+            ledger.add_sample(
+                t_mono, record.t_wall, None if total is None else total.mw,
+                {name: rail.now_mw for name, rail in record.rails.items()},
+                gpu_mhz=None if record.gpu is None else record.gpu.mhz,
+                emc_mhz=None if record.emc is None else record.emc.mhz,
+            )
+            self._ledger_version += 1
+            if replay is not None:
+                replay.after_sample(t_mono)
             while self._redisplay and (self._redisplay[0].t_mono or 0.0) <= t_mono:
-                self.history.add_marker(marker := self._redisplay.pop(0))
-                if self._played is not None:
-                    _mark_ledger(self._played, marker)
+                self.history.add_marker(self._redisplay.pop(0))
         elif isinstance(record, Marker):
             if record.t_mono is None:
                 record.t_mono = self.history.last_t_mono
             self.history.add_marker(record)
             if live_ledger and (session or self._first_time_for_ledger(record)):
-                _mark_ledger(self._ledger, record)
+                apply_extra(self._ledger, record)
                 self._ledger_version += 1
-            elif not live_ledger and ledger is not None:  # what played (a replay's)
-                _mark_ledger(ledger, record)
+            elif not live_ledger:  # what played (a replay's)
+                apply_extra(ledger, record)
         elif isinstance(record, Work):
             if live_ledger and (session or self._first_work(record)):
-                _add_work(self._ledger, record)
+                apply_extra(self._ledger, record)
                 self._ledger_version += 1
-            elif not live_ledger and ledger is not None:
-                _add_work(ledger, record)
+            elif not live_ledger:
+                apply_extra(ledger, record)
         elif isinstance(record, ProcessReading):
             self.processes_now = record
-            if ledger is not None:
-                ledger.add_processes(record)
-                self._ledger_version += 1
+            ledger.add_processes(record)
+            self._ledger_version += 1
         elif isinstance(record, PowerReading):
             anchor, t_mono = self._power_anchor, record.t_mono
             if t_mono is not None and (anchor is None or t_mono >= anchor[1]):
                 self._power_anchor = (record.t_wall, t_mono, self._clock())
-            if ledger is not None:
-                ledger.add_power(record)
-                self._ledger_version += 1
+            ledger.add_power(record)
+            self._ledger_version += 1
         else:
             if record.kind == "seek":
                 # The replay refills history from the file; this session's markers come back as
@@ -520,10 +466,12 @@ class Pipeline:
                 self.history.clear()
                 self._anchor = self._power_anchor = None
                 self._seeked = True
-                self._played = self._played and EnergyLedger(self.interval_s, _samples_source(self.info))
+                if replay is not None:
+                    played = EnergyLedger(self.interval_s, _samples_source(self.info))
+                    replay.seek(self._session_markers, played)
                 self._redisplay = sorted((m for m in self._session_markers if isinstance(m, Marker)),
                                          key=lambda m: m.t_mono or 0.0)
-            elif ledger is not None and record.kind in BREAK_EVENTS:
+            elif record.kind in BREAK_EVENTS:
                 ledger.add_break(record.kind, record.t_mono)
                 self._ledger_version += 1
             self.history.add_event(record)
@@ -560,17 +508,6 @@ def _made_by_detector(record: Record) -> bool:
     return isinstance(record, Event) and record.unit is not None
 
 
-def _add_work(ledger: EnergyLedger, work: Work) -> None:
-    ledger.add_work(work.iterations, work.flops, work.bytes, work.precision)
-
-
-def _mark_ledger(ledger: EnergyLedger, marker: Marker) -> None:
-    if marker.kind == "phase_start":
-        ledger.start_phase(marker.name, marker.t_mono, origin=marker.origin)
-    elif marker.kind == "phase_end":
-        ledger.end_phase(marker.t_mono)
-
-
 def build_ledger(
     records: Iterable[Record], interval_s: float, extra_markers: Sequence[Marker | Work] = ()
 ) -> EnergyLedger:
@@ -580,21 +517,9 @@ def build_ledger(
     pipeline = Pipeline(history_s=0.0, interval_s=interval_s)
     pending = sorted((m for m in extra_markers if m.t_mono is not None), key=lambda m: m.t_mono or 0.0)
     for record in records:
-        while pending and record.t_mono is not None and _marker_first(pending[0], record):
-            _apply(pipeline.ledger, pending.pop(0))
+        while pending and record.t_mono is not None and comes_before(pending[0], record):
+            apply_extra(pipeline.ledger, pending.pop(0))
         pipeline.ingest(record)
     for extra in pending:
-        _apply(pipeline.ledger, extra)
+        apply_extra(pipeline.ledger, extra)
     return pipeline.ledger
-
-
-def _apply(ledger: EnergyLedger, record: Marker | Work) -> None:
-    if isinstance(record, Work):
-        _add_work(ledger, record)
-    else:
-        _mark_ledger(ledger, record)
-
-
-def _marker_first(marker: Marker | Work, record: Record) -> bool:
-    at, t_mono = marker.t_mono or 0.0, record.t_mono or 0.0
-    return at < t_mono or (at == t_mono and not isinstance(record, Sample))
