@@ -119,7 +119,8 @@ def main() -> None:
         rows.append(("no stamps (100 ms capture, 72 s)", f"{rep['whole']['duration_s']:.0f} s",
                      said(rep, "interval")))
         rep = report("no_stamps.log", "--interval", "100", cwd=tmp)
-        rows.append(("  the same, --interval 100", f"{rep['whole']['duration_s']:.0f} s", said(rep, "interval")))
+        rows.append(("  the same, --interval 100", f"{rep['whole']['duration_s']:.0f} s",
+                     said(rep, "interval")))
         plain, iso = report("tegrastats_stamps.log", cwd=tmp), report("iso_stamps.log", cwd=tmp)
         rows.append(("ISO 8601 stamps, +02:00 (tegrastats' own stamps)",
                      f"{iso['whole']['duration_s']:.0f} s, {iso['whole']['energy_j']['total']:.0f} J "
@@ -134,19 +135,23 @@ def main() -> None:
         rep = report("mode_change.log", cwd=tmp)
         kinds = [e["kind"] for e in rep["events"]]
         rows.append(("MAXN_SUPER then 7W in one log",
-                     f"{kinds.count('mode_change')} mode_change, {rep['whole']['throttled_s']:.1f} s throttled",
-                     f"mode {rep['power_mode']} ({rep['power_mode_source']}); {said(rep, 'throttle_detection')}"))
+                     f"{kinds.count('mode_change')} mode_change, "
+                     f"{rep['whole']['throttled_s']:.1f} s throttled",
+                     f"mode {rep['power_mode']} ({rep['power_mode_source']}); "
+                     f"{said(rep, 'throttle_detection')}"))
         pair = "nano_jp4.6_csc2231_1.log"
         rep = report(str(LOGS / pair), "--trtexec", str(TRTEXEC / pair), cwd=tmp)
         timed = next(p for p in rep["phases"] if p["name"] == "timed")
         rows.append(("--loadEngine run, log without stamps",
                      f"timed {timed['duration_s']:.1f} s, {timed['samples']} samples, "
-                     f"{timed['workload']['iterations']:g} iterations, {timed['workload']['j_per_iter']:.2f} J each",
+                     f"{timed['workload']['iterations']:g} iterations, "
+                     f"{timed['workload']['j_per_iter']:.2f} J each",
                      f"{said(rep, 'interval')}; log start {rep['source'].get('log_start_source')}"))
         rep = report("partial.log", "--trtexec", str(TRTEXEC / BENCH.format("maxn")), cwd=tmp)
         timed = next(p for p in rep["phases"] if p["name"] == "timed")
         rows.append(("trtexec's timed window cut short",
-                     f"coverage {rep['trtexec']['coverage']:.1%}, J/inference {timed['workload']['j_per_iter']}",
+                     f"coverage {rep['trtexec']['coverage']:.1%}, "
+                     f"J/inference {timed['workload']['j_per_iter']}",
                      said(rep, "trtexec_coverage")))
         rep, metrics = report("throttle.log", cwd=tmp), scraped("throttle.log", tmp)
         rows.append(("serve = report (GPU held 4 s)",
