@@ -60,14 +60,15 @@ RECENT_READINGS = 256
 
 class Point(NamedTuple):
     """One reading of a channel: its values (mW or mJ) by rail, and their total (``total_power``'s
-    rule: the input rail, else the sum of the module rails; None when nothing measures the board).
-    A named tuple: one is made for every reading, and a frozen dataclass's ``__init__`` costs a
-    microsecond more."""
+    rule: the input rail, else the sum of the module rails; None when nothing measures the board)
+    and what it came from (``source``: the rail, or ``sum(...)``). A named tuple: one is made for
+    every reading, and a frozen dataclass's ``__init__`` costs a microsecond more."""
 
     t: float
     wall: float | None
     values: Mapping[str, float]
     total: float | None
+    source: str | None = None
 
     def wall_at(self, t: float) -> float | None:
         """The wall time of stream time ``t`` near this reading (both clocks run alike between
@@ -86,11 +87,10 @@ def point(t: float, wall: float | None, values: Mapping[str, float]) -> Point:
     """A reading with its total (``total_power``'s rule, over its finite values)."""
     kept = finite(values)
     plan = power_plan(tuple(kept)) if kept else None
-    total = None
-    if plan is not None:
-        readings = list(kept.values())
-        total = math.fsum(readings[place] for place in plan.places)
-    return Point(t, wall, kept, total)
+    if plan is None:
+        return Point(t, wall, kept, None)
+    readings = list(kept.values())
+    return Point(t, wall, kept, math.fsum(readings[place] for place in plan.places), plan.source)
 
 
 @dataclass(slots=True)
@@ -106,6 +106,8 @@ class Coverage:
     gaps: int = 0
     gap_s: float = 0.0  # seconds of the gaps inside: not observed
     end_near: Point | None = None  # the reading next to ``end`` (its wall time is worked out when asked)
+    #: What the totals of the readings in the span came from (a rail, ``sum(...)``), first first.
+    sources: list[str] = field(default_factory=list)
     #: Readings refused by rail (negative, past ``MAX_RAIL_MW``): those rails are not taken from here.
     refused: dict[str, int] = field(default_factory=dict)
     #: Readings whose total was refused, and why the first was.
@@ -121,6 +123,16 @@ class Coverage:
     rail_peak_mw: dict[str, float] = field(default_factory=dict)
 
     @property
+    def source(self) -> str | None:
+        """What the span's total came from: one rail or sum, or each of them ("VDD_IN or sum(...)")."""
+        return " or ".join(self.sources) or None
+
+    @property
+    def summed(self) -> bool:
+        """Whether some of the span's total is a sum of rails (no rail measured the input there)."""
+        return any(source.startswith("sum(") for source in self.sources)
+
+    @property
     def end_wall(self) -> float | None:
         return None if self.end is None or self.end_near is None else self.end_near.wall_at(self.end)
 
@@ -130,8 +142,12 @@ class Coverage:
         if self.start is None:
             self.start, self.start_wall = t, near.wall_at(t)
         self.end, self.end_near = t, near
-        if values.total is not None and self.total_j is None:
-            self.total_j = 0.0
+        if values.total is not None:
+            if self.total_j is None:
+                self.total_j = 0.0
+            source = values.source
+            if source is not None and source not in self.sources and len(self.sources) < 4:
+                self.sources.append(source)
         rails_j = self.rails_j
         if len(rails_j) != len(values.values):
             for name in values.values:
@@ -276,12 +292,6 @@ class Channel:
             return f"{self.name} {what}, {self.period_s * 1000:.0f} ms"
         return f"{self.name}, {1 / self.period_s:.3g} Hz"
 
-    def total_source(self) -> str | None:
-        """The rail (or ``sum(...)``) the total of this channel's last reading came from."""
-        last = self.last
-        plan = None if last is None or not last.values else power_plan(tuple(last.values))
-        return None if plan is None else plan.source
-
     def bad_step(self, before: Point, after: Point) -> bool:
         """Not integrated: across a break, too long, or a counter that went backwards."""
         step = after.t - before.t
@@ -361,7 +371,8 @@ class Step:
             return
         if coverage.start is None:
             coverage.reach(lo, before if lo == before.t else after, after)
-        coverage.reach(hi, after if hi == after.t else before, after)
+        near = after if hi == after.t else before
+        coverage.reach(hi, near, after if hi > lo else near)  # an empty part measures only its end
         self._add(coverage, self.joules(lo, hi))
 
     @staticmethod

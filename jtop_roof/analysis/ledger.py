@@ -25,9 +25,11 @@ Power at its source is not taken on trust (``analysis.energy.judge``): a rail re
 2 kW is refused; a power stream's total is refused for a span where its input rail was, where it
 read no input rail while the samples have one, or where it disagrees with the samples' input rail
 by more than 20% at most of the samples compared. The span's total then comes from the next
-stream (tegrastats' VDD_IN), and ``energy_total_source``/``energy_note`` say so. The main source's
-restart (``source_restart`` and the ``gap`` it ends with) breaks the samples only: a power stream
-that kept reading meanwhile keeps its energy (its own steps say where it broke).
+stream (tegrastats' VDD_IN), and ``energy_total_source``/``energy_note`` say so: what a span's
+total came from is what the readings inside it read (``Coverage.sources``), never the stream's
+last. The main source's restart (``source_restart`` and the ``gap`` it ends with) breaks the
+samples only: a power stream that kept reading meanwhile keeps its energy (its own steps say
+where it broke), whenever its thread last read.
 
 Nothing here imports Textual.
 """
@@ -56,9 +58,6 @@ from jtop_roof.model.timeline import gap_step_for
 
 #: Event kinds that break the stream: no energy is integrated across them.
 BREAK_EVENTS = ("gap", "source_restart", "source_error", "seek")
-#: A power stream whose last reading is this close before the main source's resume gap (at least
-#: three of its periods) kept reading through the restart: the gap is not its.
-KEPT_READING_S = 0.5
 #: Phase starts with this origin continue the phase already open (a new recording of a running
 #: phase, or a session appended after a restart), rather than starting a new one.
 RESUME_ORIGIN = "resume"
@@ -180,7 +179,7 @@ class _Span:
                      if name not in rails_j and name not in skip}
             if taken:
                 rails_j.update(taken)
-                measured.append(channel.label(channel.total_source(), taken))
+                measured.append(channel.label(cov.source, taken))
         label = period = energy = None
         bounds = Coverage()
         candidates = totalled or [(c, cov) for c, cov, _ in covered if cov.rails_j] \
@@ -189,11 +188,11 @@ class _Span:
             channel, bounds = candidates[0]
             if totalled:
                 energy = bounds.total_j
-                label = channel.label(channel.total_source(), bounds.rails_j)
+                label = channel.label(bounds.source, bounds.rails_j)
             elif measured:  # no total: every stream that measured a rail (NVML's and RAPL's counters)
                 label = " + ".join(measured)
             period = channel.period_s if label is not None else None
-        total_source, note = _total_source(totalled[0][0] if totalled else None, judged)
+        total_source, note = _total_source(totalled[0] if totalled else None, judged)
         peak, rail_peak = _span_peaks(judged)
         start_mono = self.start_mono if self.start_mono is not None else bounds.start
         return SpanStats(
@@ -225,10 +224,12 @@ class _Span:
         )
 
 
-def _total_source(channel: Channel | None, judged: list[tuple[Channel, Coverage, str | None]]
-                  ) -> tuple[str | None, str | None]:
-    """(``energy_total_source``, ``energy_note``) of a span whose total came from ``channel`` (None:
-    no total), given every stream's coverage of it and why its total was refused (None: it was not)."""
+def _total_source(totalled: tuple[Channel, Coverage] | None,
+                  judged: list[tuple[Channel, Coverage, str | None]]) -> tuple[str | None, str | None]:
+    """(``energy_total_source``, ``energy_note``) of a span whose total came from a stream's coverage
+    of it (None: no total), given every stream's coverage of it and why its total was refused (None:
+    it was not). The total's source is what the readings in the span read, not the stream's last:
+    an input rail (a fallback to tegrastats' VDD_IN included) is measured, a sum of rails inferred."""
     notes = [f"{refused.name}{_possessive(refused.name)} total refused: {why}"
              for refused, _, why in judged if why is not None]
     counts: dict[str, int] = {}
@@ -237,7 +238,7 @@ def _total_source(channel: Channel | None, judged: list[tuple[Channel, Coverage,
             counts[name] = counts.get(name, 0) + count
     said = [f"{count} {name} reading{'s' if count > 1 else ''} refused (negative or past 2 kW)"
             for name, count in sorted(counts.items())]
-    if channel is None:
+    if totalled is None:
         if notes:
             notes.append("nothing else measured the board's input")
         elif any(cov.start is not None for _, cov, _ in judged):
@@ -245,16 +246,17 @@ def _total_source(channel: Channel | None, judged: list[tuple[Channel, Coverage,
         else:
             notes.append("no power readings")
         return None, "; ".join([*notes, *said])
-    source = channel.total_source()
-    if channel.kind == COUNTER:
-        kind = "measured"
-    elif source is None or source.startswith("sum("):
+    channel, cov = totalled
+    source = cov.source
+    if notes:
+        notes.append(f"total from {channel.name}{_possessive(channel.name)} {source}")
+    kind = "measured"
+    if channel.kind != COUNTER and (source is None or cov.summed):
         kind = "inferred"
-        notes.append(f"a sum of rails ({source}): no rail measures the board's input")
-    else:
-        kind = "inferred" if notes else "measured"
-        if notes:
-            notes.append(f"total from {channel.name}{_possessive(channel.name)} {source}")
+        if len(cov.sources) > 1:
+            notes.append(f"in part a sum of rails ({source}): where no input rail was read")
+        else:
+            notes.append(f"a sum of rails ({source}): no rail measures the board's input")
     return kind, "; ".join([*notes, *said]) or None
 
 
@@ -325,7 +327,8 @@ class EnergyLedger:
         values, refused, why = judge(finite(rails_mw), None)
         if refused:  # the total again, without them (None where it was the input rail's)
             total = None if why is not None else point(t_mono, t_wall, values).total
-        reading = Point(t_mono, t_wall, values, total)
+        plan = power_plan(tuple(values)) if values else None
+        reading = Point(t_mono, t_wall, values, total, None if plan is None or total is None else plan.source)
         self._take(_SAMPLES, channel, reading)
         holding = self._holding(t_mono)
         for span in holding:
@@ -398,22 +401,20 @@ class EnergyLedger:
                 span.processes.add(reading)
 
     def add_break(self, kind: str = "gap", t_mono: float | None = None) -> None:
-        """The stream broke (an event of ``kind`` at ``t_mono``): the next step of every stream is
-        not integrated, except where the main source restarted (``source_restart``, then the
-        ``gap`` its samples resume with): that breaks its samples, and a power stream whose last
-        reading is within ``KEPT_READING_S`` (or three periods) of the gap kept reading."""
+        """The stream broke (an event of ``kind``): the next step of every stream is not integrated,
+        except where the main source restarted (``source_restart``, then the ``gap`` its samples
+        resume with): that breaks its samples only. A power stream read by its own thread goes on
+        through the restart, and its own steps say where it broke (one longer than ``max_step_for``
+        its period is a gap), however late its last reading before the restart came."""
         samples = self._channels[_SAMPLES]
         samples.broken = True
         if kind == "source_restart":
             self._restarting = True
             return
         restarted, self._restarting = self._restarting and kind == "gap", False
-        for channel in self._channels.values():
-            last = channel.last
-            if restarted and t_mono is not None and last is not None \
-                    and last.t >= t_mono - max(KEPT_READING_S, 3 * channel.period_s):
-                continue
-            channel.broken = True
+        if not restarted:
+            for channel in self._channels.values():
+                channel.broken = True
 
     @property
     def last_mono(self) -> float | None:
