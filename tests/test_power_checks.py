@@ -264,3 +264,39 @@ def test_a_span_that_read_its_input_in_part_says_where_the_sum_stood_in():
     assert whole.energy_total_source == "inferred"
     assert whole.energy_note == \
         "in part a sum of rails (VDD_IN or sum(VDD_SOC)): where no input rail was read"
+
+
+def _workload_of(path: Path, records: list[Record]) -> dict:
+    """The ``bench`` phase's ``workload`` in ``report --format json`` of a recording of ``records``."""
+    from jtop_roof.outputs.compare import file_report
+    from jtop_roof.runtime.config import Config
+
+    with Recorder(path, {"source": "tegrastats", "interval_ms": 1000}, fsync_every_s=0) as recorder:
+        for record in records:
+            recorder.write(record)
+    report = file_report(str(path), tz=timezone.utc, interval_s=None, config=Config())
+    (bench,) = [phase for phase in report["phases"] if phase["name"] == "bench"]
+    return bench["workload"]
+
+
+def test_energy_per_iteration_says_the_spans_own_reason_for_no_energy(tmp_path):
+    """A phase with work but no energy says why in its own words: no power readings in it, or its
+    stream's input refused with nothing to fall back to; never "no rail measures" where one did."""
+    from jtop_roof.model.records import Marker, Work
+
+    def run(rails: dict[str, float], *, samples: bool) -> dict:
+        records: list[Record] = [Sample(t_mono=0.0, t_wall=1e9, rails=rails_of({"VDD_IN": 5000.0}))]
+        records.append(Marker("phase_start", "bench", 1e9 + 0.5, 0.5, "script"))
+        for k in range(6):  # the sampler, in the phase, from 0.6 s
+            t = 0.6 + k * 0.1
+            if samples:
+                records.append(PowerReading(1e9 + t, t, rails, {}, "INA3221 hwmon", 0.1))
+        records.append(Work(100.0, None, None, None, 1e9 + 1.2, 1.2))
+        records.append(Marker("phase_end", None, 1e9 + 1.5, 1.5, "script"))
+        return _workload_of(tmp_path / f"{samples}.jsonl", records)
+
+    empty = run({}, samples=False)
+    assert empty["j_per_iter"] is None and empty["j_per_iter_note"] == "no power readings"
+    refused = run({"VDD_IN": -5000.0, "VDD_SOC": 1000.0}, samples=True)
+    assert refused["j_per_iter"] is None
+    assert refused["j_per_iter_note"].startswith("INA3221 hwmon's total refused: VDD_IN read negative")
