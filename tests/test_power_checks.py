@@ -6,6 +6,8 @@ A tegrastats restart does not cost the power stream that kept reading its energy
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from datetime import timezone
 from pathlib import Path
 
@@ -300,3 +302,60 @@ def test_energy_per_iteration_says_the_spans_own_reason_for_no_energy(tmp_path):
     refused = run({"VDD_IN": -5000.0, "VDD_SOC": 1000.0}, samples=True)
     assert refused["j_per_iter"] is None
     assert refused["j_per_iter_note"].startswith("INA3221 hwmon's total refused: VDD_IN read negative")
+
+
+def _split_run(scale: Callable[[float], float], edges: tuple[float, ...], *,
+               negative_at: float | None = None):
+    """Real Orin Nano lines once a second and a 5 Hz sampler reading their VDD_IN times
+    ``scale(t)`` (VDD_IN negative at ``negative_at``), with phases from edge to edge."""
+    from jtop_roof.model.records import Marker
+
+    samples = real_samples()
+    records: list[Record] = []
+    for sample in samples:
+        assert sample.t_mono is not None
+        records.append(sample)
+        for k in range(HZ):
+            t = sample.t_mono + k / HZ
+            for edge in edges:
+                if t - 1 / HZ < edge <= t:
+                    records.append(Marker("phase_start", f"p{edge}", None, edge, "script"))
+            mw = sample.rails["VDD_IN"].now_mw * scale(t) * (-1 if t == negative_at else 1)
+            soc = sample.rails["VDD_SOC"].now_mw
+            records.append(PowerReading(None, t, {"VDD_IN": mw, "VDD_SOC": soc}, {}, "INA3221 hwmon", 1 / HZ))
+    return ledger_of(records)
+
+
+@needs_shared
+@pytest.mark.parametrize("edges", [(0.0, 5.0), (0.0, 2.5, 4.3, 7.7)])
+def test_a_run_and_the_phases_that_tile_it_agree_when_the_sampler_disagrees_for_a_while(edges):
+    """The sampler reads 1.5x for the first 5 s of 12 (then 1.05x): the stretches between samples
+    where it disagrees take tegrastats' VDD_IN, in the run as in its phases, so the run's energy is
+    its phases' sum, and the run says how many stretches and samples disagreed."""
+    ledger = _split_run(lambda t: 1.5 if t < 5 else 1.05, edges)
+    whole, phases = ledger.whole, ledger.phases()
+    assert whole.energy_j == pytest.approx(sum(p.energy_j for p in phases), rel=1e-9)
+    assert (whole.energy_source, whole.energy_total_source) == ("INA3221 hwmon, 5 Hz", "measured")
+    assert re.search(r"total refused in 6 of 12 stretches between samples: VDD_IN disagrees with the "
+                     r"samples' by more than 20% at 5 of 11 samples \(up to 1\.5\d*x\); "
+                     r"total there from tegrastats' VDD_IN$", whole.energy_note)
+    honest = _split_run(lambda t: 1.0 if t < 5 else 1.05, edges).whole
+    assert whole.energy_j == pytest.approx(honest.energy_j, rel=0.01)  # not 1.5x for 5 s of 12
+    assert whole.peak_mw < 1.2 * tegrastats_only([r for r in real_samples()]).peak_mw
+
+
+@needs_shared
+def test_one_negative_reading_refuses_its_stretches_only():
+    """A VDD_IN read negative once, at 5.4 s: the stretch holding it (5 s to 6 s) takes tegrastats'
+    VDD_IN, the rest of the run keeps the sampler's; 11 of 12 stretches kept."""
+    ledger = _split_run(lambda t: 1.05, (), negative_at=5.4)
+    whole = ledger.whole
+    assert whole.energy_total_source == "measured" and whole.energy_source == "INA3221 hwmon, 5 Hz"
+    assert whole.energy_note.startswith("INA3221 hwmon's total refused in 1 of 12 stretches between "
+                                        "samples: VDD_IN read negative at 1 reading")
+    clean = _split_run(lambda t: 1.05, ()).whole
+    samples = real_samples()
+    five, six = (samples[i].rails["VDD_IN"].now_mw / 1e3 for i in (5, 6))
+    sampler = 1.05 * (0.8 * five + 0.2 * (five + six) / 2)  # J from 5 s to 6 s: the line's W held
+    assert whole.energy_j == pytest.approx(clean.energy_j - sampler + (five + six) / 2, rel=1e-9)
+    assert whole.gaps == 0
