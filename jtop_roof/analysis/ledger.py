@@ -26,11 +26,11 @@ Power at its source is not taken on trust (``analysis.energy.judge``): a rail re
 input rail was, where it read no input rail while the samples have one, or where it disagrees
 with the samples' input rail by more than 20% at a sample at either end. That stretch's total then
 comes from the samples (tegrastats' VDD_IN; a stretch is judged one sample late, ``_settle``), the
-whole span's where every stretch of it was refused, and ``energy_total_source``/``energy_note`` say so: what a span's
-total came from is what the readings inside it read (``Coverage.sources``), never the stream's
-last. The main source's restart (``source_restart`` and the ``gap`` it ends with) breaks the
-samples only: a power stream that kept reading meanwhile keeps its energy (its own steps say
-where it broke), whenever its thread last read.
+whole span's where every stretch of it was refused, and ``energy_total_source``/``energy_note``
+say so: what a span's total came from is what the readings inside it read (``Coverage.sources``),
+never the stream's last. The main source's restart (``source_restart`` and the ``gap`` it ends
+with) breaks the samples only: a power stream that kept reading meanwhile keeps its energy (its
+own steps say where it broke), whenever its thread last read.
 
 Nothing here imports Textual.
 """
@@ -109,8 +109,9 @@ class SpanStats:
     precision: str | None = None
     energy_source: str | None = None
     power_period_s: float | None = None
-    #: How the total was had: "measured" (an input rail or counter read it), "inferred" (a sum of
-    #: rails, or a fallback after a stream's input was refused), None (nothing measured the input);
+    #: How the total was had: "measured" (an input rail or counter read it, tegrastats' VDD_IN where
+    #: a stream's input was refused included), "inferred" (a sum of rails, in part at least), None
+    #: (nothing measured the input);
     #: ``energy_note`` says why, in one line, where there is something to say.
     energy_total_source: str | None = None
     energy_note: str | None = None
