@@ -22,8 +22,11 @@ A reading is also judged before its power is believed (``judge``): a rail read n
 ``MAX_RAIL_MW`` is refused (left out of the reading, counted); a reading whose input rail was
 refused, or that has none where the samples have one (the sampler could not read VDD_IN: its sum
 of the other rails is not the board's input), has no total; and the samples' input rail checks the
-power streams' at each sample (``Coverage.compared``/``disagreed``). A span takes its total only from
-a stream none of whose readings in it was refused that way (``Coverage.total_refused``).
+power streams' at each sample (``Coverage.compared``/``disagreed``). A power stream's total is
+judged stretch by stretch (between two samples, so the same in every span that holds the stretch):
+where it disagreed with the sample at either end, or read a refused total inside, that stretch's
+total is the samples' (``Coverage.verdict``); refused in every stretch of a span, the span takes
+its total from the next stream. So a run's energy is the sum of the phases that tile it.
 
 Nothing here imports Textual.
 """
@@ -60,14 +63,15 @@ RECENT_READINGS = 256
 
 class Point(NamedTuple):
     """One reading of a channel: its values (mW or mJ) by rail, and their total (``total_power``'s
-    rule: the input rail, else the sum of the module rails; None when nothing measures the board).
-    A named tuple: one is made for every reading, and a frozen dataclass's ``__init__`` costs a
-    microsecond more."""
+    rule: the input rail, else the sum of the module rails; None when nothing measures the board)
+    and what it came from (``source``: the rail, or ``sum(...)``). A named tuple: one is made for
+    every reading, and a frozen dataclass's ``__init__`` costs a microsecond more."""
 
     t: float
     wall: float | None
     values: Mapping[str, float]
     total: float | None
+    source: str | None = None
 
     def wall_at(self, t: float) -> float | None:
         """The wall time of stream time ``t`` near this reading (both clocks run alike between
@@ -86,11 +90,27 @@ def point(t: float, wall: float | None, values: Mapping[str, float]) -> Point:
     """A reading with its total (``total_power``'s rule, over its finite values)."""
     kept = finite(values)
     plan = power_plan(tuple(kept)) if kept else None
-    total = None
-    if plan is not None:
-        readings = list(kept.values())
-        total = math.fsum(readings[place] for place in plan.places)
-    return Point(t, wall, kept, total)
+    if plan is None:
+        return Point(t, wall, kept, None)
+    readings = list(kept.values())
+    return Point(t, wall, kept, math.fsum(readings[place] for place in plan.places), plan.source)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A stream's total over a span as judged (``Coverage.verdict``): ``total_j`` (None: none),
+    ``why`` it is refused for the whole span (None: it is not), and where it is refused in part,
+    the stretches kept, those whose total is the samples' (``replaced``) and those with nothing to
+    fall back to (``unmeasured``, ``unmeasured_s`` seconds: neither integrated nor observed), with
+    ``reasons``."""
+
+    total_j: float | None
+    why: str | None
+    kept: int = 0
+    replaced: int = 0
+    unmeasured: int = 0
+    unmeasured_s: float = 0.0
+    reasons: str = ""
 
 
 @dataclass(slots=True)
@@ -106,6 +126,8 @@ class Coverage:
     gaps: int = 0
     gap_s: float = 0.0  # seconds of the gaps inside: not observed
     end_near: Point | None = None  # the reading next to ``end`` (its wall time is worked out when asked)
+    #: What the totals of the readings in the span came from (a rail, ``sum(...)``), first first.
+    sources: list[str] = field(default_factory=list)
     #: Readings refused by rail (negative, past ``MAX_RAIL_MW``): those rails are not taken from here.
     refused: dict[str, int] = field(default_factory=dict)
     #: Readings whose total was refused, and why the first was.
@@ -119,6 +141,30 @@ class Coverage:
     #: Peak total (None: none, or refused) and peak by rail, of this stream in the span.
     peak_mw: float | None = None
     rail_peak_mw: dict[str, float] = field(default_factory=dict)
+    #: A power stream checked against the samples (``judged``): its total is judged stretch by
+    #: stretch (between two samples; see ``Verdict``). ``open``: the stretches not yet judged, each
+    #: [joules, seconds, peak mW] of this stream in the span (``total_j`` holds every stretch's
+    #: joules but those judged refused); ``kept``: those judged good; ``replaced``: those refused
+    #: whose total is the samples' (``fallback_j``); ``unmeasured``: those with no samples' total.
+    judged: bool = False
+    open: dict[int, list[float]] = field(default_factory=dict)
+    kept: int = 0
+    replaced: int = 0
+    fallback_j: float = 0.0
+    unmeasured: int = 0
+    unmeasured_s: float = 0.0
+    #: The samples' own coverage: their total in each stretch not yet judged by every stream.
+    stretch_j: dict[int, float] | None = None
+
+    @property
+    def source(self) -> str | None:
+        """What the span's total came from: one rail or sum, or each of them ("VDD_IN or sum(...)")."""
+        return " or ".join(self.sources) or None
+
+    @property
+    def summed(self) -> bool:
+        """Whether some of the span's total is a sum of rails (no rail measured the input there)."""
+        return any(source.startswith("sum(") for source in self.sources)
 
     @property
     def end_wall(self) -> float | None:
@@ -130,8 +176,12 @@ class Coverage:
         if self.start is None:
             self.start, self.start_wall = t, near.wall_at(t)
         self.end, self.end_near = t, near
-        if values.total is not None and self.total_j is None:
-            self.total_j = 0.0
+        if values.total is not None:
+            if self.total_j is None:
+                self.total_j = 0.0
+            source = values.source
+            if source is not None and source not in self.sources and len(self.sources) < 4:
+                self.sources.append(source)
         rails_j = self.rails_j
         if len(rails_j) != len(values.values):
             for name in values.values:
@@ -139,10 +189,14 @@ class Coverage:
                     rails_j[name] = 0.0
 
 
-    def peaks(self, reading: Point) -> None:
-        """Take the reading's total and rails into the peaks."""
+    def peaks(self, reading: Point, stretch: int = 0) -> None:
+        """Take the reading's total and rails into the peaks (a judged stream's total: into its
+        ``stretch``'s, kept where that is judged good)."""
         total = reading.total
-        if total is not None and (self.peak_mw is None or total > self.peak_mw):
+        if total is not None and self.judged:
+            bucket = self.bucket(stretch)
+            bucket[2] = max(bucket[2], total)
+        elif total is not None and (self.peak_mw is None or total > self.peak_mw):
             self.peak_mw = total
         peaks = self.rail_peak_mw
         for name, mw in reading.values.items():
@@ -171,20 +225,79 @@ class Coverage:
             if _further(ratio, self.worst_ratio):
                 self.worst_ratio = ratio
 
-    def refusal(self, channel: Channel) -> str | None:
-        """Why this stream's total is not the span's (None: it may be): a reading refused, or
-        the samples' input disagreeing at more than half of the samples compared (at none here:
-        as over the whole stream)."""
+    def bucket(self, stretch: int) -> list[float]:
+        bucket = self.open.get(stretch)
+        if bucket is None:
+            bucket = self.open[stretch] = [0.0, 0.0, -math.inf]
+        return bucket
+
+    def settle(self, stretch: int, bad: bool, fallback_j: float | None) -> None:
+        """Judge an open stretch: good, its joules and peak are the stream's; ``bad``, its total is
+        the samples' there (``fallback_j``; None: none, its seconds are not measured)."""
+        joules, seconds, peak = self.open.pop(stretch)
+        if not bad:
+            self.kept += 1
+            if peak > -math.inf and (self.peak_mw is None or peak > self.peak_mw):
+                self.peak_mw = peak
+            return
+        if self.total_j is not None:
+            self.total_j -= joules
+        if fallback_j is not None:
+            self.replaced += 1
+            self.fallback_j += fallback_j
+        else:
+            self.unmeasured += 1
+            self.unmeasured_s += seconds
+
+    def reasons(self, channel: Channel) -> str:
+        """Why some of this stream's total was refused here: readings refused, and the samples'
+        input disagreeing (the count, wherever any disagreement was seen)."""
+        said = []
+        if self.total_refused:
+            plural = "s" if self.total_refused > 1 else ""
+            said.append(f"{self.refused_why} at {self.total_refused} reading{plural}")
+        if self.disagreed:
+            said.append(f"{channel.input_rail or 'its input'} disagrees with the samples' by more than "
+                        f"{INPUT_AGREEMENT:.0%} at {self.disagreed} of {self.compared} samples "
+                        f"(up to {self.worst_ratio or 0:.3g}x)")
+        return "; ".join(said)
+
+    def refusal(self) -> str | None:
+        """Why an unjudged stream's (the samples') total is not the span's: a reading refused."""
         if self.total_refused:
             plural = "s" if self.total_refused > 1 else ""
             return f"{self.refused_why} at {self.total_refused} reading{plural}"
-        compared, disagreed, ratio = self.compared, self.disagreed, self.worst_ratio
-        if not compared:
-            compared, disagreed, ratio = channel.compared, channel.disagreed, channel.worst_ratio
-        if not compared or disagreed * 2 <= compared:
-            return None
-        return (f"{channel.input_rail or 'its input'} disagrees with the samples' by more than "
-                f"{INPUT_AGREEMENT:.0%} at {disagreed} of {compared} samples (up to {ratio or 0:.3g}x)")
+        return None
+
+    def verdict(self, channel: Channel, samples: Coverage | None) -> Verdict:
+        """This stream's total over the span, judged stretch by stretch: a stretch where the
+        stream disagreed with a sample at either end, or read a refused total, takes the samples'
+        total there (the stretches still open are judged as they stand). Refused in every stretch
+        it read: the stream's total is refused for the span (``why``), and the next stream's taken."""
+        if not self.judged:
+            return Verdict(self.total_j, self.refusal())
+        kept, replaced = self.kept, self.replaced
+        unmeasured, unmeasured_s = self.unmeasured, self.unmeasured_s
+        good, fallback = self.total_j, self.fallback_j
+        stretch_j = {} if samples is None or samples.stretch_j is None else samples.stretch_j
+        for stretch, (joules, seconds, _) in self.open.items():
+            if stretch not in channel.bad:
+                kept += 1
+                continue
+            good = None if good is None else good - joules
+            if (taken := stretch_j.get(stretch)) is not None:
+                replaced += 1
+                fallback += taken
+            else:
+                unmeasured += 1
+                unmeasured_s += seconds
+        refused = replaced + unmeasured
+        if refused and not kept:
+            return Verdict(None, self.reasons(channel) or "refused")
+        if not refused:  # a disagreement seen is said even where no stretch of it here was refused
+            return Verdict(good, None, kept=kept, reasons=self.reasons(channel) if self.disagreed else "")
+        total = (good or 0.0) + fallback if good is not None or replaced else None
+        return Verdict(total, None, kept, replaced, unmeasured, unmeasured_s, self.reasons(channel))
 
 
 def judge(values: dict[str, float], samples_input: str | None
@@ -237,6 +350,11 @@ class Channel:
         self.input_rail: str | None = None
         self.compared = self.disagreed = 0
         self.worst_ratio: float | None = None
+        #: The stretches (between samples ``i`` and ``i + 1``: stretch ``i``; -1 before the first)
+        #: where this stream's total is refused: it disagreed with a sample at either end, or read
+        #: a refused total there. Kept until every span has judged them.
+        self.bad: set[int] = set()
+        self.stretch = -1  # the stretch its last reading lies in
 
     def compare(self, t: float, samples_mw: float) -> tuple[bool, float | None]:
         """The samples' input ``samples_mw`` at ``t`` against this stream's readings near ``t``:
@@ -276,12 +394,6 @@ class Channel:
             return f"{self.name} {what}, {self.period_s * 1000:.0f} ms"
         return f"{self.name}, {1 / self.period_s:.3g} Hz"
 
-    def total_source(self) -> str | None:
-        """The rail (or ``sum(...)``) the total of this channel's last reading came from."""
-        last = self.last
-        plan = None if last is None or not last.values else power_plan(tuple(last.values))
-        return None if plan is None else plan.source
-
     def bad_step(self, before: Point, after: Point) -> bool:
         """Not integrated: across a break, too long, or a counter that went backwards."""
         step = after.t - before.t
@@ -296,12 +408,13 @@ class Step:
     """One step of a channel, between two of its readings, shared among the spans it overlaps: its
     energy over the whole step is worked out once."""
 
-    __slots__ = ("kind", "before", "after", "bad", "_whole")
+    __slots__ = ("kind", "before", "after", "bad", "stretch", "_whole")
 
-    def __init__(self, channel: Channel, before: Point, after: Point) -> None:
+    def __init__(self, channel: Channel, before: Point, after: Point, stretch: int = -1) -> None:
         self.kind = channel.kind
         self.before, self.after = before, after
         self.bad = channel.bad_step(before, after)
+        self.stretch = stretch  # the stretch between samples its first reading lies in
         self._whole: tuple[float | None, dict[str, float]] | None = None
 
     def joules(self, lo: float, hi: float) -> tuple[float | None, dict[str, float]]:
@@ -339,7 +452,7 @@ class Step:
         before, after = self.before, self.after
         if start <= before.t and after.t <= end and coverage.start is not None and not self.bad:
             coverage.reach(after.t, after, after)
-            self._add(coverage, self._whole or self.joules(before.t, after.t))
+            self._add(coverage, self._whole or self.joules(before.t, after.t), after.t - before.t)
         else:
             self.add_part(coverage, start, end)
 
@@ -361,16 +474,96 @@ class Step:
             return
         if coverage.start is None:
             coverage.reach(lo, before if lo == before.t else after, after)
-        coverage.reach(hi, after if hi == after.t else before, after)
-        self._add(coverage, self.joules(lo, hi))
+        near = after if hi == after.t else before
+        coverage.reach(hi, near, after if hi > lo else near)  # an empty part measures only its end
+        self._add(coverage, self.joules(lo, hi), hi - lo)
 
-    @staticmethod
-    def _add(coverage: Coverage, joules: tuple[float | None, dict[str, float]]) -> None:
+    def _add(self, coverage: Coverage, joules: tuple[float | None, dict[str, float]], seconds: float) -> None:
         total, rails = joules
+        if seconds <= 0:  # an empty part (a span's edge on a reading): nothing measured
+            return
+        if coverage.judged:  # also into its stretch, taken out again where that is refused
+            bucket = coverage.open.get(self.stretch) or coverage.bucket(self.stretch)
+            bucket[1] += seconds
+            if total is not None:
+                bucket[0] += total
         if total is not None and coverage.total_j is not None:
             coverage.total_j += total
+            stretch_j = coverage.stretch_j
+            if stretch_j is not None:
+                stretch_j[self.stretch] = stretch_j.get(self.stretch, 0.0) + total
         rails_j = coverage.rails_j
         for name, rail_j in rails.items():
             kept = rails_j.get(name)
             if kept is not None:
                 rails_j[name] = kept + rail_j
+
+
+def span_total_source(totalled: tuple[Channel, Coverage] | None,
+                  judged: list[tuple[Channel, Coverage, str | None]], verdict: Verdict,
+                  samples: Coverage | None, samples_channel: Channel) -> tuple[str | None, str | None]:
+    """(``energy_total_source``, ``energy_note``) of a span whose total came from a stream's coverage
+    of it (None: no total), given every stream's coverage of it and why its total was refused (None:
+    it was not). The total's source is what the readings in the span read, not the stream's last:
+    an input rail (a fallback to tegrastats' VDD_IN included) is measured, a sum of rails inferred."""
+    notes = [f"{refused.name}{_possessive(refused.name)} total refused: {why}"
+             for refused, _, why in judged if why is not None]
+    counts: dict[str, int] = {}
+    for _, cov, _ in judged:
+        for name, count in cov.refused.items():
+            counts[name] = counts.get(name, 0) + count
+    said = [f"{count} {name} reading{'s' if count > 1 else ''} refused (negative or past 2 kW)"
+            for name, count in sorted(counts.items())]
+    if totalled is None:
+        if notes:
+            notes.append("nothing else measured the board's input")
+        elif any(cov.start is not None for _, cov, _ in judged):
+            notes.append("no rail measures the board's input (device rails only)")
+        else:
+            notes.append("no power readings")
+        return None, "; ".join([*notes, *said])
+    channel, cov = totalled
+    source = cov.source
+    if notes:
+        notes.append(f"total from {channel.name}{_possessive(channel.name)} {source}")
+    elif verdict.reasons:  # refused in part: those stretches' total is the samples'
+        refused = verdict.replaced + verdict.unmeasured
+        what = samples_channel.name + _possessive(samples_channel.name)
+        part = (f"{channel.name}{_possessive(channel.name)} total refused in {refused} of "
+                f"{refused + verdict.kept} stretches between samples: {verdict.reasons}")
+        if not refused:
+            part = f"{channel.name}: {verdict.reasons}; no stretch of it here refused"
+        if verdict.replaced:
+            part += f"; total there from {what} {samples.source if samples is not None else None}"
+        if verdict.unmeasured:
+            part += f"; {verdict.unmeasured_s:.1f} s with no sample to fall back to: not observed"
+        notes.append(part)
+    kind = "measured"
+    if channel.kind != COUNTER and (source is None or cov.summed):
+        kind = "inferred"
+        if len(cov.sources) > 1:
+            notes.append(f"in part a sum of rails ({source}): where no input rail was read")
+        else:
+            notes.append(f"a sum of rails ({source}): no rail measures the board's input")
+    return kind, "; ".join([*notes, *said]) or None
+
+
+def _possessive(name: str) -> str:
+    return "'" if name.endswith("s") else "'s"
+
+
+def span_peaks(judged: list[tuple[Channel, Coverage, str | None]]) -> tuple[float | None, dict[str, float]]:
+    """The span's peak total and peak by rail, over the streams whose total (or rail) it believes."""
+    peak: float | None = None
+    rails: dict[str, float] = {}
+    for channel, cov, why in judged:
+        if why is None and cov.peak_mw is not None and (peak is None or cov.peak_mw > peak):
+            peak = cov.peak_mw
+        distrusted = why is not None or cov.replaced or cov.unmeasured or any(
+            stretch in channel.bad for stretch in cov.open)
+        for name, mw in cov.rail_peak_mw.items():
+            if distrusted and name in INPUT_RAILS:
+                continue
+            if name not in rails or mw > rails[name]:
+                rails[name] = mw
+    return peak, rails

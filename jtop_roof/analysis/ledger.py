@@ -22,12 +22,15 @@ spans by time, whenever it arrives. A marker stamped before a reading already ta
 is placed at that reading: an edge never moves energy already counted.
 
 Power at its source is not taken on trust (``analysis.energy.judge``): a rail read negative or past
-2 kW is refused; a power stream's total is refused for a span where its input rail was, where it
-read no input rail while the samples have one, or where it disagrees with the samples' input rail
-by more than 20% at most of the samples compared. The span's total then comes from the next
-stream (tegrastats' VDD_IN), and ``energy_total_source``/``energy_note`` say so. The main source's
-restart (``source_restart`` and the ``gap`` it ends with) breaks the samples only: a power stream
-that kept reading meanwhile keeps its energy (its own steps say where it broke).
+2 kW is refused; a power stream's total is refused for a stretch between two samples where its
+input rail was, where it read no input rail while the samples have one, or where it disagrees
+with the samples' input rail by more than 20% at a sample at either end. That stretch's total then
+comes from the samples (tegrastats' VDD_IN; a stretch is judged one sample late, ``_settle``), the
+whole span's where every stretch of it was refused, and ``energy_total_source``/``energy_note``
+say so: what a span's total came from is what the readings inside it read (``Coverage.sources``),
+never the stream's last. The main source's restart (``source_restart`` and the ``gap`` it ends
+with) breaks the samples only: a power stream that kept reading meanwhile keeps its energy (its
+own steps say where it broke), whenever its thread last read.
 
 Nothing here imports Textual.
 """
@@ -35,6 +38,7 @@ Nothing here imports Textual.
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -45,10 +49,13 @@ from jtop_roof.analysis.energy import (
     Coverage,
     Point,
     Step,
+    Verdict,
     finite,
     has_input,
     judge,
     point,
+    span_peaks,
+    span_total_source,
 )
 from jtop_roof.analysis.processes import ProcessStats, ProcessTally
 from jtop_roof.model.records import INPUT_RAILS, PowerReading, ProcessReading, auto_phase_name, power_plan
@@ -56,9 +63,6 @@ from jtop_roof.model.timeline import gap_step_for
 
 #: Event kinds that break the stream: no energy is integrated across them.
 BREAK_EVENTS = ("gap", "source_restart", "source_error", "seek")
-#: A power stream whose last reading is this close before the main source's resume gap (at least
-#: three of its periods) kept reading through the restart: the gap is not its.
-KEPT_READING_S = 0.5
 #: Phase starts with this origin continue the phase already open (a new recording of a running
 #: phase, or a session appended after a restart), rather than starting a new one.
 RESUME_ORIGIN = "resume"
@@ -70,6 +74,8 @@ COMMAND_ORIGIN = "run"
 #: has the rest left out.
 MAX_CHANNELS = 16
 _SAMPLES = ("samples", POWER)
+#: Sample times kept to place a power stream's readings among the stretches between samples.
+STRETCHES_KEPT = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,8 +109,9 @@ class SpanStats:
     precision: str | None = None
     energy_source: str | None = None
     power_period_s: float | None = None
-    #: How the total was had: "measured" (an input rail or counter read it), "inferred" (a sum of
-    #: rails, or a fallback after a stream's input was refused), None (nothing measured the input);
+    #: How the total was had: "measured" (an input rail or counter read it, tegrastats' VDD_IN where
+    #: a stream's input was refused included), "inferred" (a sum of rails, in part at least), None
+    #: (nothing measured the input);
     #: ``energy_note`` says why, in one line, where there is something to say.
     energy_total_source: str | None = None
     energy_note: str | None = None
@@ -164,37 +171,48 @@ class _Span:
         found = self.coverage.get(key)
         if found is None:
             found = self.coverage[key] = Coverage()
+            if key == _SAMPLES:
+                found.stretch_j = {}
+            elif key[1] == POWER:
+                found.judged = True
         return found
 
     def freeze(self, channels: Mapping[tuple[str, str], Channel], *, is_open: bool) -> SpanStats:
-        judged = sorted(((channels[key], cov, cov.refusal(channels[key]) if key[1] == POWER else None)
-                         for key, cov in self.coverage.items()), key=lambda item: item[0].rank)
+        samples = self.coverage.get(_SAMPLES)
+        verdicts = {key: cov.verdict(channels[key], samples) for key, cov in self.coverage.items()}
+        judged = sorted(((channels[key], cov, verdicts[key].why) for key, cov in self.coverage.items()),
+                        key=lambda item: item[0].rank)
+        verdict_of = {id(cov): verdicts[key] for key, cov in self.coverage.items()}
         covered = [item for item in judged if item[1].start is not None]
         totalled = [(channel, cov) for channel, cov, why in covered
-                    if cov.total_j is not None and why is None]
+                    if verdict_of[id(cov)].total_j is not None and why is None]
         rails_j: dict[str, float] = {}
         measured: list[str] = []  # what gave the rails their energy, finest first
         for channel, cov, why in covered:  # each rail from the finest stream that measured it, unrefused
-            skip = (*cov.refused, *INPUT_RAILS) if why is not None else tuple(cov.refused)
+            distrusted = why is not None or verdict_of[id(cov)].reasons  # its input, in part at least
+            skip = (*cov.refused, *INPUT_RAILS) if distrusted else tuple(cov.refused)
             taken = {name: joules for name, joules in cov.rails_j.items()
                      if name not in rails_j and name not in skip}
             if taken:
                 rails_j.update(taken)
-                measured.append(channel.label(channel.total_source(), taken))
+                measured.append(channel.label(cov.source, taken))
         label = period = energy = None
         bounds = Coverage()
         candidates = totalled or [(c, cov) for c, cov, _ in covered if cov.rails_j] \
             or [(c, cov) for c, cov, _ in covered]
+        verdict = Verdict(None, None)
         if candidates:  # the bounds: the finest stream of the total, else of a rail
             channel, bounds = candidates[0]
+            verdict = verdict_of[id(bounds)]
             if totalled:
-                energy = bounds.total_j
-                label = channel.label(channel.total_source(), bounds.rails_j)
+                energy = verdict.total_j
+                label = channel.label(bounds.source, bounds.rails_j)
             elif measured:  # no total: every stream that measured a rail (NVML's and RAPL's counters)
                 label = " + ".join(measured)
             period = channel.period_s if label is not None else None
-        total_source, note = _total_source(totalled[0][0] if totalled else None, judged)
-        peak, rail_peak = _span_peaks(judged)
+        total_source, note = span_total_source(totalled[0] if totalled else None, judged,
+                                           verdict, samples, channels[_SAMPLES])
+        peak, rail_peak = span_peaks(judged)
         start_mono = self.start_mono if self.start_mono is not None else bounds.start
         return SpanStats(
             name=self.name,
@@ -204,7 +222,7 @@ class _Span:
             last_wall=bounds.end_wall,
             start_mono=start_mono,
             samples=self.samples,
-            gaps=bounds.gaps,
+            gaps=bounds.gaps + verdict.unmeasured,
             energy_j=energy,
             rails_j=rails_j,
             peak_mw=peak,
@@ -221,60 +239,8 @@ class _Span:
             energy_total_source=total_source,
             energy_note=note,
             processes=self.processes.summary(),
-            gap_s=bounds.gap_s,
+            gap_s=bounds.gap_s + verdict.unmeasured_s,
         )
-
-
-def _total_source(channel: Channel | None, judged: list[tuple[Channel, Coverage, str | None]]
-                  ) -> tuple[str | None, str | None]:
-    """(``energy_total_source``, ``energy_note``) of a span whose total came from ``channel`` (None:
-    no total), given every stream's coverage of it and why its total was refused (None: it was not)."""
-    notes = [f"{refused.name}{_possessive(refused.name)} total refused: {why}"
-             for refused, _, why in judged if why is not None]
-    counts: dict[str, int] = {}
-    for _, cov, _ in judged:
-        for name, count in cov.refused.items():
-            counts[name] = counts.get(name, 0) + count
-    said = [f"{count} {name} reading{'s' if count > 1 else ''} refused (negative or past 2 kW)"
-            for name, count in sorted(counts.items())]
-    if channel is None:
-        if notes:
-            notes.append("nothing else measured the board's input")
-        elif any(cov.start is not None for _, cov, _ in judged):
-            notes.append("no rail measures the board's input (device rails only)")
-        else:
-            notes.append("no power readings")
-        return None, "; ".join([*notes, *said])
-    source = channel.total_source()
-    if channel.kind == COUNTER:
-        kind = "measured"
-    elif source is None or source.startswith("sum("):
-        kind = "inferred"
-        notes.append(f"a sum of rails ({source}): no rail measures the board's input")
-    else:
-        kind = "inferred" if notes else "measured"
-        if notes:
-            notes.append(f"total from {channel.name}{_possessive(channel.name)} {source}")
-    return kind, "; ".join([*notes, *said]) or None
-
-
-def _possessive(name: str) -> str:
-    return "'" if name.endswith("s") else "'s"
-
-
-def _span_peaks(judged: list[tuple[Channel, Coverage, str | None]]) -> tuple[float | None, dict[str, float]]:
-    """The span's peak total and peak by rail, over the streams whose total (or rail) it believes."""
-    peak: float | None = None
-    rails: dict[str, float] = {}
-    for _, cov, why in judged:
-        if why is None and cov.peak_mw is not None and (peak is None or cov.peak_mw > peak):
-            peak = cov.peak_mw
-        for name, mw in cov.rail_peak_mw.items():
-            if why is not None and name in INPUT_RAILS:
-                continue
-            if name not in rails or mw > rails[name]:
-                rails[name] = mw
-    return peak, rails
 
 
 class EnergyLedger:
@@ -292,6 +258,9 @@ class EnergyLedger:
         self._last_mono: float | None = None  # the newest reading of any stream
         self._samples_input: str | None = None  # the samples' input rail, once one came
         self._restarting = False  # the main source restarts: its resume gap is the samples' alone
+        #: Samples taken, and the times of the last few: stretch ``i`` lies from sample ``i`` on.
+        self._samples_taken = 0
+        self._sample_times: deque[float] = deque(maxlen=STRETCHES_KEPT)
         self._last_edge = -math.inf  # edges never run backwards: phases stay in time order
 
     @property
@@ -325,8 +294,11 @@ class EnergyLedger:
         values, refused, why = judge(finite(rails_mw), None)
         if refused:  # the total again, without them (None where it was the input rail's)
             total = None if why is not None else point(t_mono, t_wall, values).total
-        reading = Point(t_mono, t_wall, values, total)
+        plan = power_plan(tuple(values)) if values else None
+        reading = Point(t_mono, t_wall, values, total, None if plan is None or total is None else plan.source)
         self._take(_SAMPLES, channel, reading)
+        self._samples_taken += 1
+        self._sample_times.append(t_mono)
         holding = self._holding(t_mono)
         for span in holding:
             span.samples += 1
@@ -344,16 +316,56 @@ class EnergyLedger:
             self._samples_input = power_plan(tuple(rails_mw)).source  # type: ignore[union-attr]
             if total is not None and total > 0:
                 self._compare(t_mono, total, holding)
+        self._settle()
 
     def _compare(self, t_mono: float, total: float, holding: tuple[_Span, ...]) -> None:
-        """The samples' input at ``t_mono`` against every power stream's readings near it."""
+        """The samples' input at ``t_mono`` against every power stream's readings near it: where
+        they disagree, the stretches on either side of the sample are the stream's refused ones."""
+        sample = self._samples_taken - 1
         for key, channel in self._channels.items():
             if key[1] != POWER or channel.of_samples or not channel.recent:
                 continue
             near, ratio = channel.compare(t_mono, total)
             if near:
+                if ratio is not None:
+                    channel.bad.update((sample - 1, sample))
                 for span in holding:
                     span.covered(key).compare(ratio)
+
+    def _settle(self) -> None:
+        """Judge the stretches before the one that ended at the last sample: both their samples have
+        been compared, and the readings inside them have come (a stretch is judged one sample late,
+        so readings that arrive just after the sample that ends it still count in it)."""
+        last = self._samples_taken - 3  # stretch i - 2 ended at sample i - 1: i - 2 and before
+        times = self._sample_times
+        if last < -1 or len(times) < 2:
+            return
+        judged = [(key, channel) for key, channel in self._channels.items()
+                  if key[1] == POWER and not channel.of_samples]
+        for span in self._spans_between(times[0], times[-1]):
+            samples = span.coverage.get(_SAMPLES)
+            stretch_j = {} if samples is None or samples.stretch_j is None else samples.stretch_j
+            for key, channel in judged:
+                cov = span.coverage.get(key)
+                if cov is None or not cov.open:
+                    continue
+                for stretch in [stretch for stretch in cov.open if stretch <= last]:
+                    cov.settle(stretch, stretch in channel.bad, stretch_j.get(stretch))
+            for stretch in [stretch for stretch in stretch_j if stretch <= last]:
+                del stretch_j[stretch]
+        for _, channel in judged:
+            if channel.bad:
+                channel.bad = {stretch for stretch in channel.bad if stretch > last}
+
+    def _stretch_of(self, t: float) -> int:
+        """The stretch (between samples) stream time ``t`` lies in: the last sample at or before it
+        (among the last few; before the first sample: -1)."""
+        stretch = self._samples_taken - 1
+        for time in reversed(self._sample_times):
+            if time <= t:
+                break
+            stretch -= 1
+        return stretch
 
     def add_power(self, reading: PowerReading) -> None:
         """A reading of a power stream (its rails in mW, its counters in mJ), in its stream's order;
@@ -379,15 +391,18 @@ class EnergyLedger:
                 continue
             kept, refused, why = judge(finite(values), self._samples_input)
             taken = point(t_mono, reading.t_wall, kept)
-            if why is not None:
+            stretch = self._stretch_of(t_mono)
+            if why is not None:  # refused: the stretches of the steps on either side of it
                 taken = taken._replace(total=None)
+                channel.bad.update((stretch, channel.stretch))
             elif taken.total is not None and has_input(kept):
                 channel.input_rail = power_plan(tuple(kept)).source  # type: ignore[union-attr]
             self._take(key, channel, taken)
+            channel.stretch = stretch
             channel.recent.append(taken)
             for span in self._holding(t_mono):
                 covered = span.covered(key)
-                covered.peaks(taken)
+                covered.peaks(taken, stretch)
                 if refused or why is not None:
                     covered.refuse(refused, why)
 
@@ -398,22 +413,20 @@ class EnergyLedger:
                 span.processes.add(reading)
 
     def add_break(self, kind: str = "gap", t_mono: float | None = None) -> None:
-        """The stream broke (an event of ``kind`` at ``t_mono``): the next step of every stream is
-        not integrated, except where the main source restarted (``source_restart``, then the
-        ``gap`` its samples resume with): that breaks its samples, and a power stream whose last
-        reading is within ``KEPT_READING_S`` (or three periods) of the gap kept reading."""
+        """The stream broke (an event of ``kind``): the next step of every stream is not integrated,
+        except where the main source restarted (``source_restart``, then the ``gap`` its samples
+        resume with): that breaks its samples only. A power stream read by its own thread goes on
+        through the restart, and its own steps say where it broke (one longer than ``max_step_for``
+        its period is a gap), however late its last reading before the restart came."""
         samples = self._channels[_SAMPLES]
         samples.broken = True
         if kind == "source_restart":
             self._restarting = True
             return
         restarted, self._restarting = self._restarting and kind == "gap", False
-        for channel in self._channels.values():
-            last = channel.last
-            if restarted and t_mono is not None and last is not None \
-                    and last.t >= t_mono - max(KEPT_READING_S, 3 * channel.period_s):
-                continue
-            channel.broken = True
+        if not restarted:
+            for channel in self._channels.values():
+                channel.broken = True
 
     @property
     def last_mono(self) -> float | None:
@@ -515,7 +528,9 @@ class EnergyLedger:
                 if span.start <= reading.t:
                     span.covered(key).reach(reading.t, reading, reading)
         else:
-            step = Step(channel, before, reading)
+            # the samples': the sample before (this one is not yet counted); a stream's: its last's
+            stretch = self._samples_taken - 1 if key == _SAMPLES else channel.stretch
+            step = Step(channel, before, reading, stretch)
             for span in self._spans_between(before.t, reading.t):
                 step.add_to(span.covered(key), span.start, span.end)
         channel.last = reading

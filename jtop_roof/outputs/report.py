@@ -314,7 +314,8 @@ def _workload(span: SpanStats, idle_w: float | None) -> dict[str, Any] | None:
         "throughput_per_s": span.iterations / span.duration_s if span.duration_s > 0 else None,
         "j_per_iter": per_iter,
         "j_per_iter_above_idle": above_idle,
-        "j_per_iter_note": None if joules is not None else "no rail measures this span's input energy",
+        "j_per_iter_note": None if joules is not None  # the span's own reason where it has one
+        else span.energy_note or "no rail measures this span's input energy",
         "energy_measures": measured,
     }
 
