@@ -3,13 +3,16 @@
 trtexec stamps its lines with the wall clock; a tegrastats log is placed by its own stamps, or, for a
 plain log without them (JetPack 4), by ``--log-start`` (when its first line was written), or, where
 the user gave neither ``--log-start`` nor ``--interval``, by fitting its lines to trtexec's run (said:
-``inferred``). Without any, or when the run lies wholly outside the log (another run's log, a clock
-set wrongly), its phases would get no samples and blank cells: ``placement`` refuses that with
-``TrtexecError``, naming both spans. Where only part of the run lies inside the log, it is used and a
-note says how much; ``coverage`` is the fraction of the timed window inside the log, and below
-``MIN_COVERAGE`` the energy per inference is withheld. A run whose timed window measured nothing
-(``TrtexecRun.unmeasured``) is placed with a note saying why it gives no per-inference figures.
-``report``, ``compare`` and the replaying runtime all ask here, so they agree.
+``inferred``; the fit is checked against the GPU's load on the log, and its energy per inference is
+withheld where the two do not line up). ``--log-start`` without ``--interval`` leaves the log's
+spacing assumed, so its coverage is ``assumed`` and gives no energy per inference. Without any, or
+when the run lies wholly outside the log (another run's log, a clock set wrongly), its phases would
+get no samples and blank cells: ``placement`` refuses that with ``TrtexecError``, naming both spans.
+Where only part of the run lies inside the log, it is used and a note says how much; ``coverage`` is
+the fraction of the timed window inside the log, and below ``MIN_COVERAGE`` the energy per inference
+is withheld. A run whose timed window measured nothing (``TrtexecRun.unmeasured``) is placed with a
+note saying why it gives no per-inference figures. ``report``, ``compare`` and the replaying runtime
+all ask here (``runtime.inputs``), so they agree.
 """
 
 from __future__ import annotations

@@ -96,6 +96,8 @@ def workload_notes(report: dict[str, Any]) -> list[str]:
         work = span.get("workload") or {}
         if work.get("j_per_iter") is None and work.get("j_per_iter_note"):
             out.append(f"- {_md(span['name'])}: no energy per iteration: {_md(work['j_per_iter_note'])}")
+        elif work.get("j_per_iter_note"):
+            out.append(f"- {_md(span['name'])}: its energy per iteration {_md(work['j_per_iter_note'])}")
     return ["", *out] if out else []
 
 
