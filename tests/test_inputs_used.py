@@ -89,7 +89,10 @@ def test_bad_log_start_is_a_user_error(text):
 
 # -- place_run, on its own ------------------------------------------------------------------------------
 def span(first_wall: float | None, seconds: float) -> LogSpan:
-    return LogSpan("log", 0.0, seconds, first_wall, None if first_wall is None else first_wall + seconds)
+    """A log of ``seconds``: stamped from ``first_wall``, else plain at a given 1 s (``--interval``)."""
+    if first_wall is None:
+        return LogSpan("log", 0.0, seconds, None, None, 1.0, "given")
+    return LogSpan("log", 0.0, seconds, first_wall, first_wall + seconds)
 
 
 def test_run_inside_the_log_is_placed_without_a_note():
@@ -148,8 +151,8 @@ def test_report_refuses_trtexec_on_a_log_without_stamps_given_an_interval_but_no
 def test_report_places_trtexec_by_log_start(tmp_path):
     log = plain_log(tmp_path, 120)
     start = RUN_START - timedelta(seconds=5)
-    result = jroof("report", log, "--trtexec", TRTEXEC, "--log-start", stamp(start), "--tz", "UTC",
-                   "--format", "json")
+    result = jroof("report", log, "--trtexec", TRTEXEC, "--log-start", stamp(start), "--interval", "1000",
+                   "--tz", "UTC", "--format", "json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     phases = {p["name"]: p for p in report["phases"]}
@@ -249,10 +252,11 @@ def test_record_replay_writes_trtexecs_phases_and_work_into_the_recording(tmp_pa
 
 @pytest.mark.parametrize("command", [(), ("record", "OUT"), ("serve",)])
 def test_trtexec_that_cannot_be_placed_is_refused_before_anything_starts(tmp_path, command):
+    """A plain log given --interval but no --log-start (with neither it is fitted, as report fits it)."""
     log = plain_log(tmp_path, 20)
     command = tuple(str(tmp_path / "out.jsonl") if arg == "OUT" else arg for arg in command)
-    args = [*command, "--replay", log, "--trtexec", TRTEXEC, "--tz", "UTC"]
-    refused(jroof(*args), "no timestamps", "--log-start")
+    args = [*command, "--replay", log, "--trtexec", TRTEXEC, "--tz", "UTC", "--interval", "500"]
+    refused(jroof(*args), "no timestamps", "--log-start", "leave out --interval")
     assert not (tmp_path / "out.jsonl").exists()
 
 
@@ -266,8 +270,9 @@ def test_trtexec_on_a_live_source_is_refused(tmp_path, command):
 
 def test_runtime_notes_trtexec_it_cannot_use_instead_of_raising(tmp_path):
     """The monitor's describe runs in a worker: an unplaceable output is a note (Events), not an error."""
-    log = plain_log(tmp_path, 20)
-    runtime = Runtime(ReplaySource(log, tz="UTC"), Config(trtexec=str(TRTEXEC), tz="UTC"))
+    log = plain_log(tmp_path, 20)  # given an interval but no start: not placed
+    runtime = Runtime(ReplaySource(log, tz="UTC", interval_ms=500),
+                      Config(trtexec=str(TRTEXEC), tz="UTC", interval_ms=500))
     described = runtime.describe()
     assert described.extras == ()
     assert len(described.notes) == 1 and "--log-start" in described.notes[0]

@@ -193,3 +193,15 @@ def test_compare_says_why_a_run_that_timed_no_queries_or_was_not_placed_is_unusa
     assert items["zero"]["usable"] is False and "0 queries" in items["zero"]["unusable_reason"]
     assert items["elsewhere"]["usable"] is False and "do not overlap" in items["elsewhere"]["unusable_reason"]
     assert out["cheapest"]["label"] == "full"
+
+
+def test_compare_says_an_unusable_items_reason_once_and_refers_to_it_by_label(tmp_path):
+    full = kept_pair(tmp_path, MAXN, stem="full")
+    cut = kept_pair(tmp_path, MAXN, log_lines=cut_head(0.91)[0], stem="cut")
+    out = json.loads(jroof("compare", full, cut, "--tz", "UTC", "--format", "json").stdout)
+    reason = {i["label"]: i for i in out["items"]}["cut"]["unusable_reason"]
+    assert "99%" in reason
+    md = jroof("compare", full, cut, "--tz", "UTC").stdout
+    assert md.count(reason.replace("|", "\\|")) == 1 and f"cut: unusable: {reason}" in md
+    assert "see cut: unusable" in " ".join(out["verdicts"])
+    assert not any(reason in line for line in out["verdicts"])

@@ -374,11 +374,8 @@ class PlacedRun:
 
     @property
     def log_start(self) -> float | None:
-        """The first line's wall time, for a log without stamps (``--log-start``, or fitted)."""
-        from jtop_roof.formats.trtexec_span import MEASURED
-
-        p = self.placement
-        return None if p is None or p.log_start_source == MEASURED else p.log_start
+        """The first line's wall time, for a log without stamps (``RunPlacement.plain_log_start``)."""
+        return None if self.placement is None else self.placement.plain_log_start
 
     @property
     def note(self) -> str | None:

@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import tzinfo
@@ -506,6 +507,27 @@ def trtexec_records(run: TrtexecRun, wall_to_mono: float) -> list[Marker | Work]
     t_mono = t_wall - ``wall_to_mono`` (a replay adds them to its whole file)."""
     extras = [_trtexec_record(extra, wall_to_mono, run) for extra in _trtexec_extras(run)]
     return [record for record in extras if isinstance(record, (Marker, Work))]
+
+
+def trtexec_records_among(run: TrtexecRun, wall_to_mono: float,
+                          monos: Sequence[float]) -> list[Marker | Work]:
+    """``trtexec_records`` for a whole file whose samples lie at the sorted stream times ``monos``
+    (a replay), each among them where ``with_trtexec`` puts it (``_before``, compared on the wall
+    clock as ``report`` compares): at a sample's time a phase starts before it and the timed window
+    ends after it, which the ledger, placing a marker after a sample at its time, reads from a
+    time just before that sample's or at it. So the replay's phases hold ``report``'s samples."""
+    out: list[Marker | Work] = []
+    for extra in _trtexec_extras(run):
+        record = _trtexec_record(extra, wall_to_mono, run)
+        assert isinstance(record, (Marker, Work)) and record.t_mono is not None
+        first_after = bisect_left(range(len(monos)), True,
+                                  key=lambda i: _before(extra, monos[i] + wall_to_mono))
+        if first_after < len(monos) and record.t_mono >= monos[first_after]:
+            record.t_mono = math.nextafter(monos[first_after], -math.inf)
+        elif first_after > 0 and record.t_mono < monos[first_after - 1]:
+            record.t_mono = monos[first_after - 1]
+        out.append(record)
+    return out
 
 
 def _trtexec_extras(run: TrtexecRun) -> list[tuple[float, str, str | None]]:

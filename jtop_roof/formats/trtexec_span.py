@@ -3,13 +3,16 @@
 trtexec stamps its lines with the wall clock; a tegrastats log is placed by its own stamps, or, for a
 plain log without them (JetPack 4), by ``--log-start`` (when its first line was written), or, where
 the user gave neither ``--log-start`` nor ``--interval``, by fitting its lines to trtexec's run (said:
-``inferred``). Without any, or when the run lies wholly outside the log (another run's log, a clock
-set wrongly), its phases would get no samples and blank cells: ``placement`` refuses that with
-``TrtexecError``, naming both spans. Where only part of the run lies inside the log, it is used and a
-note says how much; ``coverage`` is the fraction of the timed window inside the log, and below
-``MIN_COVERAGE`` the energy per inference is withheld. A run whose timed window measured nothing
-(``TrtexecRun.unmeasured``) is placed with a note saying why it gives no per-inference figures.
-``report``, ``compare`` and the replaying runtime all ask here, so they agree.
+``inferred``; the fit is checked against the GPU's load on the log, and its energy per inference is
+withheld where the two do not line up). ``--log-start`` without ``--interval`` leaves the log's
+spacing assumed, so its coverage is ``assumed`` and gives no energy per inference. Without any, or
+when the run lies wholly outside the log (another run's log, a clock set wrongly), its phases would
+get no samples and blank cells: ``placement`` refuses that with ``TrtexecError``, naming both spans.
+Where only part of the run lies inside the log, it is used and a note says how much; ``coverage`` is
+the fraction of the timed window inside the log, and below ``MIN_COVERAGE`` the energy per inference
+is withheld. A run whose timed window measured nothing (``TrtexecRun.unmeasured``) is placed with a
+note saying why it gives no per-inference figures. ``report``, ``compare`` and the replaying runtime
+all ask here (``runtime.inputs``), so they agree.
 """
 
 from __future__ import annotations
@@ -64,6 +67,11 @@ class LogSpan:
     first_wall: float | None
     last_wall: float | None
     interval_s: float | None = None
+    #: What a plain log's spacing rests on: ``given`` (``--interval``), else ``assumed`` (None too).
+    interval_source: str | None = None
+    #: (stream time, GPU load %) of a plain log's samples that show a load, for checking a fit
+    #: (``fit_check``); empty where not read.
+    gpu_loads: tuple[tuple[float, float], ...] = ()
 
 
 #: Below this fraction of trtexec's timed window inside the log, its energy per inference is
@@ -73,6 +81,14 @@ MIN_COVERAGE = 0.99
 MEASURED, GIVEN, ASSUMED, INFERRED = "measured", "given", "assumed", "inferred"
 #: A fitted interval outside these bounds fits nothing (tegrastats' own limits are wider).
 _FIT_MIN_S, _FIT_MAX_S = 0.001, 60.0
+#: The checks of a fit (``fit_check``), from the real pairs in ../shared: trtexec's timed loop keeps
+#: the GPU fed back to back (97-99% load through every timed window; 0-2% idle), so a line is busy
+#: at half the log's highest GPU load, and a log whose highest is below ``_FIT_PEAK_PCT`` shows no
+#: GPU work to check against. Where the fit holds, at least 91% of the fitted timed window's lines
+#: are busy (the rest are its last: the GPU's work ends before trtexec's end, stamped to the
+#: second), and the last busy line lies within ``STAMP_SLACK_S`` and two to four lines of the
+#: window's end; a log that runs on idle past the run puts idle lines there.
+_FIT_PEAK_PCT, _FIT_MIN_BUSY, _FIT_SLACK_LINES = 20.0, 0.85, 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,9 +100,13 @@ class RunPlacement:
     ``interval_s``: the interval fitted to a plain log (its lines spread over trtexec's run), with
     ``interval_source`` ``inferred``; None where the log's own spacing is used. ``coverage``: the
     fraction (0 to 1) of trtexec's timed window that the log covers (None where the window has no
-    length or no stamps), ``coverage_source`` what it rests on; ``coverage_note`` says why it is
-    not whole, or why it is unknown. ``note``: overlap, fitting and a timed window that measured
-    nothing, in one line, or None."""
+    length or no stamps), ``coverage_source`` what it rests on: ``measured`` (the log's stamps),
+    ``given`` (``--log-start`` and ``--interval``), ``assumed`` (``--log-start`` on a plain log
+    spaced at the default interval) or ``inferred`` (fitted); ``coverage_note`` says why it is not
+    whole, or why it is unknown. ``per_inference_usable``: whether the timed window's energy per
+    inference may be given; ``per_inference_note`` why not, or, where it may but rests on a fit,
+    that it does. ``note``: overlap, fitting, a fit that fails its check and a timed window that
+    measured nothing, in one line, or None."""
 
     log_start: float
     log_start_source: str
@@ -96,12 +116,14 @@ class RunPlacement:
     coverage_source: str | None
     coverage_note: str | None
     note: str | None
+    per_inference_usable: bool = False
+    per_inference_note: str | None = None
 
     @property
-    def per_inference_usable(self) -> bool:
-        """Whether the timed window's energy per inference may be given: the log covers at least
-        ``MIN_COVERAGE`` of it."""
-        return self.coverage is not None and self.coverage >= MIN_COVERAGE
+    def plain_log_start(self) -> float | None:
+        """The first line's wall time of a log without stamps (``--log-start``, or fitted) for
+        placing trtexec's records on its stream; None for a stamped log, whose stamps place them."""
+        return None if self.log_start_source == MEASURED else self.log_start
 
 
 def place_run(run: TrtexecRun, trtexec: str, log: LogSpan, tz: tzinfo,
@@ -118,9 +140,12 @@ def placement(run: TrtexecRun, trtexec: str, log: LogSpan, tz: tzinfo, log_start
     ``fit``: a plain log given neither ``--log-start`` nor ``--interval`` is fitted to trtexec's run
     (its first line at trtexec's first stamp, its lines spread evenly to trtexec's last: the log
     was taken around the run, as ``run`` and a script starting tegrastats then trtexec take it),
-    and says so. TrtexecError (one line) when the run cannot be placed: the log has no stamps, no
-    ``log_start`` and cannot be fitted, or has stamps and a ``log_start``; trtexec's log has no
-    stamps; or the two spans do not overlap."""
+    and says so; the fit is checked against the GPU's load on the log (``fit_check``). A plain log
+    placed by ``--log-start`` alone is spaced at an assumed interval: its coverage is ``assumed``
+    and gives no energy per inference (nothing says where it ends: ``--interval`` does). TrtexecError
+    (one line) when the run cannot be placed: the log has no stamps, no ``log_start`` and cannot be
+    fitted, or has stamps and a ``log_start``; trtexec's log has no stamps; or the two spans do not
+    overlap."""
     if log.first_wall is not None and log_start is not None:
         raise TrtexecError(f"--log-start is for a log without timestamps: {log.path} has its own")
     walls = [w for phase in run.phases for w in (phase.start_wall, phase.end_wall) if w is not None]
@@ -140,8 +165,8 @@ def placement(run: TrtexecRun, trtexec: str, log: LogSpan, tz: tzinfo, log_start
     else:
         raise TrtexecError(f"{log.path} has no timestamps, so trtexec's run ({trtexec}) cannot be placed "
                            "on it: give --log-start TIME, when its first line was written"
-                           + (" (or neither it nor --interval, to fit the log to trtexec's run)"
-                              if log.interval_s is not None else ""))
+                           + (" (or leave out --interval, to fit the log to trtexec's run)"
+                              if log.interval_source == GIVEN else ""))
     if log.last_wall is not None:
         end = log.last_wall
     elif interval_s is not None:
@@ -149,13 +174,56 @@ def placement(run: TrtexecRun, trtexec: str, log: LogSpan, tz: tzinfo, log_start
     else:
         end = start + (log.last_mono - log.first_mono)
     overlap = _overlap(run, trtexec, log, tz, (start, end), (run_start, run_end))
-    coverage, coverage_note = _coverage(run, start, end, source)
+    # Where the log's end lies rests on its start and, for a plain log placed by --log-start, its
+    # spacing: given with --interval, else the default's (assumed).
+    rests = ASSUMED if source == GIVEN and log.interval_source != GIVEN else source
+    coverage, coverage_note = _coverage(run, start, end, rests, log)
+    usable = coverage is not None and coverage >= MIN_COVERAGE and rests != ASSUMED
+    per_inference = coverage_note if not usable else None
+    check = None
+    if interval_s is not None:
+        holds, said = fit_check(run, log, run_start, interval_s)
+        check = None if holds else said
+        usable = usable and holds
+        per_inference = per_inference or said
     unmeasured = None if run.unmeasured is None else (
         f"trtexec log {trtexec}: {run.unmeasured}, so its run gives no per-inference figures")
-    short = coverage_note if coverage is not None and coverage < 1.0 else None
-    note = "; ".join(n for n in (fitted_note, overlap, short, unmeasured) if n) or None
+    short = coverage_note if coverage is not None and (coverage < 1.0 or rests == ASSUMED) else None
+    note = "; ".join(n for n in (fitted_note, overlap, short, check, unmeasured) if n) or None
     return RunPlacement(start, source, interval_s, None if interval_s is None else INFERRED,
-                        coverage, None if coverage is None else source, coverage_note, note)
+                        coverage, None if coverage is None else rests, coverage_note, note,
+                        usable, per_inference)
+
+
+def fit_check(run: TrtexecRun, log: LogSpan, run_start: float, interval_s: float) -> tuple[bool, str]:
+    """(whether a fit of a plain log to trtexec's run holds, the note saying what the energy per
+    inference then rests on, or why it is withheld). The fit takes the log to span trtexec's run
+    exactly; a log that runs on idle past the run puts idle lines in the fitted timed window (its
+    energy per inference reads low), one that runs on into other GPU work moves the GPU's load
+    past the window's end. So the fit holds where the fitted timed window's lines are busy
+    (``_FIT_MIN_BUSY``) and the log's GPU work ends with it (``_FIT_SLACK_LINES``). A log that
+    shows no GPU work (no load, or none above ``_FIT_PEAK_PCT``: a DLA run) cannot be checked: the
+    fit stands, and the note says it is unchecked."""
+    fitted = ("the log fitted to trtexec's run (inferred: its first line at trtexec's first stamp, "
+              "its last at trtexec's last)")
+    fix = "; --interval MS and --log-start TIME place it instead"
+    timed = run.timed
+    peak = max((load for _, load in log.gpu_loads), default=0.0)
+    if (peak < _FIT_PEAK_PCT or timed is None or timed.start_wall is None or timed.end_wall is None
+            or not log.interval_s):
+        return True, f"rests on {fitted}, unchecked: the log shows no GPU work to check it against{fix}"
+    scale = interval_s / log.interval_s  # fitted seconds per second of the log's own spacing
+    walls = [(run_start + (mono - log.first_mono) * scale, load >= peak / 2) for mono, load in log.gpu_loads]
+    inside = [busy for wall, busy in walls if timed.start_wall <= wall <= timed.end_wall]
+    off = max(wall for wall, busy in walls if busy) - timed.end_wall
+    ends = f"the GPU's work on the log ends {abs(off):.1f} s {'after' if off > 0 else 'before'} the "
+    share = sum(inside) / len(inside) if inside else 0.0
+    if share >= _FIT_MIN_BUSY and abs(off) <= STAMP_SLACK_S + _FIT_SLACK_LINES * interval_s:
+        return True, (f"rests on {fitted}; checked: {share:.0%} of the timed window's lines show the "
+                      f"GPU busy and {ends}window's end{fix}")
+    return False, (f"{fitted} does not line up with it: {share:.0%} of the fitted timed window's lines "
+                   f"show the GPU busy and {ends}window's end (the log spans more than trtexec's run, "
+                   f"or another run), so no J/inference{fix}")
 
 
 def _fitted(run_start: float, run_end: float, trtexec: str, log: LogSpan) -> tuple[float, str]:
@@ -205,9 +273,10 @@ def _overlap(run: TrtexecRun, trtexec: str, log: LogSpan, tz: tzinfo, log_span: 
             + ("; its timed window is cut" if cut else ""))
 
 
-def _coverage(run: TrtexecRun, start: float, end: float, source: str) -> tuple[float | None, str | None]:
+def _coverage(run: TrtexecRun, start: float, end: float, source: str,
+              log: LogSpan) -> tuple[float | None, str | None]:
     """(the fraction of trtexec's timed window inside the log's ``start``..``end``, a note where it
-    is not whole or not known)."""
+    is not whole, not known, or rests on something other than the log's stamps)."""
     timed = run.timed
     if timed is None or timed.start_wall is None or timed.end_wall is None:
         return None, "trtexec's timed window has no stamps: the log's coverage of it is unknown"
@@ -216,7 +285,13 @@ def _coverage(run: TrtexecRun, start: float, end: float, source: str) -> tuple[f
         return None, "trtexec's timed window has no length: the log's coverage of it is unknown"
     inside = min(timed.end_wall, end) - max(timed.start_wall, start)
     coverage = min(max(inside / length, 0.0), 1.0)
-    rests = {GIVEN: " (with the log placed by --log-start)",
+    if source == ASSUMED:
+        spacing = "" if log.interval_s is None else f" of {log.interval_s * 1000:.0f} ms"
+        return coverage, (f"{log.path} has no timestamps and no --interval: placed by --log-start, its "
+                          f"lines spaced at an assumed interval{spacing}, it covers {coverage:.1%} of "
+                          "trtexec's timed window only if that spacing is right, so no J/inference; "
+                          "give --interval MS")
+    rests = {GIVEN: " (with the log placed by --log-start and --interval)",
              INFERRED: " (by construction: the log was fitted to trtexec's run)"}.get(source, "")
     if coverage >= 1.0:
         whole = f"the log covers all of trtexec's timed window{rests}"

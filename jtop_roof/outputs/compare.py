@@ -375,7 +375,7 @@ def _verdict(base: Mapping[str, Any], item: Mapping[str, Any]) -> str:
         parts.append(_delta_phrase("energy", base["energy_j"], item["energy_j"], " J", 1, "more", "less"))
     for each in (base, item):
         if each.get("usable") is False and each.get("iterations") is not None:
-            parts.append(f"{each['label']} has no usable energy per {word} ({each.get('unusable_reason')})")
+            parts.append(f"{each['label']} has no usable energy per {word} ({_why(each, word)})")
     if item["throttle_events"]:
         parts.append(_events_phrase(item))
     said = [p for p in parts if p]
@@ -391,6 +391,12 @@ def energy_text(joules: float) -> str:
     return f"{joules:.3g} J"
 
 
+def _why(item: Mapping[str, Any], word: str) -> str:
+    """Why an item has no energy per iteration, by reference: its reason is said once, on its own
+    ``unusable`` line (the item's ``unusable_reason``); else, having none, in a word here."""
+    return f"see {item['label']}: unusable" if item.get("unusable_reason") else f"no energy per {word}"
+
+
 def _who(item: Mapping[str, Any]) -> str:
     mode = item.get("power_mode")
     return f"{item['label']} ({mode})" if mode else str(item["label"])
@@ -403,13 +409,12 @@ def _cheapest(items: Sequence[Mapping[str, Any]],
     need = "" if min_throughput is None else f" at {min_throughput:g}/s or more"
     unpriced = [i for i in items if not usable(i)]
     left_out = "; left out as unusable: " + "; ".join(
-        f"{_who(i)} ({i.get('unusable_reason') or 'no energy per ' + word})" for i in unpriced
-    ) if unpriced else ""
+        f"{_who(i)} ({_why(i, word)})" for i in unpriced) if unpriced else ""
     if not priced:
         if len(items) < 2 and min_throughput is None:
             return None, None
         return None, f"No item has an energy per {word} to compare: " + "; ".join(
-            f"{_who(i)}: {i.get('unusable_reason') or 'none'}" for i in unpriced)
+            f"{_who(i)} ({_why(i, word)})" for i in unpriced)
     if min_throughput is None:
         fit = priced
     else:

@@ -11,14 +11,14 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+#: Below this coverage of trtexec's timed window a report's energy per inference is not used (a
+#: report JSON saved by hand, or by an older version, may still hold one).
+from jtop_roof.formats.trtexec_span import MIN_COVERAGE
+
 #: The phase a trtexec run's timed window becomes (``trtexec.TIMED``).
 TIMED_PHASE = "timed"
 
 
-#: Below this coverage of trtexec's timed window a report's energy per inference is not used
-#: (``trtexec_span.MIN_COVERAGE``: a report JSON saved by hand, or by an older version, may still
-#: hold one).
-MIN_COVERAGE = 0.99
 
 
 def usability(report: Mapping[str, Any], span: Mapping[str, Any],

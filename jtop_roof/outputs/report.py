@@ -36,7 +36,7 @@ from jtop_roof.analysis.verdict import Placement
 from jtop_roof.formats.logfile import ReadStats, iter_records, open_text, read_header
 from jtop_roof.formats.ncu import Kernel
 from jtop_roof.formats.trtexec import TrtexecError, TrtexecRun, kept_output, read_trtexec, with_trtexec
-from jtop_roof.formats.trtexec_span import MEASURED, RunPlacement
+from jtop_roof.formats.trtexec_span import RunPlacement
 from jtop_roof.model.codec import finite_or_null
 from jtop_roof.model.info import SourceInfo, TimeBasis
 from jtop_roof.model.metrics import FOREIGN_PROCESS_PCT, fmt_si_unit
@@ -90,7 +90,7 @@ def build_report(
     for _ in iter_records(open_lines(), tz=tz, interval_s=interval_s, stats=stats, tz_given=tz_given):
         if stats.interval_final:
             break
-    log_start = None if placement is None or placement.log_start_source == MEASURED else placement.log_start
+    log_start = None if placement is None else placement.plain_log_start
     whole_read = ReadStats()  # the last full read: what only the whole file tells
 
     def records() -> Iterable[Record]:

@@ -16,8 +16,10 @@ def timed_by_trtexec(span: dict[str, Any], run: TrtexecRun | None,
                       placement: RunPlacement | None) -> dict[str, Any]:
     """The ``timed`` phase's throughput is trtexec's own (its Throughput line, else N ÷ walltime);
     its energy per inference is withheld (null, and ``j_per_iter_note`` says why) where the log
-    covers less than ``MIN_COVERAGE`` of the timed window: the energy of part of the window over
-    all its queries would read low."""
+    covers less than ``MIN_COVERAGE`` of the timed window (the energy of part of the window over
+    all its queries would read low), where that coverage rests on an assumed interval, or where a
+    plain log fitted to trtexec's run fails its check; where it is given from a fitted log,
+    ``j_per_iter_note`` says it rests on the fit (``RunPlacement.per_inference_note``)."""
     workload = span.get("workload")
     if run is None or span["name"] != "timed" or workload is None:
         return span
@@ -26,7 +28,8 @@ def timed_by_trtexec(span: dict[str, Any], run: TrtexecRun | None,
         workload["throughput_source"] = f"trtexec ({run.throughput_source})"
     if placement is not None and not placement.per_inference_usable:
         workload["j_per_iter"] = workload["j_per_iter_above_idle"] = None
-        workload["j_per_iter_note"] = placement.coverage_note
+    if placement is not None and placement.per_inference_note is not None:
+        workload["j_per_iter_note"] = placement.per_inference_note
     return span
 
 
@@ -93,6 +96,8 @@ def workload_notes(report: dict[str, Any]) -> list[str]:
         work = span.get("workload") or {}
         if work.get("j_per_iter") is None and work.get("j_per_iter_note"):
             out.append(f"- {_md(span['name'])}: no energy per iteration: {_md(work['j_per_iter_note'])}")
+        elif work.get("j_per_iter_note"):
+            out.append(f"- {_md(span['name'])}: its energy per iteration {_md(work['j_per_iter_note'])}")
     return ["", *out] if out else []
 
 

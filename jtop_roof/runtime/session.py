@@ -80,15 +80,17 @@ class SourceRequest:
 
 def _replay(request: SourceRequest) -> Source:
     from jtop_roof.formats.logfile import RecordingError
+    from jtop_roof.runtime.inputs import fitted_interval_s, given_interval_ms
     from jtop_roof.sources.replay import ReplaySource
 
     config, replay = request.config, request.replay
     assert replay is not None
     try:
         # The interval wins over a log's stamps only where the user set one (Config's default is
-        # no one's: a stamped log's own interval then stands).
-        given_ms = None if config.interval_ms == Config.interval_ms else config.interval_ms
-        return ReplaySource(replay, speed=config.speed, interval_ms=given_ms, tz=request.tz,
+        # no one's: a stamped log's own interval then stands); a plain log fitted to trtexec's run
+        # is spaced at the fitted interval, as ``report`` reads it.
+        return ReplaySource(replay, speed=config.speed, interval_ms=given_interval_ms(config),
+                            interval_s=fitted_interval_s(config, replay, request.tz), tz=request.tz,
                             follow=config.follow, hold_at_end=request.interactive,
                             tz_given=config.tz is not None)
     except OSError as exc:

@@ -68,15 +68,16 @@ class ReplaySource(Source):
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] | None = None,
         tz_given: bool | None = None,
+        interval_s: float | None = None,
     ) -> None:
-        """``interval_ms``: the user's interval, which wins over a log's stamps (None: a stamped
-        log's interval comes from its stamps, logfile's interval rule; 1 s is assumed for a
-        log without). ``tz_given``: ``tz`` is the user's (default: when ``tz`` is given at all).
-        ``backfill_s``: how much comes at once after a seek. ``hold_at_end``: at the end (without
-        follow or loop) wait for a seek instead of ending, as a UI wants. ``clock``/``sleep`` are
-        injectable for tests; the default sleep is woken at once by any control. Raises OSError
-        if the file cannot be read, and ``logfile.RecordingError`` for a recording this program
-        must not read."""
+        """``interval_ms``: the user's interval (``interval_s``, in seconds, instead: one fitted to
+        trtexec's run, ``runtime.inputs``), which wins over a log's stamps (None: a stamped log's
+        interval comes from its stamps, logfile's interval rule; 1 s is assumed for a log without).
+        ``tz_given``: ``tz`` is the user's (default: when ``tz`` is given at all). ``backfill_s``:
+        how much comes at once after a seek. ``hold_at_end``: at the end (without follow or loop)
+        wait for a seek instead of ending, as a UI wants. ``clock``/``sleep`` are injectable for
+        tests; the default sleep is woken at once by any control. Raises OSError if the file
+        cannot be read, and ``logfile.RecordingError`` for a recording this program must not read."""
         self.path = str(path)
         self._tz = as_tz(tz)
         if tz is None:
@@ -113,7 +114,7 @@ class ReplaySource(Source):
 
         self._seeking: float | None = None  # the target of a seek waiting for the index
 
-        given_interval_s = interval_ms / 1000.0 if interval_ms else None
+        given_interval_s = interval_s or (interval_ms / 1000.0 if interval_ms else None)
         self.index = FileIndex(self.path, tz=self._tz, interval_s=given_interval_s, growing=follow,
                                clock=clock, tz_given=tz is not None if tz_given is None else tz_given)
         try:
