@@ -239,3 +239,23 @@ def test_phases_of_one_run_in_one_mode_get_no_power_mode_verdict():
     assert all(i["throughput_per_s"] for i in items) and items[0]["power_mode"] == items[1]["power_mode"]
     lines = cmp.compare(items)["verdicts"]
     assert lines and not any("follows the mode" in line or "Paced" in line for line in lines)
+
+
+def test_each_item_says_what_its_figures_rest_on(tmp_path):
+    """A stamped log and the same lines without stamps: compare says the second's interval is
+    assumed (its duration rests on it) in the JSON items and a row of the md table."""
+    lines = [line for line in (ROOT / "tests" / "data" / "fake_tegrastats_orinnano_super.txt")
+             .read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
+    stamped, bare = tmp_path / "stamped.log", tmp_path / "bare.log"
+    # re-stamped two lines a second, so that the stamps tell the interval (0.5 s)
+    restamped = [f"04-19-2026 01:31:{10 + i // 2:02d} {line[20:]}" for i, line in enumerate(lines)]
+    stamped.write_text("\n".join(restamped) + "\n", encoding="utf-8")
+    bare.write_text("\n".join(line[20:] for line in lines) + "\n", encoding="utf-8")
+    items = [cmp.load_item(str(path), tz=UTC, config=Config()) for path in (stamped, bare)]
+    assert [(i["interval_source"], i["device_source"]) for i in items] == [("measured", "inferred"),
+                                                                          ("assumed", "inferred")]
+    assert items[1]["interval_s"] == 1.0 and items[0]["interval_s"] == 0.5
+    assert all(i["energy_total_source"] == "measured" for i in items)
+    table = cmp.to_markdown(cmp.compare(items))
+    row = next(line for line in table.splitlines() if line.startswith("| interval |"))
+    assert "(measured)" in row and "1000 ms (assumed)" in row

@@ -48,7 +48,7 @@ from jtop_roof.formats.logfile import ReadStats, RecordingError, open_regular, r
 from jtop_roof.model.codec import encodable_tree
 from jtop_roof.model.errors import UserError
 from jtop_roof.model.metrics import FOREIGN_PROCESS_PCT
-from jtop_roof.outputs.compare_usable import TIMED_PHASE, usability, usable
+from jtop_roof.outputs.compare_usable import SOURCE_ROWS, TIMED_PHASE, rests_on, usability, usable
 from jtop_roof.outputs.report import report_file
 from jtop_roof.runtime.config import Config
 
@@ -227,6 +227,7 @@ def item_from_report(report: Mapping[str, Any], label: str, phase: str | None = 
         "note": note,
         "foreign_processes": _foreign(span.get("processes")),
         **usability(report, span, workload),
+        **rests_on(report, span),
     }
     if not item["usable"]:  # a figure that must not be compared is not shown as one
         item["j_per_iter"] = item["j_per_iter_above_idle"] = None
@@ -541,7 +542,7 @@ def to_markdown(result: Mapping[str, Any]) -> str:
     def row(title: str, cells: list[str]) -> None:
         out.append("| " + " | ".join([title, *cells]) + " |")
 
-    texts = (("device", "device"), ("power mode", "power_mode"), ("span", "span"))
+    texts = (("device", "device"), ("power mode", "power_mode"), ("span", "span"), *SOURCE_ROWS)
     for title, key in texts:
         cells = []
         for n, item in enumerate(items):

@@ -1,4 +1,5 @@
-"""Whether a compared item's energy per iteration may be compared and ranked, and why not.
+"""Whether a compared item's energy per iteration may be compared and ranked, and why not; and
+what its figures rest on (the report's own ``*_source`` words, shown as rows of compare's table).
 
 A run whose log covers less than 99% of trtexec's timed window, whose timed window was not placed
 on the log or timed 0 queries, that reported no iterations or whose energy nothing measured has no
@@ -17,8 +18,33 @@ from jtop_roof.formats.trtexec_span import MIN_COVERAGE
 
 #: The phase a trtexec run's timed window becomes (``trtexec.TIMED``).
 TIMED_PHASE = "timed"
+#: Rows of compare's md table that say what each item rests on: (title, ``rests_on`` key).
+SOURCE_ROWS = (("interval", "interval"), ("board · mode from", "board_from"),
+               ("throttle detection", "throttle_detection"), ("energy total", "energy_total_source"))
 
 
+def rests_on(report: Mapping[str, Any], span: Mapping[str, Any]) -> dict[str, Any]:
+    """What an item's figures rest on, as its report says (JSON keys ``interval_s``,
+    ``interval_source``, ``device_source``, ``power_mode_source``, ``throttle_detection``,
+    ``energy_total_source``; null where the report does not say, e.g. one saved by an older
+    version), and the md cells of ``SOURCE_ROWS`` (``interval``, ``board_from``)."""
+    source = report.get("source")
+    source = source if isinstance(source, Mapping) else {}
+    interval = source.get("interval_s")
+    interval = interval if isinstance(interval, (int, float)) and math.isfinite(interval) else None
+    out = {"interval_s": interval, "interval_source": _word(source.get("interval_source")),
+           "device_source": _word(report.get("device_source")),
+           "power_mode_source": _word(report.get("power_mode_source")),
+           "throttle_detection": _word(report.get("throttle_detection")),
+           "energy_total_source": _word(span.get("energy_total_source"))}
+    shown = "—" if interval is None else f"{interval * 1000:.0f} ms"
+    return {**out, "interval": f"{shown} ({out['interval_source'] or 'not said'})",
+            "board_from": f"{out['device_source'] or '—'} · {out['power_mode_source'] or '—'}"}
+
+
+def _word(value: Any) -> str | None:
+    """A short word from a report (a file the user gave: anything else is not said)."""
+    return value if isinstance(value, str) and value.isprintable() and len(value) <= 32 else None
 
 
 def usability(report: Mapping[str, Any], span: Mapping[str, Any],
