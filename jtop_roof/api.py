@@ -76,5 +76,6 @@ def read(path: str, *, tz: str | None = None, interval_ms: int | None = None,
             values[column].append(np.nan if value is None else float(value))
         for column, kept in text.items():
             kept.append(row[column])
-    report = report_file(path, tz=zone, interval_s=interval_s, config=config or Config())
+    report = report_file(path, tz=zone, interval_s=interval_s, config=config or Config(),
+                         tz_given=tz is not None)
     return Recording(path, {c: np.asarray(v, dtype=np.float64) for c, v in values.items()}, text, report)

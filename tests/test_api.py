@@ -46,3 +46,13 @@ def test_bad_input_is_one_user_error(tmp_path):
         read(str(tmp_path / "missing.jsonl"))
     with pytest.raises(UserError):
         read(str(Path(__file__)), tz="Mars/Olympus")
+
+
+def test_a_zone_given_to_read_is_said_given(tmp_path):
+    """Stamps that write no zone are read in the zone given to ``read``: ``given``, not assumed."""
+    lines = [line for line in (Path(__file__).parent / "data" / "fake_tegrastats_orinnano_super.txt")
+             .read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
+    log = tmp_path / "stamped.log"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert read(str(log), tz="Europe/Paris").report["source"]["stamps"]["zone_source"] == "given"
+    assert read(str(log)).report["source"]["stamps"]["zone_source"] == "assumed"

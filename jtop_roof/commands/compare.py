@@ -36,12 +36,13 @@ def run(args: argparse.Namespace, config: Config) -> int:
     with readable(STDIN) if STDIN in inputs else nullcontext(STDIN) as spool:
         for spec, path in zip(args.items, inputs, strict=True):
             if path != STDIN:
-                items.append(load_item(spec, tz=tz, interval_s=interval_s, config=config, warn=warn))
+                items.append(load_item(spec, tz=tz, interval_s=interval_s, config=config, warn=warn,
+                                       tz_given=args.tz is not None))
                 continue
             phase = split_spec(spec)[1]
             suffix = "" if phase is None else f"#{phase}"
             items.append(load_item(spool + suffix, tz=tz, interval_s=interval_s, config=config, warn=warn,
-                                   label=f"stdin{suffix}", file=STDIN))
+                                   label=f"stdin{suffix}", file=STDIN, tz_given=args.tz is not None))
     result = compare(items, args.min_throughput)
     return emit(to_json(result) if args.format == "json" else to_markdown(result), args.out, inputs)
 

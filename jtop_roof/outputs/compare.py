@@ -75,14 +75,15 @@ class CompareError(UserError):
 
 def file_report(
     path: str, *, tz: tzinfo, interval_s: float | None, config: Config | None = None,
-    warn: Callable[[str], None] | None = None,
+    warn: Callable[[str], None] | None = None, tz_given: bool = False,
 ) -> dict[str, Any]:
     """The report of a recording or a plain tegrastats log, exactly as ``jroof-tui report`` builds
     it (same pipeline; ``session.pipeline_options`` of ``config``, fresh detectors for each file).
     Raises CompareError (one line) for what cannot be read."""
     stats = ReadStats()
     try:
-        report = report_file(path, tz=tz, interval_s=interval_s, config=config or Config(), stats=stats)
+        report = report_file(path, tz=tz, interval_s=interval_s, config=config or Config(), stats=stats,
+                             tz_given=tz_given)
     except OSError as exc:
         raise CompareError(f"cannot read {path}: {exc.strerror or exc}") from None
     except RecordingError as exc:
@@ -158,9 +159,11 @@ def split_spec(spec: str) -> tuple[str, str | None]:
 def load_item(
     spec: str, *, tz: tzinfo, interval_s: float | None = None, config: Config | None = None,
     warn: Callable[[str], None] | None = None, label: str | None = None, file: str | None = None,
+    tz_given: bool = False,
 ) -> dict[str, Any]:
     """One item (see the module docstring) as its JSON object; ``file``: what its ``file`` says
-    where that is not the path read (``-``: standard input, read from where it was spooled)."""
+    where that is not the path read (``-``: standard input, read from where it was spooled);
+    ``tz_given``: ``tz`` is the user's ``--tz`` (its stamps' zone is then given, not assumed)."""
     path, phase = split_spec(spec)
     if not os.path.isfile(path):
         raise CompareError(f"cannot read {path}: " + ("not a regular file" if os.path.exists(path)
@@ -172,7 +175,7 @@ def load_item(
     if as_json:
         report = load_report_json(path)
     else:
-        report = file_report(path, tz=tz, interval_s=interval_s, config=config, warn=warn)
+        report = file_report(path, tz=tz, interval_s=interval_s, config=config, warn=warn, tz_given=tz_given)
     name = label if label is not None else Path(path).stem + ("" if phase is None else f"#{phase}")
     return item_from_report(report, name, phase, file=path if file is None else file)
 

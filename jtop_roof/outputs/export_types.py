@@ -112,7 +112,7 @@ def export_metadata(header: Mapping[str, Any] | None, board: Board, tz: tzinfo, 
     """What Parquet says of the file (``METADATA_KEYS``): the jroof that exported it and the one
     that recorded it, the table, what recorded it (``tegrastats log`` for a plain log), the board as
     it names itself, the device and power mode as the pipeline resolved them (and from where:
-    given, recorded, inferred), and the zone of its stamps. Never the host or the command line."""
+    given, measured, inferred), and the zone of its stamps. Never the host or the command line."""
     header = header or {}
     zone = header.get("tz") if isinstance(header.get("tz"), str) else getattr(tz, "key", None) or str(tz)
     values: dict[str, object] = {
