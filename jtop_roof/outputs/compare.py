@@ -48,7 +48,16 @@ from jtop_roof.formats.logfile import ReadStats, RecordingError, open_regular, r
 from jtop_roof.model.codec import encodable_tree
 from jtop_roof.model.errors import UserError
 from jtop_roof.model.metrics import FOREIGN_PROCESS_PCT
-from jtop_roof.outputs.compare_usable import SOURCE_ROWS, TIMED_PHASE, rests_on, usability, usable
+from jtop_roof.outputs.compare_usable import (
+    SOURCE_ROWS,
+    TIMED_PHASE,
+    as_map,
+    as_number,
+    as_text,
+    rests_on,
+    usability,
+    usable,
+)
 from jtop_roof.outputs.report import report_file
 from jtop_roof.runtime.config import Config
 
@@ -197,36 +206,36 @@ def item_from_report(report: Mapping[str, Any], label: str, phase: str | None = 
     if len(chosen) > 1:
         note = f"{len(chosen)} phases named {chosen[0].get('name')!r}: the first is used"
     span: Mapping[str, Any] = chosen[0] if chosen else report["whole"]
-    energy = _map(span.get("energy_j"))
-    power = _map(span.get("power_w"))
-    ceilings = _map(span.get("ceilings"))
-    workload = _map(span.get("workload"))
-    roofline = _map(span.get("roofline"))
-    events = _span_events(report.get("events"), _num(span.get("start_s")), _num(span.get("end_s")))
-    source = _map(report.get("source"))
+    energy = as_map(span.get("energy_j"))
+    power = as_map(span.get("power_w"))
+    ceilings = as_map(span.get("ceilings"))
+    workload = as_map(span.get("workload"))
+    roofline = as_map(span.get("roofline"))
+    events = _span_events(report.get("events"), as_number(span.get("start_s")), as_number(span.get("end_s")))
+    source = as_map(report.get("source"))
     item: dict[str, Any] = {
         "label": label,
-        "file": file if file is not None else _text(source.get("file")),
-        "span": _text(span.get("name")),
-        "device": _text(report.get("device")),
-        "power_mode": _text(report.get("power_mode")),
-        "duration_s": _num(span.get("duration_s")),
+        "file": file if file is not None else as_text(source.get("file")),
+        "span": as_text(span.get("name")),
+        "device": as_text(report.get("device")),
+        "power_mode": as_text(report.get("power_mode")),
+        "duration_s": as_number(span.get("duration_s")),
         "samples": _int(span.get("samples")),
         "gaps": _int(span.get("gaps")),
-        "energy_j": _num(energy.get("total")),
-        "power_w": _num(power.get("mean")),
-        "power_peak_w": _num(power.get("peak")),
-        "gpu_mhz": _num(ceilings.get("gpu_mhz")),
-        "emc_mhz": _num(ceilings.get("emc_mhz")),
-        "throttled_s": _num(span.get("throttled_s")),
+        "energy_j": as_number(energy.get("total")),
+        "power_w": as_number(power.get("mean")),
+        "power_peak_w": as_number(power.get("peak")),
+        "gpu_mhz": as_number(ceilings.get("gpu_mhz")),
+        "emc_mhz": as_number(ceilings.get("emc_mhz")),
+        "throttled_s": as_number(span.get("throttled_s")),
         "throttle_events": sum(1 for e in events if e.get("kind") == "throttle"),
         "thermal_events": sum(1 for e in events if e.get("kind") == "throttle"
                               and "thermal" in str(e.get("reason", ""))),
-        "iterations": _num(workload.get("iterations")),
-        "throughput_per_s": _num(workload.get("throughput_per_s")),
-        "j_per_iter": _num(workload.get("j_per_iter")),
-        "j_per_iter_above_idle": _num(workload.get("j_per_iter_above_idle")),
-        "roofline": _text(roofline.get("verdict")),
+        "iterations": as_number(workload.get("iterations")),
+        "throughput_per_s": as_number(workload.get("throughput_per_s")),
+        "j_per_iter": as_number(workload.get("j_per_iter")),
+        "j_per_iter_above_idle": as_number(workload.get("j_per_iter_above_idle")),
+        "roofline": as_text(roofline.get("verdict")),
         "note": note,
         "foreign_processes": _foreign(span.get("processes")),
         **usability(report, span, workload),
@@ -242,10 +251,10 @@ def _foreign(processes: Any) -> list[str]:
     its figures may be another program's too."""
     found = []
     for process in processes if isinstance(processes, list) else []:
-        entry = _map(process)
-        cpu = _num(entry.get("cpu_percent_mean"))
+        entry = as_map(process)
+        cpu = as_number(entry.get("cpu_percent_mean"))
         if cpu is not None and cpu >= FOREIGN_PROCESS_PCT and entry.get("benchmark") is not True:
-            found.append(f"{_text(entry.get('name')) or '?'} ({cpu:.0f}%)")
+            found.append(f"{as_text(entry.get('name')) or '?'} ({cpu:.0f}%)")
     return found
 
 
@@ -257,30 +266,16 @@ def _span_events(events: Any, start: float | None, end: float | None) -> list[Ma
     for event in events:
         if not isinstance(event, dict):
             continue
-        e_start, e_end = _num(event.get("start_s")), _num(event.get("end_s"))
+        e_start, e_end = as_number(event.get("start_s")), as_number(event.get("end_s"))
         if start is None or end is None or e_start is None or e_end is None \
                 or (e_start <= end and e_end >= start):
             out.append(event)
     return out
 
 
-def _map(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
 def _int(value: Any) -> int | None:
-    number = _num(value)
+    number = as_number(value)
     return None if number is None else int(number)
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 # ------------------------------------------------------------------------------------ comparing

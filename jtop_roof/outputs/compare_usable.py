@@ -28,10 +28,8 @@ def rests_on(report: Mapping[str, Any], span: Mapping[str, Any]) -> dict[str, An
     ``interval_source``, ``device_source``, ``power_mode_source``, ``throttle_detection``,
     ``energy_total_source``; null where the report does not say, e.g. one saved by an older
     version), and the md cells of ``SOURCE_ROWS`` (``interval``, ``board_from``)."""
-    source = report.get("source")
-    source = source if isinstance(source, Mapping) else {}
-    interval = source.get("interval_s")
-    interval = interval if isinstance(interval, (int, float)) and math.isfinite(interval) else None
+    source = as_map(report.get("source"))
+    interval = as_number(source.get("interval_s"))
     out = {"interval_s": interval, "interval_source": _word(source.get("interval_source")),
            "device_source": _word(report.get("device_source")),
            "power_mode_source": _word(report.get("power_mode_source")),
@@ -56,23 +54,24 @@ def usability(report: Mapping[str, Any], span: Mapping[str, Any],
 
 
 def _unusable(report: Mapping[str, Any], span: Mapping[str, Any], workload: Mapping[str, Any]) -> str | None:
-    source, trtexec = _map(report.get("source")), report.get("trtexec")
-    if _text(source.get("trtexec_unread")):
+    source, trtexec = as_map(report.get("source")), report.get("trtexec")
+    if as_text(source.get("trtexec_unread")):
         return f"trtexec's output could not be used: {source['trtexec_unread']}"
     if isinstance(trtexec, dict):
         if span.get("name") != TIMED_PHASE and span is report.get("whole"):
             return "trtexec's run has no timed phase on the log (its window was not placed)"
-        if _text(trtexec.get("unmeasured")):
+        if as_text(trtexec.get("unmeasured")):
             return str(trtexec["unmeasured"])
-        coverage = _num(trtexec.get("coverage"))
+        coverage = as_number(trtexec.get("coverage"))
         if span.get("name") == TIMED_PHASE and coverage is not None and coverage < MIN_COVERAGE:
-            return _text(trtexec.get("coverage_note")) or \
+            return as_text(trtexec.get("coverage_note")) or \
                 f"the log covers {coverage:.1%} of trtexec's timed window (below {MIN_COVERAGE:.0%})"
     if not workload:
         return ("no iterations reported in this span (a recording with `mark --work`, or a report JSON "
                 "made with `--trtexec`)")
-    if _num(workload.get("j_per_iter")) is None:
-        return _text(workload.get("j_per_iter_note")) or "no energy per iteration (no input energy measured)"
+    if as_number(workload.get("j_per_iter")) is None:
+        return (as_text(workload.get("j_per_iter_note"))
+                or "no energy per iteration (no input energy measured)")
     return None
 
 
@@ -83,17 +82,18 @@ def usable(item: Mapping[str, Any]) -> bool:
     return item.get("usable", True) is True and item["j_per_iter"] is not None
 
 
-
-
-def _map(value: Any) -> Mapping[str, Any]:
+def as_map(value: Any) -> Mapping[str, Any]:
+    """A report's object, or an empty one (a report JSON is a file the user gave)."""
     return value if isinstance(value, dict) else {}
 
 
-def _num(value: Any) -> float | None:
+def as_number(value: Any) -> float | None:
+    """A report's finite number, else None."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value) if math.isfinite(value) else None
 
 
-def _text(value: Any) -> str | None:
+def as_text(value: Any) -> str | None:
+    """A report's text, else None."""
     return value if isinstance(value, str) else None
