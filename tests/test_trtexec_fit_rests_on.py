@@ -134,6 +134,11 @@ def test_a_replay_of_a_plain_log_with_trtexec_and_no_flags_is_fitted_as_report_f
         assert source.interval_s == pytest.approx(report["trtexec"]["interval_s"])
         described = Runtime(source, config).describe()
         assert described.ledger_builder is not None and described.extras
+        # the replay says its interval rests on the fit, as report does (header, /metrics)
+        timing = described.info.timing
+        assert timing is not None and report["source"]["interval_source"] == "inferred"
+        assert timing.interval_source == "inferred"
+        assert timing.interval_note == report["source"]["interval_note"]
         assert not any("not used" in note for note in described.notes)
         ledger = described.ledger_builder(described.extras)
     finally:

@@ -18,11 +18,12 @@ all ask here (``runtime.inputs``), so they agree.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
 
 from jtop_roof.formats.trtexec import TrtexecError, TrtexecRun
 from jtop_roof.model.errors import UserError
+from jtop_roof.model.info import TimeBasis
 from jtop_roof.model.timeline import MAX_YEAR, MIN_YEAR
 
 #: Slack for "inside": tegrastats and trtexec both stamp to the second.
@@ -79,6 +80,15 @@ class LogSpan:
 MIN_COVERAGE = 0.99
 #: What a number rests on (the project's four words).
 MEASURED, GIVEN, ASSUMED, INFERRED = "measured", "given", "assumed", "inferred"
+#: What a log without stamps fitted to trtexec's run says of its interval (report and replay alike).
+FITTED_INTERVAL_NOTE = ("the log has no stamps: its lines are spread over trtexec's run (first to last "
+                        "stamp); give --interval and --log-start to set them")
+
+
+def fitted_timing(timing: TimeBasis | None) -> TimeBasis | None:
+    """How a log fitted to trtexec's run was timed: its interval rests on the fit (inferred)."""
+    return None if timing is None else replace(timing, interval_source=INFERRED,
+                                               interval_note=FITTED_INTERVAL_NOTE)
 #: A fitted interval outside these bounds fits nothing (tegrastats' own limits are wider).
 _FIT_MIN_S, _FIT_MAX_S = 0.001, 60.0
 #: The checks of a fit (``fit_check``), from the real pairs in ../shared: trtexec's timed loop keeps

@@ -36,7 +36,7 @@ from jtop_roof.analysis.verdict import Placement
 from jtop_roof.formats.logfile import ReadStats, iter_records, open_text, read_header
 from jtop_roof.formats.ncu import Kernel
 from jtop_roof.formats.trtexec import TrtexecError, TrtexecRun, kept_output, read_trtexec, with_trtexec
-from jtop_roof.formats.trtexec_span import RunPlacement
+from jtop_roof.formats.trtexec_span import RunPlacement, fitted_timing
 from jtop_roof.model.codec import finite_or_null
 from jtop_roof.model.info import SourceInfo, TimeBasis
 from jtop_roof.model.metrics import FOREIGN_PROCESS_PCT, fmt_si_unit
@@ -137,11 +137,7 @@ def build_report(
 def _timing(basis: TimeBasis | None, placement: RunPlacement | None) -> TimeBasis | None:
     """How the file's samples were timed: as the reader found it, but a log without stamps spread
     over trtexec's run (its interval fitted to it) rests on that fit: inferred, and said."""
-    if basis is None or placement is None or placement.interval_source is None:
-        return basis
-    return replace(basis, interval_source=placement.interval_source,
-                   interval_note="the log has no stamps: its lines are spread over trtexec's run (first "
-                                 "to last stamp); give --interval and --log-start to set them")
+    return basis if placement is None or placement.interval_source is None else fitted_timing(basis)
 
 
 def kernel_json(kernel: Kernel, board: Board) -> dict[str, Any]:

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from jtop_roof.formats.logfile import as_tz
+from jtop_roof.formats.trtexec_span import fitted_timing
 from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.records import Event, Record, Sample
 from jtop_roof.model.settings import MAX_SPEED, MIN_SPEED
@@ -115,6 +116,7 @@ class ReplaySource(Source):
         self._seeking: float | None = None  # the target of a seek waiting for the index
 
         given_interval_s = interval_s or (interval_ms / 1000.0 if interval_ms else None)
+        self._fitted_interval_s = interval_s  # fitted to trtexec's run: said inferred
         self.index = FileIndex(self.path, tz=self._tz, interval_s=given_interval_s, growing=follow,
                                clock=clock, tz_given=tz is not None if tz_given is None else tz_given)
         try:
@@ -266,7 +268,8 @@ class ReplaySource(Source):
         out["source"] = self.kind
         out["file"] = self.path
         out["interval_ms"] = round(self.interval_s * 1000, 3)
-        return replace(SourceInfo.from_mapping(out), timing=self.index.basis)
+        timing = self.index.basis if self._fitted_interval_s is None else fitted_timing(self.index.basis)
+        return replace(SourceInfo.from_mapping(out), timing=timing)
 
     # -- the worker ------------------------------------------------------------------------
 
