@@ -21,6 +21,10 @@ MEASURED, GIVEN, ASSUMED, INFERRED = "measured", "given", "assumed", "inferred"
 SAID = (INFERRED, ASSUMED)
 
 
+#: How far a figure can be trusted, best first: one that rests on several takes the worst of them.
+TRUST = (MEASURED, GIVEN, INFERRED, ASSUMED)
+
+
 @dataclass(frozen=True, slots=True)
 class Sourced:
     """One number's (or verdict's) value and what it rests on."""
@@ -42,9 +46,9 @@ def sourced_items(pipeline: Pipeline) -> tuple[Sourced, ...]:
         # How far throttles can be told: judged against the mode's caps, so it rests on the mode.
         Sourced("throttle_detection", board.throttle_detection, board.power_mode_source,
                 board.throttle_detection_note),
-        Sourced("energy", whole.energy_source, whole.energy_total_source,
-                whole.energy_note
-                or ("" if whole.energy_source is not None else "no power reading in the stream")),
+        Sourced("energy", whole.energy_source,
+                *energy_rests_on(whole.energy_total_source,
+                                 whole.energy_note or _no_power(whole.energy_source), pipeline.info.timing)),
     )
 
 
@@ -59,3 +63,20 @@ def _timing_items(timing: TimeBasis | None) -> tuple[Sourced, ...]:
         return (interval,)
     return (interval, Sourced("stamps", f"{timing.stamp_format}, zone {timing.zone}", timing.zone_source,
                               timing.stamps_note or ""))
+
+
+def energy_rests_on(source: str | None, note: str, timing: TimeBasis | None) -> tuple[str | None, str]:
+    """(source, note) of a span's energy: what measured its power (the ledger's
+    ``energy_total_source``), unless the time between a file's samples was only assumed or
+    inferred (a log without stamps): energy is power times time, so it rests on that as well."""
+    if source is None or timing is None or timing.interval_source not in (ASSUMED, INFERRED):
+        return source, note
+    weaker = timing.interval_source if source not in TRUST else max(source, timing.interval_source,
+                                                                    key=TRUST.index)
+    said = (f"the time between the samples is {timing.interval_source} "
+            f"({timing.interval_s * 1000:g} ms): the energy scales with it")
+    return weaker, "; ".join(part for part in (note, said) if part)
+
+
+def _no_power(label: str | None) -> str:
+    return "" if label is not None else "no power reading in the stream"

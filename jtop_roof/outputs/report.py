@@ -28,7 +28,7 @@ from dataclasses import replace
 from datetime import datetime, tzinfo
 from typing import Any
 
-from jtop_roof.analysis.assumptions import sourced_items
+from jtop_roof.analysis.assumptions import energy_rests_on, sourced_items
 from jtop_roof.analysis.detectors import cause_source
 from jtop_roof.analysis.ledger import SpanStats
 from jtop_roof.analysis.pipeline import Pipeline
@@ -250,6 +250,8 @@ def span_json(
     def offset(t: float | None) -> float | None:
         return None if t is None or origin is None else t - origin
 
+    total_source, total_note = energy_rests_on(span.energy_total_source, span.energy_note or "",
+                                               pipeline.info.timing)
     rails: dict[str, dict[str, float | None]] = {
         name: {"mean": _w(span.rail_mean_mw(name)), "peak": _w(span.rail_peak_mw.get(name))}
         for name in sorted(set(span.rails_j) | set(span.rail_peak_mw))
@@ -265,8 +267,8 @@ def span_json(
         "samples": span.samples,
         "gaps": span.gaps,
         "energy_source": span.energy_source,
-        "energy_total_source": span.energy_total_source,
-        "energy_note": span.energy_note,
+        "energy_total_source": total_source,
+        "energy_note": total_note or None,
         "power_period_s": span.power_period_s,
         "open": span.is_open,
         "energy_j": {"total": span.energy_j, "rails": dict(sorted(span.rails_j.items()))},
@@ -411,14 +413,16 @@ def to_markdown(report: dict[str, Any]) -> str:
     if report.get("power_mode_check"):
         out += [f"Power mode check: {_md(report['power_mode_check'])}", ""]
     out += [
-        "| span | start | duration s | samples | gaps | throttled s | energy J | mean W | peak W |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| span | start | duration s | observed s | samples | gaps | throttled s | energy J | mean W "
+        "| peak W |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for span in _spans(report):
         start = span["start"] or (f"+{span['start_s']:.1f} s" if span["start_s"] is not None else "")
         name = _md(span["name"]) + (" (open)" if span["open"] else "")
         out.append(
-            f"| {name} | {start} | {span['duration_s']:.1f} | {span['samples']} | {span['gaps']} "
+            f"| {name} | {start} | {span['duration_s']:.1f} | {_num(span['observed_s'], 1) or '—'} "
+            f"| {span['samples']} | {span['gaps']} "
             f"| {span['throttled_s']:.1f} "
             f"| {_num(span['energy_j']['total'], 1) or '—'} | {_num(span['power_w']['mean'], 2) or '—'} "
             f"| {_num(span['power_w']['peak'], 2) or '—'} |"
