@@ -26,7 +26,11 @@ power streams' at each sample (``Coverage.compared``/``disagreed``). A power str
 judged stretch by stretch (between two samples, so the same in every span that holds the stretch):
 where it disagreed with the sample at either end, or read a refused total inside, that stretch's
 total is the samples' (``Coverage.verdict``); refused in every stretch of a span, the span takes
-its total from the next stream. So a run's energy is the sum of the phases that tile it.
+its total from the next stream. So a run's energy is the sum of the phases that tile it. The
+samples' own steps with an end that read no input rail (refused, or a sum of the other rails in
+its place) are gaps where the stream reads its input elsewhere (``Coverage.as_read``); only a log
+that never reads one keeps the sum (inferred). What a span's total rests on is said in
+``analysis.energy_said``.
 
 Nothing here imports Textual.
 """

@@ -28,7 +28,9 @@ with the samples' input rail by more than 20% at a sample at either end. That st
 comes from the samples (tegrastats' VDD_IN; a stretch is judged one sample late, ``_settle``), the
 whole span's where every stretch of it was refused, and ``energy_total_source``/``energy_note``
 say so: what a span's total came from is what the readings inside it read (``Coverage.sources``),
-never the stream's last. The main source's restart (``source_restart`` and the ``gap`` it ends
+never the stream's last. A sample whose own input rail was refused or not read costs only the
+stretches either side of it, gaps said in ``energy_note``, where the samples read that rail
+elsewhere (a sum of the other rails is no input on an Orin). The main source's restart (``source_restart`` and the ``gap`` it ends
 with) breaks the samples only: a power stream that kept reading meanwhile keeps its energy (its
 own steps say where it broke), whenever its thread last read.
 
