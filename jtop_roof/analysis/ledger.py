@@ -30,9 +30,9 @@ whole span's where every stretch of it was refused, and ``energy_total_source``/
 say so: what a span's total came from is what the readings inside it read (``Coverage.sources``),
 never the stream's last. A sample whose own input rail was refused or not read costs only the
 stretches either side of it, gaps said in ``energy_note``, where the samples read that rail
-elsewhere (a sum of the other rails is no input on an Orin). The main source's restart (``source_restart`` and the ``gap`` it ends
-with) breaks the samples only: a power stream that kept reading meanwhile keeps its energy (its
-own steps say where it broke), whenever its thread last read.
+elsewhere (a sum of the other rails is no input on an Orin). The main source's restart
+(``source_restart`` and the ``gap`` it ends with) breaks the samples only: a power stream that kept
+reading meanwhile keeps its energy (its own steps say where it broke), whenever its thread last read.
 
 Nothing here imports Textual.
 """
