@@ -247,9 +247,10 @@ def test_a_finished_phase_keeps_the_source_of_its_own_readings():
     assert phase.energy_j == pytest.approx(20.0)
 
 
-def test_a_span_that_read_its_input_in_part_says_where_the_sum_stood_in():
-    """Lines with VDD_IN, then lines without it (the sum of the module rails stands in): a phase
-    over the first lines only is measured; the run is in part a sum, inferred, and says both."""
+def test_a_span_that_read_its_input_in_part_leaves_the_rest_out_as_gaps():
+    """Lines with VDD_IN, then lines without it: the sum of the module rails is not the input (an
+    Orin's rails do not add up to it), so where the stream reads VDD_IN elsewhere the stretches
+    without it are gaps, said; a phase over the first lines only is measured, without a note."""
     from jtop_roof.analysis.ledger import EnergyLedger
 
     ledger = EnergyLedger(1.0)
@@ -263,9 +264,10 @@ def test_a_span_that_read_its_input_in_part_says_where_the_sum_stood_in():
     assert (phase.energy_total_source, phase.energy_note) == ("measured", None)
     assert phase.energy_source == "tegrastats VDD_IN, 1000 ms"
     whole = ledger.whole
-    assert whole.energy_total_source == "inferred"
-    assert whole.energy_note == \
-        "in part a sum of rails (VDD_IN or sum(VDD_SOC)): where no input rail was read"
+    assert (whole.energy_total_source, whole.energy_j) == ("measured", pytest.approx(15.0))
+    assert (whole.gaps, whole.gap_s, whole.observed_s, whole.duration_s) == (4, 4.0, 3.0, 7.0)
+    assert whole.energy_note == ("tegrastats: 4 samples without VDD_IN (not read at 4): 4 stretches "
+                                 "between samples (4 s) are gaps, not bridged")
 
 
 def _workload_of(path: Path, records: list[Record]) -> dict:

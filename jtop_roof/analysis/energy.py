@@ -26,7 +26,11 @@ power streams' at each sample (``Coverage.compared``/``disagreed``). A power str
 judged stretch by stretch (between two samples, so the same in every span that holds the stretch):
 where it disagreed with the sample at either end, or read a refused total inside, that stretch's
 total is the samples' (``Coverage.verdict``); refused in every stretch of a span, the span takes
-its total from the next stream. So a run's energy is the sum of the phases that tile it.
+its total from the next stream. So a run's energy is the sum of the phases that tile it. The
+samples' own steps with an end that read no input rail (refused, or a sum of the other rails in
+its place) are gaps where the stream reads its input elsewhere (``Coverage.as_read``); only a log
+that never reads one keeps the sum (inferred). What a span's total rests on is said in
+``analysis.energy_said``.
 
 Nothing here imports Textual.
 """
@@ -36,7 +40,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from jtop_roof.model.codec import MAX_NAMED
@@ -155,6 +159,17 @@ class Coverage:
     unmeasured_s: float = 0.0
     #: The samples' own coverage: their total in each stretch not yet judged by every stream.
     stretch_j: dict[int, float] | None = None
+    #: The samples' steps with an end that read no input rail (refused, or a sum of rails stood
+    #: in): their count, seconds, joules (total, by rail), the samples without one, and the peak
+    #: of the sums. Where the stream reads its input elsewhere they are gaps (``as_read``).
+    unread: int = 0
+    unread_s: float = 0.0
+    unread_j: float = 0.0
+    unread_rails_j: dict[str, float] = field(default_factory=dict)
+    no_input: int = 0
+    sum_peak_mw: float | None = None
+    #: Why the view ``as_read`` left stretches out as gaps (None: it left none out).
+    unread_note: str | None = None
 
     @property
     def source(self) -> str | None:
@@ -189,11 +204,15 @@ class Coverage:
                     rails_j[name] = 0.0
 
 
-    def peaks(self, reading: Point, stretch: int = 0) -> None:
+    def peaks(self, reading: Point, stretch: int = 0, *, read: bool = True) -> None:
         """Take the reading's total and rails into the peaks (a judged stream's total: into its
-        ``stretch``'s, kept where that is judged good)."""
+        ``stretch``'s, kept where that is judged good; a sample's sum of rails, ``read`` False:
+        apart, a peak only where the stream never reads its input)."""
         total = reading.total
-        if total is not None and self.judged:
+        if total is not None and not read:
+            if self.sum_peak_mw is None or total > self.sum_peak_mw:
+                self.sum_peak_mw = total
+        elif total is not None and self.judged:
             bucket = self.bucket(stretch)
             bucket[2] = max(bucket[2], total)
         elif total is not None and (self.peak_mw is None or total > self.peak_mw):
@@ -248,6 +267,32 @@ class Coverage:
         else:
             self.unmeasured += 1
             self.unmeasured_s += seconds
+
+    def as_read(self, channel: Channel) -> Coverage:
+        """The samples' coverage as a span sees it: where the stream reads an input rail somewhere
+        (``channel.input_rail``), a step with an end that read none (its input refused, or a sum of
+        rails in its place: on an Orin the rails do not add up to the input) is a gap, neither
+        integrated nor observed, and said (``unread_note``); elsewhere a sum stands (inferred)."""
+        if channel.input_rail is None or not self.unread:
+            peak = self.peak_mw if self.sum_peak_mw is None or (
+                self.peak_mw is not None and self.peak_mw >= self.sum_peak_mw) else self.sum_peak_mw
+            return self if peak == self.peak_mw else replace(self, peak_mw=peak)
+        rails_j = {name: joules - self.unread_rails_j.get(name, 0.0) for name, joules in self.rails_j.items()}
+        total_j = None if self.total_j is None else self.total_j - self.unread_j
+        if self.start is not None and self.end is not None \
+                and self.end - self.start - self.gap_s - self.unread_s <= 1e-9:
+            total_j = None  # no stretch read the input: nothing measured it here
+        said = [f"{self.refused_why} at {self.total_refused}"] if self.total_refused else []
+        if self.no_input:
+            said.append(f"not read at {self.no_input}")
+        count = self.total_refused + self.no_input
+        steps = f"{self.unread} stretch{'es' if self.unread > 1 else ''}"
+        note = (f"{count} sample{'s' if count != 1 else ''} without {channel.input_rail} "
+                f"({', '.join(said)}): {steps} between samples ({self.unread_s:.3g} s) are gaps, not bridged")
+        return replace(self, total_j=total_j, rails_j=rails_j, gaps=self.gaps + self.unread,
+                       gap_s=self.gap_s + self.unread_s, total_refused=0, refused_why=None,
+                       sources=[source for source in self.sources if not source.startswith("sum(")],
+                       unread_note=note)
 
     def reasons(self, channel: Channel) -> str:
         """Why some of this stream's total was refused here: readings refused, and the samples'
@@ -323,6 +368,11 @@ def _further(ratio: float, worst: float | None) -> bool:
     if worst is None:
         return True
     return abs(math.log(max(ratio, 1e-9))) > abs(math.log(max(worst, 1e-9)))
+
+
+def read_input(reading: Point) -> bool:
+    """Whether a reading's total is its input rail's (not refused, not a sum, not none)."""
+    return reading.total is not None and reading.source in INPUT_RAILS
 
 
 def has_input(values: Mapping[str, float]) -> bool:
@@ -408,12 +458,16 @@ class Step:
     """One step of a channel, between two of its readings, shared among the spans it overlaps: its
     energy over the whole step is worked out once."""
 
-    __slots__ = ("kind", "before", "after", "bad", "stretch", "_whole")
+    __slots__ = ("kind", "before", "after", "bad", "stretch", "unread", "fallback", "_whole")
 
     def __init__(self, channel: Channel, before: Point, after: Point, stretch: int = -1) -> None:
         self.kind = channel.kind
         self.before, self.after = before, after
         self.bad = channel.bad_step(before, after)
+        #: The samples': an end read no input rail (see ``Coverage.as_read``); its total is a
+        #: stretch's fallback only while the stream has read no input rail.
+        self.unread = channel.of_samples and not (read_input(before) and read_input(after))
+        self.fallback = not self.unread or channel.input_rail is None
         self.stretch = stretch  # the stretch between samples its first reading lies in
         self._whole: tuple[float | None, dict[str, float]] | None = None
 
@@ -490,80 +544,18 @@ class Step:
         if total is not None and coverage.total_j is not None:
             coverage.total_j += total
             stretch_j = coverage.stretch_j
-            if stretch_j is not None:
+            if stretch_j is not None and self.fallback:
                 stretch_j[self.stretch] = stretch_j.get(self.stretch, 0.0) + total
+            if self.unread:
+                coverage.unread_j += total
         rails_j = coverage.rails_j
+        unread = coverage.unread_rails_j if self.unread else None
+        if unread is not None:
+            coverage.unread += 1
+            coverage.unread_s += seconds
         for name, rail_j in rails.items():
             kept = rails_j.get(name)
             if kept is not None:
                 rails_j[name] = kept + rail_j
-
-
-def span_total_source(totalled: tuple[Channel, Coverage] | None,
-                  judged: list[tuple[Channel, Coverage, str | None]], verdict: Verdict,
-                  samples: Coverage | None, samples_channel: Channel) -> tuple[str | None, str | None]:
-    """(``energy_total_source``, ``energy_note``) of a span whose total came from a stream's coverage
-    of it (None: no total), given every stream's coverage of it and why its total was refused (None:
-    it was not). The total's source is what the readings in the span read, not the stream's last:
-    an input rail (a fallback to tegrastats' VDD_IN included) is measured, a sum of rails inferred."""
-    notes = [f"{refused.name}{_possessive(refused.name)} total refused: {why}"
-             for refused, _, why in judged if why is not None]
-    counts: dict[str, int] = {}
-    for _, cov, _ in judged:
-        for name, count in cov.refused.items():
-            counts[name] = counts.get(name, 0) + count
-    said = [f"{count} {name} reading{'s' if count > 1 else ''} refused (negative or past 2 kW)"
-            for name, count in sorted(counts.items())]
-    if totalled is None:
-        if notes:
-            notes.append("nothing else measured the board's input")
-        elif any(cov.start is not None for _, cov, _ in judged):
-            notes.append("no rail measures the board's input (device rails only)")
-        else:
-            notes.append("no power readings")
-        return None, "; ".join([*notes, *said])
-    channel, cov = totalled
-    source = cov.source
-    if notes:
-        notes.append(f"total from {channel.name}{_possessive(channel.name)} {source}")
-    elif verdict.reasons:  # refused in part: those stretches' total is the samples'
-        refused = verdict.replaced + verdict.unmeasured
-        what = samples_channel.name + _possessive(samples_channel.name)
-        part = (f"{channel.name}{_possessive(channel.name)} total refused in {refused} of "
-                f"{refused + verdict.kept} stretches between samples: {verdict.reasons}")
-        if not refused:
-            part = f"{channel.name}: {verdict.reasons}; no stretch of it here refused"
-        if verdict.replaced:
-            part += f"; total there from {what} {samples.source if samples is not None else None}"
-        if verdict.unmeasured:
-            part += f"; {verdict.unmeasured_s:.1f} s with no sample to fall back to: not observed"
-        notes.append(part)
-    kind = "measured"
-    if channel.kind != COUNTER and (source is None or cov.summed):
-        kind = "inferred"
-        if len(cov.sources) > 1:
-            notes.append(f"in part a sum of rails ({source}): where no input rail was read")
-        else:
-            notes.append(f"a sum of rails ({source}): no rail measures the board's input")
-    return kind, "; ".join([*notes, *said]) or None
-
-
-def _possessive(name: str) -> str:
-    return "'" if name.endswith("s") else "'s"
-
-
-def span_peaks(judged: list[tuple[Channel, Coverage, str | None]]) -> tuple[float | None, dict[str, float]]:
-    """The span's peak total and peak by rail, over the streams whose total (or rail) it believes."""
-    peak: float | None = None
-    rails: dict[str, float] = {}
-    for channel, cov, why in judged:
-        if why is None and cov.peak_mw is not None and (peak is None or cov.peak_mw > peak):
-            peak = cov.peak_mw
-        distrusted = why is not None or cov.replaced or cov.unmeasured or any(
-            stretch in channel.bad for stretch in cov.open)
-        for name, mw in cov.rail_peak_mw.items():
-            if distrusted and name in INPUT_RAILS:
-                continue
-            if name not in rails or mw > rails[name]:
-                rails[name] = mw
-    return peak, rails
+                if unread is not None:
+                    unread[name] = unread.get(name, 0.0) + rail_j

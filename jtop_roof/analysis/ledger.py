@@ -28,9 +28,11 @@ with the samples' input rail by more than 20% at a sample at either end. That st
 comes from the samples (tegrastats' VDD_IN; a stretch is judged one sample late, ``_settle``), the
 whole span's where every stretch of it was refused, and ``energy_total_source``/``energy_note``
 say so: what a span's total came from is what the readings inside it read (``Coverage.sources``),
-never the stream's last. The main source's restart (``source_restart`` and the ``gap`` it ends
-with) breaks the samples only: a power stream that kept reading meanwhile keeps its energy (its
-own steps say where it broke), whenever its thread last read.
+never the stream's last. A sample whose own input rail was refused or not read costs only the
+stretches either side of it, gaps said in ``energy_note``, where the samples read that rail
+elsewhere (a sum of the other rails is no input on an Orin). The main source's restart
+(``source_restart`` and the ``gap`` it ends with) breaks the samples only: a power stream that kept
+reading meanwhile keeps its energy (its own steps say where it broke), whenever its thread last read.
 
 Nothing here imports Textual.
 """
@@ -54,9 +56,9 @@ from jtop_roof.analysis.energy import (
     has_input,
     judge,
     point,
-    span_peaks,
-    span_total_source,
+    read_input,
 )
+from jtop_roof.analysis.energy_said import span_peaks, span_total_source
 from jtop_roof.analysis.processes import ProcessStats, ProcessTally
 from jtop_roof.model.records import INPUT_RAILS, PowerReading, ProcessReading, auto_phase_name, power_plan
 from jtop_roof.model.timeline import gap_step_for
@@ -178,11 +180,14 @@ class _Span:
         return found
 
     def freeze(self, channels: Mapping[tuple[str, str], Channel], *, is_open: bool) -> SpanStats:
-        samples = self.coverage.get(_SAMPLES)
-        verdicts = {key: cov.verdict(channels[key], samples) for key, cov in self.coverage.items()}
-        judged = sorted(((channels[key], cov, verdicts[key].why) for key, cov in self.coverage.items()),
+        coverage = dict(self.coverage)
+        samples = coverage.get(_SAMPLES)
+        if samples is not None:  # where the samples read no input rail (see Coverage.as_read)
+            samples = coverage[_SAMPLES] = samples.as_read(channels[_SAMPLES])
+        verdicts = {key: cov.verdict(channels[key], samples) for key, cov in coverage.items()}
+        judged = sorted(((channels[key], cov, verdicts[key].why) for key, cov in coverage.items()),
                         key=lambda item: item[0].rank)
-        verdict_of = {id(cov): verdicts[key] for key, cov in self.coverage.items()}
+        verdict_of = {id(cov): verdicts[key] for key, cov in coverage.items()}
         covered = [item for item in judged if item[1].start is not None]
         totalled = [(channel, cov) for channel, cov, why in covered
                     if verdict_of[id(cov)].total_j is not None and why is None]
@@ -191,6 +196,8 @@ class _Span:
         for channel, cov, why in covered:  # each rail from the finest stream that measured it, unrefused
             distrusted = why is not None or verdict_of[id(cov)].reasons  # its input, in part at least
             skip = (*cov.refused, *INPUT_RAILS) if distrusted else tuple(cov.refused)
+            if cov.unread_note is not None:  # the samples' refused input: its stretches are gaps
+                skip = tuple(name for name in skip if name != channel.input_rail)
             taken = {name: joules for name, joules in cov.rails_j.items()
                      if name not in rails_j and name not in skip}
             if taken:
@@ -296,6 +303,10 @@ class EnergyLedger:
             total = None if why is not None else point(t_mono, t_wall, values).total
         plan = power_plan(tuple(values)) if values else None
         reading = Point(t_mono, t_wall, values, total, None if plan is None or total is None else plan.source)
+        inputs = bool(rails_mw) and has_input(rails_mw)
+        if inputs:  # the stream reads an input rail: a stretch without it is a gap (Coverage.as_read)
+            channel.input_rail = power_plan(tuple(rails_mw)).source  # type: ignore[union-attr]
+        read = read_input(reading)
         self._take(_SAMPLES, channel, reading)
         self._samples_taken += 1
         self._sample_times.append(t_mono)
@@ -303,17 +314,19 @@ class EnergyLedger:
         for span in holding:
             span.samples += 1
             covered = span.covered(_SAMPLES)
-            covered.peaks(reading)
+            covered.peaks(reading, read=read or reading.source is None)
             if refused:
                 covered.refuse(refused, why)
+            if not read and why is None:
+                covered.no_input += 1
             if gpu_mhz is not None:
                 span.gpu_mhz_sum += gpu_mhz
                 span.gpu_mhz_n += 1
             if emc_mhz is not None:
                 span.emc_mhz_sum += emc_mhz
                 span.emc_mhz_n += 1
-        if rails_mw and has_input(rails_mw):
-            self._samples_input = power_plan(tuple(rails_mw)).source  # type: ignore[union-attr]
+        if inputs:
+            self._samples_input = channel.input_rail
             if total is not None and total > 0:
                 self._compare(t_mono, total, holding)
         self._settle()
