@@ -44,7 +44,9 @@ def sourced_items(pipeline: Pipeline) -> tuple[Sourced, ...]:
                 board.problem or ""),
         Sourced("power_mode", board.mode_name, board.power_mode_source, board.mode_note or ""),
         # How far throttles can be told: judged against the mode's caps, so it rests on the mode.
-        Sourced("throttle_detection", board.throttle_detection, board.power_mode_source,
+        # (a device without power modes, e.g. an H200, is judged by its own throttle reasons: measured)
+        Sourced("throttle_detection", board.throttle_detection,
+                board.power_mode_source or (MEASURED if board.throttle_detection == "full" else None),
                 board.throttle_detection_note),
         Sourced("energy", whole.energy_source,
                 *energy_rests_on(whole.energy_total_source,
@@ -57,7 +59,7 @@ def _timing_items(timing: TimeBasis | None) -> tuple[Sourced, ...]:
     as its lines arrive: nothing to say)."""
     if timing is None:
         return ()
-    interval = Sourced("interval", f"{timing.interval_s * 1000:g} ms", timing.interval_source,
+    interval = Sourced("interval", f"{timing.interval_s * 1000:.4g} ms", timing.interval_source,
                        timing.interval_note or "")
     if timing.stamp_format is None:
         return (interval,)
@@ -74,7 +76,7 @@ def energy_rests_on(source: str | None, note: str, timing: TimeBasis | None) -> 
     weaker = timing.interval_source if source not in TRUST else max(source, timing.interval_source,
                                                                     key=TRUST.index)
     said = (f"the time between the samples is {timing.interval_source} "
-            f"({timing.interval_s * 1000:g} ms): the energy scales with it")
+            f"({timing.interval_s * 1000:.4g} ms): the energy scales with it")
     return weaker, "; ".join(part for part in (note, said) if part)
 
 

@@ -44,9 +44,8 @@ def markdown_block(report: dict[str, Any], md: Any) -> list[str]:
     out = [f"What these figures rest on ({WORDS}):", ""]
     for item in items:
         value = "unknown" if item["value"] is None else md(str(item["value"]))
-        said = item["source"] or "not said"
-        out.append(f"- {item['what'].replace('_', ' ')}: {value} ({said}"
-                   + (f": {md(item['note'])})" if item["note"] else ")"))
+        said = ": ".join(part for part in (item["source"], item["note"] and md(item["note"])) if part)
+        out.append(f"- {item['what'].replace('_', ' ')}: {value}" + (f" ({said})" if said else ""))
     whole_note = report["whole"].get("energy_note")
     for span in report["phases"]:
         if span.get("energy_note") and span["energy_note"] != whole_note:
