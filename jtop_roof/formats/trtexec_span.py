@@ -3,8 +3,9 @@
 trtexec stamps its lines with the wall clock; a tegrastats log is placed by its own stamps, or, for a
 plain log without them (JetPack 4), by ``--log-start`` (when its first line was written), or, where
 the user gave neither ``--log-start`` nor ``--interval``, by fitting its lines to trtexec's run (said:
-``inferred``; the fit is checked against the GPU's load on the log, and its energy per inference is
-withheld where the two do not line up). ``--log-start`` without ``--interval`` leaves the log's
+``inferred``; its coverage of trtexec's timed window is then unknown, null; the fit is checked
+against the GPU's load on the log, and its energy per inference is withheld where the two do not
+line up). ``--log-start`` without ``--interval`` leaves the log's
 spacing assumed, so its coverage is ``assumed`` and gives no energy per inference. Without any, or
 when the run lies wholly outside the log (another run's log, a clock set wrongly), its phases would
 get no samples and blank cells: ``placement`` refuses that with ``TrtexecError``, naming both spans.
@@ -85,6 +86,11 @@ FITTED_INTERVAL_NOTE = ("the log has no stamps: its lines are spread over trtexe
                         "stamp); give --interval and --log-start to set them")
 
 
+#: Why a log without stamps fitted to trtexec's run has no coverage of its timed window to give.
+FITTED_COVERAGE_NOTE = ("the log was spread over trtexec's run; its real span is not known: give "
+                        "--interval and --log-start")
+
+
 def fitted_timing(timing: TimeBasis | None) -> TimeBasis | None:
     """How a log fitted to trtexec's run was timed: its interval rests on the fit (inferred)."""
     return None if timing is None else replace(timing, interval_source=INFERRED,
@@ -110,10 +116,11 @@ class RunPlacement:
     ``interval_s``: the interval fitted to a plain log (its lines spread over trtexec's run), with
     ``interval_source`` ``inferred``; None where the log's own spacing is used. ``coverage``: the
     fraction (0 to 1) of trtexec's timed window that the log covers (None where the window has no
-    length or no stamps), ``coverage_source`` what it rests on: ``measured`` (the log's stamps),
-    ``given`` (``--log-start`` and ``--interval``), ``assumed`` (``--log-start`` on a plain log
-    spaced at the default interval) or ``inferred`` (fitted); ``coverage_note`` says why it is not
-    whole, or why it is unknown. ``per_inference_usable``: whether the timed window's energy per
+    length or no stamps, and for a fitted log, whose span was made trtexec's: unknown),
+    ``coverage_source`` what it rests on: ``measured`` (the log's stamps), ``given``
+    (``--log-start`` and ``--interval``) or ``assumed`` (``--log-start`` on a plain log spaced at
+    the default interval), None with it; ``coverage_note`` says why it is not whole, or why it is
+    unknown. ``per_inference_usable``: whether the timed window's energy per
     inference may be given; ``per_inference_note`` why not, or, where it may but rests on a fit,
     that it does. ``note``: overlap, fitting, a fit that fails its check and a timed window that
     measured nothing, in one line, or None."""
@@ -187,15 +194,17 @@ def placement(run: TrtexecRun, trtexec: str, log: LogSpan, tz: tzinfo, log_start
     # Where the log's end lies rests on its start and, for a plain log placed by --log-start, its
     # spacing: given with --interval, else the default's (assumed).
     rests = ASSUMED if source == GIVEN and log.interval_source != GIVEN else source
-    coverage, coverage_note = _coverage(run, start, end, rests, log)
-    usable = coverage is not None and coverage >= MIN_COVERAGE and rests != ASSUMED
-    per_inference = coverage_note if not usable else None
     check = None
     if interval_s is not None:
-        holds, said = fit_check(run, log, run_start, interval_s)
-        check = None if holds else said
-        usable = usable and holds
-        per_inference = per_inference or said
+        # Fitted: the log's span was set to trtexec's run, so its coverage is unknown (whole only
+        # because it was made so); the J/inference rests on the fit, as its check says.
+        coverage, coverage_note = None, FITTED_COVERAGE_NOTE
+        usable, per_inference = fit_check(run, log, run_start, interval_s)
+        check = None if usable else per_inference
+    else:
+        coverage, coverage_note = _coverage(run, start, end, rests, log)
+        usable = coverage is not None and coverage >= MIN_COVERAGE and rests != ASSUMED
+        per_inference = coverage_note if not usable else None
     unmeasured = None if run.unmeasured is None else (
         f"trtexec log {trtexec}: {run.unmeasured}, so its run gives no per-inference figures")
     short = coverage_note if coverage is not None and (coverage < 1.0 or rests == ASSUMED) else None
@@ -301,8 +310,7 @@ def _coverage(run: TrtexecRun, start: float, end: float, source: str,
                           f"lines spaced at an assumed interval{spacing}, it covers {coverage:.1%} of "
                           "trtexec's timed window only if that spacing is right, so no J/inference; "
                           "give --interval MS")
-    rests = {GIVEN: " (with the log placed by --log-start and --interval)",
-             INFERRED: " (by construction: the log was fitted to trtexec's run)"}.get(source, "")
+    rests = " (with the log placed by --log-start and --interval)" if source == GIVEN else ""
     if coverage >= 1.0:
         whole = f"the log covers all of trtexec's timed window{rests}"
         return coverage, None if source == MEASURED else whole

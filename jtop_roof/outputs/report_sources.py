@@ -44,9 +44,11 @@ def markdown_block(report: dict[str, Any], md: Any) -> list[str]:
     out = [f"What these figures rest on ({WORDS}):", ""]
     for item in items:
         value = "unknown" if item["value"] is None else md(str(item["value"]))
-        said = item["source"] or "not said"
-        out.append(f"- {item['what'].replace('_', ' ')}: {value} ({said}"
-                   + (f": {md(item['note'])})" if item["note"] else ")"))
+        # An unknown value with nothing to rest on says only why it is unknown.
+        said = item["source"] or (None if item["value"] is None and item["note"] else "not said")
+        parts = [part for part in (said, md(item["note"]) if item["note"] else None) if part]
+        out.append(f"- {item['what'].replace('_', ' ')}: {value}"
+                   + (f" ({': '.join(parts)})" if parts else ""))
     whole_note = report["whole"].get("energy_note")
     for span in report["phases"]:
         if span.get("energy_note") and span["energy_note"] != whole_note:
