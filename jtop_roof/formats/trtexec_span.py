@@ -194,7 +194,10 @@ def placement(run: TrtexecRun, trtexec: str, log: LogSpan, tz: tzinfo, log_start
     # Where the log's end lies rests on its start and, for a plain log placed by --log-start, its
     # spacing: given with --interval, else the default's (assumed).
     rests = ASSUMED if source == GIVEN and log.interval_source != GIVEN else source
-    check = None
+    check: str | None = None
+    coverage: float | None
+    coverage_note: str | None
+    per_inference: str | None
     if interval_s is not None:
         # Fitted: the log's span was set to trtexec's run, so its coverage is unknown (whole only
         # because it was made so); the J/inference rests on the fit, as its check says.
