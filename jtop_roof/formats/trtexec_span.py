@@ -202,8 +202,9 @@ def placement(run: TrtexecRun, trtexec: str, log: LogSpan, tz: tzinfo, log_start
         # Fitted: the log's span was set to trtexec's run, so its coverage is unknown (whole only
         # because it was made so); the J/inference rests on the fit, as its check says.
         coverage, coverage_note = None, FITTED_COVERAGE_NOTE
-        usable, per_inference = fit_check(run, log, run_start, interval_s)
-        check = None if usable else per_inference
+        usable, per_inference, found = fit_check(run, log, run_start, interval_s)
+        # the fit itself is said once, by fitted_note: the note adds only what its check found
+        check = None if usable else f"the fit {found}"
     else:
         coverage, coverage_note = _coverage(run, start, end, rests, log)
         usable = coverage is not None and coverage >= MIN_COVERAGE and rests != ASSUMED
@@ -217,10 +218,15 @@ def placement(run: TrtexecRun, trtexec: str, log: LogSpan, tz: tzinfo, log_start
                         usable, per_inference)
 
 
-def fit_check(run: TrtexecRun, log: LogSpan, run_start: float, interval_s: float) -> tuple[bool, str]:
+#: How a user places a plain log instead of fitting it (said once in each note).
+_FIT_FIX = "; --interval MS and --log-start TIME place it instead"
+
+
+def fit_check(run: TrtexecRun, log: LogSpan, run_start: float,
+              interval_s: float) -> tuple[bool, str, str]:
     """(whether a fit of a plain log to trtexec's run holds, the note saying what the energy per
-    inference then rests on, or why it is withheld). The fit takes the log to span trtexec's run
-    exactly; a log that runs on idle past the run puts idle lines in the fitted timed window (its
+    inference then rests on, or why it is withheld, and what the check found alone). The fit
+    takes the log to span trtexec's run exactly; a log that runs on idle past the run puts idle lines in the fitted timed window (its
     energy per inference reads low), one that runs on into other GPU work moves the GPU's load
     past the window's end. So the fit holds where the fitted timed window's lines are busy
     (``_FIT_MIN_BUSY``) and the log's GPU work ends with it (``_FIT_SLACK_LINES``). A log that
@@ -228,12 +234,13 @@ def fit_check(run: TrtexecRun, log: LogSpan, run_start: float, interval_s: float
     fit stands, and the note says it is unchecked."""
     fitted = ("the log fitted to trtexec's run (inferred: its first line at trtexec's first stamp, "
               "its last at trtexec's last)")
-    fix = "; --interval MS and --log-start TIME place it instead"
+    fix = _FIT_FIX
     timed = run.timed
     peak = max((load for _, load in log.gpu_loads), default=0.0)
     if (peak < _FIT_PEAK_PCT or timed is None or timed.start_wall is None or timed.end_wall is None
             or not log.interval_s):
-        return True, f"rests on {fitted}, unchecked: the log shows no GPU work to check it against{fix}"
+        found = "unchecked: the log shows no GPU work to check it against"
+        return True, f"rests on {fitted}, {found}{fix}", found
     scale = interval_s / log.interval_s  # fitted seconds per second of the log's own spacing
     walls = [(run_start + (mono - log.first_mono) * scale, load >= peak / 2) for mono, load in log.gpu_loads]
     inside = [busy for wall, busy in walls if timed.start_wall <= wall <= timed.end_wall]
@@ -241,11 +248,12 @@ def fit_check(run: TrtexecRun, log: LogSpan, run_start: float, interval_s: float
     ends = f"the GPU's work on the log ends {abs(off):.1f} s {'after' if off > 0 else 'before'} the "
     share = sum(inside) / len(inside) if inside else 0.0
     if share >= _FIT_MIN_BUSY and abs(off) <= STAMP_SLACK_S + _FIT_SLACK_LINES * interval_s:
-        return True, (f"rests on {fitted}; checked: {share:.0%} of the timed window's lines show the "
-                      f"GPU busy and {ends}window's end{fix}")
-    return False, (f"{fitted} does not line up with it: {share:.0%} of the fitted timed window's lines "
-                   f"show the GPU busy and {ends}window's end (the log spans more than trtexec's run, "
-                   f"or another run), so no J/inference{fix}")
+        found = f"checked: {share:.0%} of the timed window's lines show the GPU busy and {ends}window's end"
+        return True, f"rests on {fitted}; {found}{fix}", found
+    found = (f"does not line up with the GPU's load on the log: {share:.0%} of the fitted timed "
+             f"window's lines show the GPU busy and {ends}window's end (the log spans more than "
+             "trtexec's run, or another run), so no J/inference")
+    return False, f"{fitted} {found}{fix}", found
 
 
 def _fitted(run_start: float, run_end: float, trtexec: str, log: LogSpan) -> tuple[float, str]:
@@ -286,13 +294,9 @@ def _overlap(run: TrtexecRun, trtexec: str, log: LogSpan, tz: tzinfo, log_span: 
                            + (", --log-start the log" if log.first_wall is None else "") + ")")
     if run_start >= start - STAMP_SLACK_S and run_end <= end + STAMP_SLACK_S:
         return None
-    timed = run.timed
-    cut = timed is not None and not (
-        timed.start_wall is not None and timed.start_wall >= start - STAMP_SLACK_S
-        and timed.end_wall is not None and timed.end_wall <= end + STAMP_SLACK_S)
+    # how much of the timed window is cut is the coverage's to say (``_coverage``), once
     return (f"{spans}: only {max(overlap, 0.0):.0f} s of trtexec's {run_end - run_start:.0f} s "
-            "overlap; its phases outside the log have no samples"
-            + ("; its timed window is cut" if cut else ""))
+            "overlap; its phases outside the log have no samples")
 
 
 def _coverage(run: TrtexecRun, start: float, end: float, source: str,
