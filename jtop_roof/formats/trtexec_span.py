@@ -226,9 +226,9 @@ def fit_check(run: TrtexecRun, log: LogSpan, run_start: float,
               interval_s: float) -> tuple[bool, str, str]:
     """(whether a fit of a plain log to trtexec's run holds, the note saying what the energy per
     inference then rests on, or why it is withheld, and what the check found alone). The fit
-    takes the log to span trtexec's run exactly; a log that runs on idle past the run puts idle lines in the fitted timed window (its
-    energy per inference reads low), one that runs on into other GPU work moves the GPU's load
-    past the window's end. So the fit holds where the fitted timed window's lines are busy
+    takes the log to span trtexec's run exactly; a log that runs on idle past the run puts idle
+    lines in the fitted timed window (its energy per inference reads low), one that runs on into
+    other GPU work moves the GPU's load past the window's end. So the fit holds where the fitted timed window's lines are busy
     (``_FIT_MIN_BUSY``) and the log's GPU work ends with it (``_FIT_SLACK_LINES``). A log that
     shows no GPU work (no load, or none above ``_FIT_PEAK_PCT``: a DLA run) cannot be checked: the
     fit stands, and the note says it is unchecked."""
