@@ -228,10 +228,11 @@ def fit_check(run: TrtexecRun, log: LogSpan, run_start: float,
     inference then rests on, or why it is withheld, and what the check found alone). The fit
     takes the log to span trtexec's run exactly; a log that runs on idle past the run puts idle
     lines in the fitted timed window (its energy per inference reads low), one that runs on into
-    other GPU work moves the GPU's load past the window's end. So the fit holds where the fitted timed window's lines are busy
-    (``_FIT_MIN_BUSY``) and the log's GPU work ends with it (``_FIT_SLACK_LINES``). A log that
-    shows no GPU work (no load, or none above ``_FIT_PEAK_PCT``: a DLA run) cannot be checked: the
-    fit stands, and the note says it is unchecked."""
+    other GPU work moves the GPU's load past the window's end. So the fit holds where the fitted
+    timed window's lines are busy (``_FIT_MIN_BUSY``) and the log's GPU work ends with it
+    (``_FIT_SLACK_LINES``). A log that shows no GPU work (no load, or none above
+    ``_FIT_PEAK_PCT``: a DLA run) cannot be checked: the fit stands, and the note says it is
+    unchecked."""
     fitted = ("the log fitted to trtexec's run (inferred: its first line at trtexec's first stamp, "
               "its last at trtexec's last)")
     fix = _FIT_FIX
