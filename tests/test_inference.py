@@ -24,7 +24,7 @@ from jtop_roof.model.records import CpuCore, Memory, Sample
 from jtop_roof.outputs.report import report_file, to_markdown
 from jtop_roof.roofline.board import resolve_board
 from jtop_roof.roofline.devices import load_devices
-from jtop_roof.roofline.inference import BoardObservation, infer, observe
+from jtop_roof.roofline.inference import BoardObservation, infer, misfit, observe
 from jtop_roof.runtime.runtime import Runtime
 from jtop_roof.sources.replay import ReplaySource
 from jtop_roof.tui.header import header_line
@@ -216,6 +216,21 @@ def test_odd_cpu_counts_and_clocks_above_every_module_fit_nothing():
         assert (inference.device, inference.mode, inference.devices) == (None, None, ())
         board = resolve_board(PLAIN, DB, observed=observe(iter_records([text], tz="UTC")))
         assert board.throttle_detection == "off" and "no module" in (board.problem or "")
+
+
+def test_why_a_device_cannot_have_made_a_log_is_said_in_its_own_caps():
+    """A CPU above every mode's cap is said once of them all; a given mode is said against its own
+    caps; a module's own limits (its GPU's maximum) come before its modes'."""
+    seen = BoardObservation(samples=10, ram_total_mb=7620, cpu_count=6, cores_online=4,
+                            max_mhz={"cpu": 1728.0}, saturated=frozenset({"cpu"}))
+    nano = DB["orin-nano-8gb"]
+    assert misfit(nano, seen, DB.values()) == "its CPU ran at 1728 MHz, above every mode's cap of that device"
+    fifteen = next(mode for mode in nano.power_modes if mode.name == "15W")
+    assert misfit(nano, seen, DB.values(), fifteen) == (
+        "4 CPUs were online where 15W has 6 and its CPU ran at 1728 MHz, above 15W's cap of 1510")
+    fast = BoardObservation(samples=10, ram_total_mb=7620, cpu_count=6, cores_online=6,
+                            max_mhz={"gpu": 1018.0})
+    assert misfit(nano, fast, DB.values()) == "its GPU ran at 1018 MHz, above that device's maximum of 625"
 
 
 def test_nothing_seen_infers_nothing_and_detection_is_off_not_silent():

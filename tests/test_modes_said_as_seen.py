@@ -19,6 +19,8 @@ from factories import held_at_306
 from tui_support import make_config
 
 from jtop_roof.outputs.report import report_file, to_markdown
+from jtop_roof.roofline.ceilings import max_clocks
+from jtop_roof.roofline.devices import find_mode, load_devices
 
 LOGS = Path(__file__).resolve().parents[2] / "shared" / "tegrastats" / "logs"
 needs_shared = pytest.mark.skipif(not LOGS.is_dir(), reason="../shared is absent")
@@ -134,6 +136,19 @@ def test_a_maxn_run_held_at_918_mhz_keeps_maxn_among_the_candidates_and_names_no
 
 
 @needs_shared
+def test_each_held_candidate_is_said_against_its_own_modules_cap(tmp_path):
+    """The 918 MHz run fits the Orin Nano Super's and the Orin NX 8GB Super's MAXN_SUPER, held below
+    the caps: each held GPU is said against its own module's cap (1020 and 1173), never one
+    module's cap of the other's run."""
+    note = report_of(written(tmp_path, capped_at_918(lines_of(MAXN))))["power_mode_note"]
+    said = dict(re.findall(r"([\w-]+): GPU saturated, never above 918 MHz of MAXN_SUPER's (\d+)", note))
+    db = load_devices()
+    assert set(said) == {"orin-nano-8gb-super", "orin-nx-8gb-super"}
+    for device, cap in said.items():
+        assert int(cap) == round(max_clocks(db[device], find_mode(db[device], "MAXN_SUPER"))[0])
+
+
+@needs_shared
 def test_a_real_lower_mode_run_is_not_called_a_higher_mode_held_below(tmp_path):
     """The 15W run: CPU and GPU both at the 15W caps, not one unit held below MAXN's."""
     report = report_of(LOGS / f"{BENCHLAB}15w_run3.log")
@@ -167,6 +182,29 @@ def test_a_given_device_the_log_contradicts_gets_a_note():
     assert "the log contradicts the given device orin-nano-8gb" in report["device_note"]
     agreed = report_of(NON_ROOT_25W, device="orin-nano-8gb-super")
     assert "contradicts" not in (agreed["device_note"] or "")
+
+
+@needs_shared
+def test_a_contradiction_says_once_what_the_log_shows_and_what_it_fits_without_the_flag():
+    """The note gives why the named device cannot have made the log, in its own caps, and the
+    board the log points to without the flag (what ``report`` finds unflagged), once; never the
+    inference's own note about the named device repeated, nor "no module fits" where one does."""
+    unflagged = report_of(NON_ROOT_25W)
+    note = report_of(NON_ROOT_25W, device="orin-nano-8gb")["device_note"]
+    assert note.count("the log contradicts") == 1 and "none of their modes" not in note
+    assert "CPU was saturated at 1344 MHz, below 15W's cap of 1510" in note
+    assert "6 CPUs were online where 7W has 4" in note
+    assert note.endswith(f"it fits {unflagged['device']} {unflagged['power_mode']}")
+    # A faster log named as the slower module and a mode of it: both said against that module.
+    found = report_of(MAXN)
+    both = report_of(MAXN, device="orin-nano-8gb", power_mode="15W")
+    fits = f"it fits {found['device']} {found['power_mode']}"
+    assert fits == "it fits orin-nano-8gb-super MAXN_SUPER"
+    device_note, mode_note = both["device_note"], both["power_mode_note"]
+    assert "GPU ran at 1018 MHz, above that device's maximum of 625" in device_note
+    assert device_note.endswith(fits) and "no module" not in device_note
+    assert "CPU ran at 1728 MHz, above 15W's cap of 1510" in mode_note
+    assert mode_note.endswith(fits) and "no module" not in mode_note and "fits no" not in mode_note
 
 
 @needs_shared

@@ -146,6 +146,25 @@ def test_a_given_interval_is_given_and_wins_over_the_stamps(tmp_path):
 
 
 @needs_shared
+def test_a_given_interval_the_stamps_disagree_with_is_used_and_said():
+    """The 1 Hz log read at --interval 100: the flag wins (its gaps and observed time follow it),
+    and the note says what the stamps say; within 2x of them, nothing is said. The replay's index
+    says the same as report."""
+    given = report(ONE_HZ, interval_s=0.1)["source"]
+    assert (given["interval_s"], given["interval_source"]) == (0.1, "given")
+    said = "the stamps space the lines 1000 ms apart: --interval 100 is used as given"
+    assert given["interval_note"] == said
+    assert report(ONE_HZ, interval_s=0.8)["source"]["interval_note"] is None
+    stats = ReadStats()
+    with open_text(ONE_HZ) as lines:
+        for _ in iter_records(lines, tz="UTC", interval_s=0.1, stats=stats):
+            pass
+    index = FileIndex(str(ONE_HZ), tz=timezone.utc, interval_s=0.1)
+    index.index_new_data(final=True)
+    assert index.basis == stats.basis and index.basis.interval_note == given["interval_note"]
+
+
+@needs_shared
 def test_report_replay_index_and_parse_time_every_line_alike(tmp_path):
     """The replay's index and ``parse``'s direct route place each line of an ISO-stamped log
     where the reader does, and the index says the same interval and source."""

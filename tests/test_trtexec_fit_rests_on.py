@@ -16,8 +16,8 @@ import pytest
 
 from jtop_roof.formats.trtexec import read_trtexec
 from jtop_roof.formats.trtexec_span import parse_log_start
-from jtop_roof.outputs.compare_usable import usability
-from jtop_roof.outputs.report import report_file
+from jtop_roof.outputs.compare_usable import rests_on, usability
+from jtop_roof.outputs.report import report_file, to_markdown
 from jtop_roof.runtime.config import Config
 from jtop_roof.runtime.inputs import place_on_file
 from jtop_roof.runtime.runtime import Runtime
@@ -94,7 +94,7 @@ def test_stripped_pairs_fitted_hold_within_one_percent_and_say_they_rest_on_the_
     report = fitted(stripped(tmp_path, name), name)
     work = timed(report)["workload"]
     assert work["j_per_iter"] == pytest.approx(truth, rel=0.01)
-    assert report["trtexec"]["coverage_source"] == "inferred"
+    assert report["trtexec"]["coverage"] is None and report["trtexec"]["coverage_source"] is None
     assert "rests on the log fitted" in work["j_per_iter_note"] and "checked" in work["j_per_iter_note"]
     assert usability(report, timed(report), work)["usable"] is True
 
@@ -108,7 +108,7 @@ def test_a_log_running_on_idle_beyond_trtexecs_run_fails_the_fit_check_and_is_wi
     assert work["j_per_iter"] is None and work["j_per_iter_above_idle"] is None
     assert "does not line up" in work["j_per_iter_note"] and "--interval" in work["j_per_iter_note"]
     assert "does not line up" in report["source"]["trtexec_note"]
-    assert report["trtexec"]["coverage_source"] == "inferred"
+    assert report["trtexec"]["coverage"] is None and report["trtexec"]["coverage_source"] is None
     item = usability(report, timed(report), work)
     assert item["usable"] is False and "does not line up" in item["unusable_reason"]
 
@@ -120,6 +120,25 @@ def test_idle_before_the_run_alone_keeps_the_fit(tmp_path):
     truth = timed(fitted(LOGS / name, name))["workload"]["j_per_iter"]
     work = timed(fitted(stripped(tmp_path, name, idle_before_s=30), name))["workload"]
     assert work["j_per_iter"] == pytest.approx(truth, rel=0.01) and "checked" in work["j_per_iter_note"]
+
+
+def test_a_fitted_log_says_its_coverage_is_unknown_and_its_energy_per_inference_rests_on_the_fit():
+    """A log spread over trtexec's run covers the run only because it was made to: its coverage is
+    unknown (null, with why), never 1.0; its J/inference stays, said to rest on the checked fit, and
+    compare uses it with the fitted interval's label."""
+    report = fitted(LOGS / NANO, NANO)
+    trtexec, work = report["trtexec"], timed(report)["workload"]
+    assert trtexec["coverage"] is None and trtexec["coverage_source"] is None
+    assert "real span is not known" in trtexec["coverage_note"]
+    assert "--interval" in trtexec["coverage_note"] and "--log-start" in trtexec["coverage_note"]
+    assert work["j_per_iter"] is not None
+    assert "rests on the log fitted" in work["j_per_iter_note"] and "checked" in work["j_per_iter_note"]
+    item = next(a for a in report["assumptions"] if a["what"] == "trtexec_coverage")
+    assert item["value"] is None and item["source"] is None and item["note"] == trtexec["coverage_note"]
+    md = to_markdown(report)
+    assert f"- trtexec coverage: unknown ({trtexec['coverage_note']})" in md
+    assert usability(report, timed(report), work) == {"usable": True, "unusable_reason": None}
+    assert rests_on(report, timed(report))["interval_source"] == "inferred"
 
 
 # -- the replaying runtime fits as report does --------------------------------------------------------

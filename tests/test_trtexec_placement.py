@@ -85,7 +85,8 @@ def test_load_engine_run_beside_a_plain_log_is_fitted_and_its_timed_phase_holds_
     first, last = min(p.start_wall for p in run.phases if p.start_wall), run.phases[-1].end_wall
     assert report["trtexec"]["interval_s"] == pytest.approx((last - first) / (lines - 1))
     assert report["trtexec"]["interval_source"] == "inferred"
-    assert report["trtexec"]["coverage"] == 1.0 and report["trtexec"]["coverage_source"] == "inferred"
+    # fitted to the run, the log's real span is not known: nor is its coverage of the timed window
+    assert report["trtexec"]["coverage"] is None and report["trtexec"]["coverage_source"] is None
 
 
 def test_load_engine_run_given_with_trtexec_and_no_flags_is_fitted_and_said_on_stderr():

@@ -27,6 +27,7 @@ from jtop_roof.model.errors import UserError
 from jtop_roof.runtime.config import REPORT_FORMATS, Config
 
 if TYPE_CHECKING:
+    from jtop_roof.formats.logfile import ReadStats
     from jtop_roof.formats.ncu import Kernel
     from jtop_roof.roofline.measured import Probe
     from jtop_roof.roofline.workload import Workload
@@ -109,17 +110,28 @@ def reported(args: argparse.Namespace, config: Config, path: str, *, tz: tzinfo,
     refused = unused_input(args, report, config, inputs)
     if refused is not None:
         raise ReportInputError(refused)
-    if report["source"].get("trtexec_note"):
-        warn(report["source"]["trtexec_note"])
-    if args.trtexec is None and report["source"].get("trtexec"):
-        warn(f"with trtexec's output kept beside it by `run`: {report['source']['trtexec']}")
-    if report["source"].get("trtexec_unread"):
-        warn(f"{report['source']['trtexec_unread']}; reported without it")
-    if stats.truncated_tail:
-        warn(f"{name}: the last line is cut short (line {stats.last_line}); the rest is used")
-    elif stats.skipped_lines:
-        warn(f"{name}: skipped {len(stats.skipped_lines)} lines that are not records")
+    for note in said_notes(report, stats, name, kept=args.trtexec is None):
+        warn(note)
     return report, inputs
+
+
+def said_notes(report: dict[str, Any], stats: ReadStats, name: str, *, kept: bool) -> list[str]:
+    """What ``reported`` says on stderr, each note once: how trtexec's run lies on the file,
+    trtexec's output ``run`` kept beside it (``kept``: none was given), why it was not used, and a
+    cut or skipped line."""
+    source = report["source"]
+    notes = []
+    if source.get("trtexec_note"):
+        notes.append(source["trtexec_note"])
+    if kept and source.get("trtexec"):
+        notes.append(f"with trtexec's output kept beside it by `run`: {source['trtexec']}")
+    if source.get("trtexec_unread"):
+        notes.append(f"{source['trtexec_unread']}; reported without it")
+    if stats.truncated_tail:
+        notes.append(f"{name}: the last line is cut short (line {stats.last_line}); the rest is used")
+    elif stats.skipped_lines:
+        notes.append(f"{name}: skipped {len(stats.skipped_lines)} lines that are not records")
+    return list(dict.fromkeys(notes))
 
 
 def unused_input(args: argparse.Namespace, report: dict[str, Any], config: Config,

@@ -8,7 +8,8 @@ group of the median size fits in its second. 10 lines a second gives 0.1 s, one 
 gives 3 s, 46 a second 0.021 s, and a single gap in the window does not move the median. This is
 the rate the lines really came at (``--interval 100`` gives about 9 lines a second on an Orin
 Nano), and a configured default such as 1000 ms cannot spread ten lines of one second over ten
-seconds. An interval the user gives (``--interval``) always wins over the stamps; without one and
+seconds. An interval the user gives (``--interval``) always wins over the stamps (where they say
+one more than twice as long or half as short, its note says so); without one and
 without stamps that tell (none, or fewer than two stamp changes), tegrastats' default of 1 s is
 assumed, and said (``TimeBasis``: ``interval_source`` measured, given or assumed, with a note).
 Sub-second stamps (``%s.%N``, ``date -Ins``) give each line its own stamp: the median step.
@@ -116,6 +117,7 @@ class PlainTimer(Generic[K]):
         self._given = interval_s is not None and interval_s > 0
         self.interval_s = interval_s or DEFAULT_INTERVAL_S
         self._measured = False  # the stamps gave the interval
+        self._stamps_say: float | None = None  # what the stamps say where an interval was given
         self._stamped = False  # the log has stamps
         self._wait_s = wait_s
         self._clock = clock
@@ -158,8 +160,10 @@ class PlainTimer(Generic[K]):
                 if not (final or window_is_complete(self._groups, len(stamps)) or waited >= self._wait_s):
                     return []
                 self._stamped = True
-                if not self._given:
-                    inferred = infer_interval_s(stamps)
+                inferred = infer_interval_s(stamps)
+                if self._given:  # it wins, but where the stamps disagree that is said (``basis``)
+                    self._stamps_say = inferred
+                else:
                     self._measured = inferred is not None
                     self.interval_s = inferred or self.interval_s
                 lines = next((i for i, stamp in enumerate(stamps) if stamp != stamps[0]), None)
@@ -176,7 +180,7 @@ class PlainTimer(Generic[K]):
         """How the lines are timed (meaningful once ``timeline`` is made)."""
         timeline = self.timeline
         if self._given:
-            source, note = "given", None
+            source, note = "given", given_note(self.interval_s, self._stamps_say)
         elif self._measured:
             source, note = "measured", "from the stamps: seconds between stamps per line"
         elif self._stamped:
@@ -190,6 +194,20 @@ class PlainTimer(Generic[K]):
         return TimeBasis(self.interval_s, source, note, form,
                          *stamp_zone_of(form, None if timeline is None else timeline.written_zone,
                                         self._tz, self._tz_given))
+
+
+#: A given interval this many times off what the stamps say (either way) is said to disagree.
+DISAGREE_FACTOR = 2.0
+
+
+def given_note(given_s: float, stamps_s: float | None) -> str | None:
+    """The note of an interval the user gave (``--interval``) that a stamped log's own stamps say is
+    more than ``DISAGREE_FACTOR`` times off: it is used as given (the user's flag wins), and said;
+    None where the stamps agree or do not tell."""
+    if stamps_s is None or not stamps_s > 0 or 1 / DISAGREE_FACTOR <= given_s / stamps_s <= DISAGREE_FACTOR:
+        return None
+    return (f"the stamps space the lines {stamps_s * 1000:.0f} ms apart: --interval {given_s * 1000:g} "
+            "is used as given")
 
 
 def stamp_zone_of(form: str | None, written: str | None, tz: tzinfo,

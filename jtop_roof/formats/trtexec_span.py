@@ -3,8 +3,9 @@
 trtexec stamps its lines with the wall clock; a tegrastats log is placed by its own stamps, or, for a
 plain log without them (JetPack 4), by ``--log-start`` (when its first line was written), or, where
 the user gave neither ``--log-start`` nor ``--interval``, by fitting its lines to trtexec's run (said:
-``inferred``; the fit is checked against the GPU's load on the log, and its energy per inference is
-withheld where the two do not line up). ``--log-start`` without ``--interval`` leaves the log's
+``inferred``; its coverage of trtexec's timed window is then unknown, null; the fit is checked
+against the GPU's load on the log, and its energy per inference is withheld where the two do not
+line up). ``--log-start`` without ``--interval`` leaves the log's
 spacing assumed, so its coverage is ``assumed`` and gives no energy per inference. Without any, or
 when the run lies wholly outside the log (another run's log, a clock set wrongly), its phases would
 get no samples and blank cells: ``placement`` refuses that with ``TrtexecError``, naming both spans.
@@ -85,6 +86,11 @@ FITTED_INTERVAL_NOTE = ("the log has no stamps: its lines are spread over trtexe
                         "stamp); give --interval and --log-start to set them")
 
 
+#: Why a log without stamps fitted to trtexec's run has no coverage of its timed window to give.
+FITTED_COVERAGE_NOTE = ("the log was spread over trtexec's run; its real span is not known: give "
+                        "--interval and --log-start")
+
+
 def fitted_timing(timing: TimeBasis | None) -> TimeBasis | None:
     """How a log fitted to trtexec's run was timed: its interval rests on the fit (inferred)."""
     return None if timing is None else replace(timing, interval_source=INFERRED,
@@ -110,10 +116,11 @@ class RunPlacement:
     ``interval_s``: the interval fitted to a plain log (its lines spread over trtexec's run), with
     ``interval_source`` ``inferred``; None where the log's own spacing is used. ``coverage``: the
     fraction (0 to 1) of trtexec's timed window that the log covers (None where the window has no
-    length or no stamps), ``coverage_source`` what it rests on: ``measured`` (the log's stamps),
-    ``given`` (``--log-start`` and ``--interval``), ``assumed`` (``--log-start`` on a plain log
-    spaced at the default interval) or ``inferred`` (fitted); ``coverage_note`` says why it is not
-    whole, or why it is unknown. ``per_inference_usable``: whether the timed window's energy per
+    length or no stamps, and for a fitted log, whose span was made trtexec's: unknown),
+    ``coverage_source`` what it rests on: ``measured`` (the log's stamps), ``given``
+    (``--log-start`` and ``--interval``) or ``assumed`` (``--log-start`` on a plain log spaced at
+    the default interval), None with it; ``coverage_note`` says why it is not whole, or why it is
+    unknown. ``per_inference_usable``: whether the timed window's energy per
     inference may be given; ``per_inference_note`` why not, or, where it may but rests on a fit,
     that it does. ``note``: overlap, fitting, a fit that fails its check and a timed window that
     measured nothing, in one line, or None."""
@@ -187,15 +194,21 @@ def placement(run: TrtexecRun, trtexec: str, log: LogSpan, tz: tzinfo, log_start
     # Where the log's end lies rests on its start and, for a plain log placed by --log-start, its
     # spacing: given with --interval, else the default's (assumed).
     rests = ASSUMED if source == GIVEN and log.interval_source != GIVEN else source
-    coverage, coverage_note = _coverage(run, start, end, rests, log)
-    usable = coverage is not None and coverage >= MIN_COVERAGE and rests != ASSUMED
-    per_inference = coverage_note if not usable else None
-    check = None
+    check: str | None = None
+    coverage: float | None
+    coverage_note: str | None
+    per_inference: str | None
     if interval_s is not None:
-        holds, said = fit_check(run, log, run_start, interval_s)
-        check = None if holds else said
-        usable = usable and holds
-        per_inference = per_inference or said
+        # Fitted: the log's span was set to trtexec's run, so its coverage is unknown (whole only
+        # because it was made so); the J/inference rests on the fit, as its check says.
+        coverage, coverage_note = None, FITTED_COVERAGE_NOTE
+        usable, per_inference, found = fit_check(run, log, run_start, interval_s)
+        # the fit itself is said once, by fitted_note: the note adds only what its check found
+        check = None if usable else f"the fit {found}"
+    else:
+        coverage, coverage_note = _coverage(run, start, end, rests, log)
+        usable = coverage is not None and coverage >= MIN_COVERAGE and rests != ASSUMED
+        per_inference = coverage_note if not usable else None
     unmeasured = None if run.unmeasured is None else (
         f"trtexec log {trtexec}: {run.unmeasured}, so its run gives no per-inference figures")
     short = coverage_note if coverage is not None and (coverage < 1.0 or rests == ASSUMED) else None
@@ -205,23 +218,30 @@ def placement(run: TrtexecRun, trtexec: str, log: LogSpan, tz: tzinfo, log_start
                         usable, per_inference)
 
 
-def fit_check(run: TrtexecRun, log: LogSpan, run_start: float, interval_s: float) -> tuple[bool, str]:
+#: How a user places a plain log instead of fitting it (said once in each note).
+_FIT_FIX = "; --interval MS and --log-start TIME place it instead"
+
+
+def fit_check(run: TrtexecRun, log: LogSpan, run_start: float,
+              interval_s: float) -> tuple[bool, str, str]:
     """(whether a fit of a plain log to trtexec's run holds, the note saying what the energy per
-    inference then rests on, or why it is withheld). The fit takes the log to span trtexec's run
-    exactly; a log that runs on idle past the run puts idle lines in the fitted timed window (its
-    energy per inference reads low), one that runs on into other GPU work moves the GPU's load
-    past the window's end. So the fit holds where the fitted timed window's lines are busy
-    (``_FIT_MIN_BUSY``) and the log's GPU work ends with it (``_FIT_SLACK_LINES``). A log that
-    shows no GPU work (no load, or none above ``_FIT_PEAK_PCT``: a DLA run) cannot be checked: the
-    fit stands, and the note says it is unchecked."""
+    inference then rests on, or why it is withheld, and what the check found alone). The fit
+    takes the log to span trtexec's run exactly; a log that runs on idle past the run puts idle
+    lines in the fitted timed window (its energy per inference reads low), one that runs on into
+    other GPU work moves the GPU's load past the window's end. So the fit holds where the fitted
+    timed window's lines are busy (``_FIT_MIN_BUSY``) and the log's GPU work ends with it
+    (``_FIT_SLACK_LINES``). A log that shows no GPU work (no load, or none above
+    ``_FIT_PEAK_PCT``: a DLA run) cannot be checked: the fit stands, and the note says it is
+    unchecked."""
     fitted = ("the log fitted to trtexec's run (inferred: its first line at trtexec's first stamp, "
               "its last at trtexec's last)")
-    fix = "; --interval MS and --log-start TIME place it instead"
+    fix = _FIT_FIX
     timed = run.timed
     peak = max((load for _, load in log.gpu_loads), default=0.0)
     if (peak < _FIT_PEAK_PCT or timed is None or timed.start_wall is None or timed.end_wall is None
             or not log.interval_s):
-        return True, f"rests on {fitted}, unchecked: the log shows no GPU work to check it against{fix}"
+        found = "unchecked: the log shows no GPU work to check it against"
+        return True, f"rests on {fitted}, {found}{fix}", found
     scale = interval_s / log.interval_s  # fitted seconds per second of the log's own spacing
     walls = [(run_start + (mono - log.first_mono) * scale, load >= peak / 2) for mono, load in log.gpu_loads]
     inside = [busy for wall, busy in walls if timed.start_wall <= wall <= timed.end_wall]
@@ -229,11 +249,12 @@ def fit_check(run: TrtexecRun, log: LogSpan, run_start: float, interval_s: float
     ends = f"the GPU's work on the log ends {abs(off):.1f} s {'after' if off > 0 else 'before'} the "
     share = sum(inside) / len(inside) if inside else 0.0
     if share >= _FIT_MIN_BUSY and abs(off) <= STAMP_SLACK_S + _FIT_SLACK_LINES * interval_s:
-        return True, (f"rests on {fitted}; checked: {share:.0%} of the timed window's lines show the "
-                      f"GPU busy and {ends}window's end{fix}")
-    return False, (f"{fitted} does not line up with it: {share:.0%} of the fitted timed window's lines "
-                   f"show the GPU busy and {ends}window's end (the log spans more than trtexec's run, "
-                   f"or another run), so no J/inference{fix}")
+        found = f"checked: {share:.0%} of the timed window's lines show the GPU busy and {ends}window's end"
+        return True, f"rests on {fitted}; {found}{fix}", found
+    found = (f"does not line up with the GPU's load on the log: {share:.0%} of the fitted timed "
+             f"window's lines show the GPU busy and {ends}window's end (the log spans more than "
+             "trtexec's run, or another run), so no J/inference")
+    return False, f"{fitted} {found}{fix}", found
 
 
 def _fitted(run_start: float, run_end: float, trtexec: str, log: LogSpan) -> tuple[float, str]:
@@ -274,13 +295,9 @@ def _overlap(run: TrtexecRun, trtexec: str, log: LogSpan, tz: tzinfo, log_span: 
                            + (", --log-start the log" if log.first_wall is None else "") + ")")
     if run_start >= start - STAMP_SLACK_S and run_end <= end + STAMP_SLACK_S:
         return None
-    timed = run.timed
-    cut = timed is not None and not (
-        timed.start_wall is not None and timed.start_wall >= start - STAMP_SLACK_S
-        and timed.end_wall is not None and timed.end_wall <= end + STAMP_SLACK_S)
+    # how much of the timed window is cut is the coverage's to say (``_coverage``), once
     return (f"{spans}: only {max(overlap, 0.0):.0f} s of trtexec's {run_end - run_start:.0f} s "
-            "overlap; its phases outside the log have no samples"
-            + ("; its timed window is cut" if cut else ""))
+            "overlap; its phases outside the log have no samples")
 
 
 def _coverage(run: TrtexecRun, start: float, end: float, source: str,
@@ -301,8 +318,7 @@ def _coverage(run: TrtexecRun, start: float, end: float, source: str,
                           f"lines spaced at an assumed interval{spacing}, it covers {coverage:.1%} of "
                           "trtexec's timed window only if that spacing is right, so no J/inference; "
                           "give --interval MS")
-    rests = {GIVEN: " (with the log placed by --log-start and --interval)",
-             INFERRED: " (by construction: the log was fitted to trtexec's run)"}.get(source, "")
+    rests = " (with the log placed by --log-start and --interval)" if source == GIVEN else ""
     if coverage >= 1.0:
         whole = f"the log covers all of trtexec's timed window{rests}"
         return coverage, None if source == MEASURED else whole

@@ -86,16 +86,20 @@ def workload_notes(report: dict[str, Any]) -> list[str]:
     """trtexec's coverage of its timed window, and why a span gives no energy per iteration."""
     out = []
     trtexec = report.get("trtexec")
-    if trtexec is not None:
+    note = None if trtexec is None else trtexec.get("coverage_note")
+    # said once: the block of what the figures rest on holds the coverage where it was built
+    shown = any(item.get("what") == "trtexec_coverage" for item in report.get("assumptions") or [])
+    if trtexec is not None and not shown:
         coverage = trtexec.get("coverage")
         said = "unknown" if coverage is None else f"{coverage:.1%} ({trtexec.get('coverage_source')})"
-        note = trtexec.get("coverage_note")
         out.append(f"- trtexec's timed window covered by the log: {said}"
                    + (f"; {_md(note)}" if note else ""))
     for span in [report["whole"], *report["phases"]]:
         work = span.get("workload") or {}
         if work.get("j_per_iter") is None and work.get("j_per_iter_note"):
-            out.append(f"- {_md(span['name'])}: no energy per iteration: {_md(work['j_per_iter_note'])}")
+            why = ("see trtexec coverage above" if note and work["j_per_iter_note"] == note
+                   else _md(work["j_per_iter_note"]))
+            out.append(f"- {_md(span['name'])}: no energy per iteration: {why}")
         elif work.get("j_per_iter_note"):
             out.append(f"- {_md(span['name'])}: its energy per iteration {_md(work['j_per_iter_note'])}")
     return ["", *out] if out else []

@@ -27,7 +27,16 @@ from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.records import Sample
 from jtop_roof.roofline.ceilings import Ceilings, ceilings, max_ceilings, missing_reason, roof_fraction
 from jtop_roof.roofline.devices import PRECISIONS, Device, PowerMode, find_mode, match_devices
-from jtop_roof.roofline.inference import BoardObservation, Inference, InferredSpan, infer, mode_fits, one_mode
+from jtop_roof.roofline.inference import (
+    BoardObservation,
+    Inference,
+    InferredSpan,
+    fits_said,
+    infer,
+    misfit,
+    mode_fits,
+    one_mode,
+)
 from jtop_roof.roofline.measured import Probe
 
 HOW_TO_ADD = ("pass --device ID (`jroof-tui devices` lists them) or add the board under `devices:` in "
@@ -113,7 +122,7 @@ def resolve_board(
     string does not; ``observed``: what the stream's samples showed, for what nothing says."""
     board = _resolve(info, db, device_id, power_mode, ram_total_mb, observed)
     if observed is not None and observed.samples:
-        board = _checked(board, observed)
+        board = _checked(board, observed, db)
     level, note = throttle_detection(board, info)
     return replace(board, throttle_detection=level, throttle_detection_note=note)
 
@@ -200,8 +209,7 @@ def _with_mode(device: Device, device_source: str, power_mode: str | None, info:
 
 def _inferred_mode(device: Device, device_source: str, observed: BoardObservation | None) -> Board:
     """The mode of a known device that nothing names, from the samples where they tell it."""
-    unknown = ("power mode unknown: roofs at the device's maximum clocks (--power-mode NAME gives the "
-               "mode's caps)")
+    unknown = _MODE_UNKNOWN
     if observed is None or not observed.samples:
         return Board(device, None, mode_note=unknown, device_source=device_source)
     inference = infer(observed, (device,))
@@ -212,6 +220,11 @@ def _inferred_mode(device: Device, device_source: str, observed: BoardObservatio
         return Board(device, None, mode_note=f"{unknown}; inferred from the log: {inference.note}",
                      device_source=device_source, power_mode_note=_ambiguous(inference))
     return Board(device, inference.mode, device_source=device_source, power_mode_source=INFERRED)
+
+
+#: Why a device's mode is not known: its maximum clocks are the roof.
+_MODE_UNKNOWN = ("power mode unknown: roofs at the device's maximum clocks (--power-mode NAME gives the "
+                 "mode's caps)")
 
 
 def _ambiguous(inference: Inference) -> str | None:
@@ -231,7 +244,7 @@ def _given_at_recording(info: SourceInfo) -> bool:
         isinstance(arg, str) and arg.startswith("--power-mode") for arg in command)
 
 
-def _checked(board: Board, observed: BoardObservation) -> Board:
+def _checked(board: Board, observed: BoardObservation, db: Mapping[str, Device]) -> Board:
     """A given device or mode against what the samples show: contradicted, said so
     (``device_note``, ``power_mode_note``); and the units the samples never clocked."""
     unclocked = tuple(unit for unit in UNITS if unit not in observed.max_mhz)
@@ -241,13 +254,23 @@ def _checked(board: Board, observed: BoardObservation) -> Board:
             or GIVEN not in (board.device_source, board.power_mode_source):
         return board
     inference = infer(observed, (device,))
-    if board.device_source == GIVEN and not inference.modes and not inference.spans:
-        board = replace(board, device_note=f"the log contradicts the given device {device.id}: "
-                        f"{inference.note}")
     mode = board.mode
-    if board.power_mode_source == GIVEN and mode is not None and not mode_fits(device, mode, observed):
+    device_wrong = board.device_source == GIVEN and not inference.modes and not inference.spans
+    mode_wrong = (board.power_mode_source == GIVEN and mode is not None
+                  and not mode_fits(device, mode, observed))
+    if not device_wrong and not mode_wrong:
+        return board
+    # What the log shows without the flag: the candidates an inference over the database finds.
+    fits = fits_said(infer(observed, db.values()))
+    if device_wrong:
+        # said once: the mode's own note (no mode of this device fits) is this note's reason
+        board = replace(board, device_note=f"the log contradicts the given device {device.id}: "
+                        f"{misfit(device, observed, db.values())}; {fits}",
+                        mode_note=None if board.mode_note is None else _MODE_UNKNOWN)
+    if mode_wrong and mode is not None:
+        own = fits_said(inference) if inference.modes or inference.spans else fits
         board = replace(board, power_mode_note=f"the log contradicts the given mode {mode.name}: "
-                        f"it fits {inference.note}")
+                        f"{misfit(device, observed, db.values(), mode)}; {own}")
     return board
 
 

@@ -20,7 +20,9 @@ Orin's). Where the online cores change within the log (``MIN_SATURATED_SAMPLES``
 the log is cut there and each part's mode is inferred on its own (``Inference.spans``): a change
 of power mode, each part judged against its own mode's caps.
 
-Nothing is guessed: where the modes kept differ, ``Inference`` names the candidates and gives no
+A given device or mode the log contradicts is said in plain words (``misfit``: what the log showed
+that the module or mode does not allow, in its own caps; ``fits_said``: what the log fits without
+the flag). Nothing is guessed: where the modes kept differ, ``Inference`` names the candidates and gives no
 mode. One exception: where every candidate is the same mode with the same caps on several modules
 (the Orin Nano 8GB and its Super entry at 7 W), the mode is inferred and its caps used, the module
 left open with its candidates named. Clocks match a cap within ``CLOCK_TOLERANCE`` (tegrastats
@@ -329,17 +331,107 @@ def _kept(fitting: Sequence[Device], part: ObservedSpan) -> tuple[list[_Pair], l
 def _device_fits(device: Device, seen: BoardObservation, known_rails: frozenset[str],
                  known_zones: frozenset[str]) -> bool:
     """The module's RAM, CPU count, rails, thermal zones and top clocks allow what was seen."""
+    return not _device_misfits(device, seen, known_rails, known_zones)
+
+
+def _device_misfits(device: Device, seen: BoardObservation, known_rails: frozenset[str],
+                    known_zones: frozenset[str]) -> list[str]:
+    """What the log showed that the module's RAM, CPU count, rails, thermal zones or top clocks do
+    not allow, in plain words (empty where it allows all of it)."""
+    said = []
     if seen.ram_total_mb is not None and not ram_fits(device, seen.ram_total_mb):
-        return False
+        size = "no" if device.memory_gb is None else f"{device.memory_gb:g} GB of"
+        said.append(f"its RAM total of {seen.ram_total_mb:.0f} MB does not fit that device's {size} memory")
     cores = device.cpu_cores
     if cores is not None and seen.cpu_count is not None and seen.cpu_count != cores:
-        return False
-    if device.rails and (seen.rails & known_rails) - set(device.rails):
-        return False  # a rail of another module family
-    if device.sensors and (seen.zones & known_zones) - {zone.lower() for zone in device.sensors}:
-        return False  # a thermal zone of another module family
-    return not any(_above(seen.max_mhz.get(unit), top)
-                   for unit, top in (("gpu", device.max_gpu_mhz), ("emc", device.max_emc_mhz)))
+        said.append(f"it lists {seen.cpu_count} CPUs where that device has {cores}")
+    other = sorted((seen.rails & known_rails) - set(device.rails)) if device.rails else []
+    if other:  # a rail of another module family
+        said.append(f"its rails {' '.join(other[:4])} are another module's")
+    zones = sorted((seen.zones & known_zones) - {zone.lower() for zone in device.sensors}) \
+        if device.sensors else []
+    if zones:  # a thermal zone of another module family
+        said.append(f"its thermal zones {' '.join(zones[:4])} are another module's")
+    for unit, top in (("gpu", device.max_gpu_mhz), ("emc", device.max_emc_mhz)):
+        seen_mhz = seen.max_mhz.get(unit)
+        if seen_mhz is not None and top is not None and _above(seen_mhz, top):
+            said.append(f"its {unit.upper()} ran at {seen_mhz:.0f} MHz, above that device's maximum of "
+                        f"{top:.0f}")
+    return said
+
+
+def misfit(device: Device, seen: BoardObservation, devices: Iterable[Device],
+           mode: PowerMode | None = None) -> str:
+    """Why ``device`` (``mode`` of it, where given) cannot have made the log, in plain words, for a
+    given device or mode the log contradicts: the module's own limits first, then the caps and
+    online cores of its modes (one reason said of every mode where they share it, else each
+    mode's first). ``devices``: the database (another family's rails and zones rule a module out)."""
+    pool = [d for d in devices if d.power_modes]
+    rails = frozenset(rail for d in pool for rail in d.rails)
+    zones = frozenset(zone.lower() for d in pool for zone in d.sensors)
+    own = [] if mode is not None else _device_misfits(device, seen, rails, zones)
+    if own:
+        return _and(own)
+    whole = ObservedSpan(None, seen.samples, seen.cores_online, seen.max_mhz, seen.saturated)
+    modes = (mode,) if mode is not None else device.power_modes
+    per_mode = [(m, said) for m in modes if (said := _mode_misfits(device, m, whole))]
+    if not per_mode:
+        return "its clocks and online cores fit none of that device's modes"
+    if mode is not None:
+        return _and([reason.said(f"{mode.name}'s") for reason in per_mode[0][1]])
+    first = per_mode[0][1]
+    shared = [reason for reason in first if len(per_mode) == len(modes) > 1
+              and all(any(r.key == reason.key for r in said) for _, said in per_mode)]
+    if shared:
+        return shared[0].said(None)
+    return _and([said[0].said(f"{m.name}'s") for m, said in per_mode])
+
+
+def _and(said: Sequence[str]) -> str:
+    return said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class _Misfit:
+    """One thing a log showed that a mode does not allow: ``key`` (the same for every mode),
+    ``head`` (what the log showed) and the mode's ``cap`` it went against (None: online cores)."""
+
+    key: str
+    head: str
+    cap: float | None = None
+    tail: str = ""
+
+    def said(self, whose: str | None) -> str:
+        """In words, against ``whose`` cap (``15W's``), or every mode's of the device (None)."""
+        if self.cap is None:
+            if whose is not None:
+                return self.head
+            return f"{self.head.split(' where ')[0]}, as no mode of that device has"
+        against = "every mode's cap of that device" if whose is None else f"{whose} cap of {self.cap:.0f}"
+        return f"{self.head} {against}{self.tail}"
+
+
+def _mode_misfits(device: Device, mode: PowerMode, seen: ObservedSpan) -> list[_Misfit]:
+    """Each thing ``seen`` showed that ``mode`` does not allow, as ``_mode_score`` rules it out;
+    empty where it fits or is kept as held below its caps."""
+    score, held = _mode_score(device, mode, seen)
+    if score is not None or held:
+        return []
+    said = []
+    if mode.cpu_cores_online is not None and seen.cores_online is not None \
+            and seen.cores_online != mode.cpu_cores_online:
+        said.append(_Misfit("cores", f"{seen.cores_online} CPUs were online where {mode.name} has "
+                                     f"{mode.cpu_cores_online}"))
+    for unit, cap in _mode_caps(device, mode).items():
+        top = seen.max_mhz.get(unit)
+        if cap is None or top is None:
+            continue
+        if _above(top, cap):
+            said.append(_Misfit(f"{unit} above", f"its {unit.upper()} ran at {top:.0f} MHz, above", cap))
+        elif top < cap * (1 - CLOCK_TOLERANCE) and unit in seen.saturated:
+            said.append(_Misfit(f"{unit} below", f"its {unit.upper()} was saturated at {top:.0f} MHz, below",
+                                cap, " (a saturated unit runs at its cap)"))
+    return said
 
 
 def _mode_caps(device: Device, mode: PowerMode) -> dict[str, float | None]:
@@ -383,14 +475,34 @@ def mode_fits(device: Device, mode: PowerMode, seen: BoardObservation) -> bool:
 
 
 def _held_facts(held: Sequence[_Pair], seen: ObservedSpan) -> str:
-    """The unit that held each held mode below its cap, in words."""
+    """The unit that held each held mode below its cap, in words: each against its own module's
+    cap, that module named where several are (their caps differ)."""
     said = []
+    several = len({device.id for device, _ in held}) > 1
     for device, mode in held:
         for unit, cap in _mode_caps(device, mode).items():
             top = seen.max_mhz.get(unit)
             if cap is not None and top is not None and top < cap * (1 - CLOCK_TOLERANCE):
-                said.append(f"{unit.upper()} saturated, never above {top:.0f} MHz of {mode.name}'s {cap:.0f}")
+                said.append(("" if not several else f"{device.id}: ") + f"{unit.upper()} saturated, never "
+                            f"above {top:.0f} MHz of {mode.name}'s {cap:.0f}")
     return "; ".join(dict.fromkeys(said))
+
+
+def fits_said(inference: Inference) -> str:
+    """What a log fits, in words, for a note that a given device or mode contradicts it: the
+    modules and modes an inference over the database kept (those kept only as held below their
+    caps said so), or none."""
+    if inference.spans:
+        return f"it fits {_named(inference.devices)}, its power mode changing within the log"
+    kept = tuple(pair for pair in inference.modes if pair not in inference.held)
+    held = f"{_named(inference.held)} if held below the caps the whole run" if inference.held else ""
+    if kept:
+        return f"it fits {_named(kept)}" + (f", or {held}" if held else "")
+    if held:
+        return f"it fits {held}"
+    if inference.devices:
+        return f"it fits {_named(inference.devices)} but none of their modes"
+    return "it fits no module in the device database"
 
 
 def one_mode(pairs: Sequence[tuple[Device, PowerMode]]) -> PowerMode | None:
