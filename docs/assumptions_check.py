@@ -117,7 +117,7 @@ def main() -> None:
         rows = []
         rep = report("no_stamps.log", cwd=tmp)
         rows.append(("no stamps (100 ms capture, 72 s)", f"{rep['whole']['duration_s']:.0f} s",
-                     said(rep, "interval")))
+                     f"{said(rep, 'interval')}; energy {rep['whole']['energy_total_source']}"))
         rep = report("no_stamps.log", "--interval", "100", cwd=tmp)
         rows.append(("  the same, --interval 100", f"{rep['whole']['duration_s']:.0f} s",
                      said(rep, "interval")))
@@ -146,7 +146,8 @@ def main() -> None:
                      f"timed {timed['duration_s']:.1f} s, {timed['samples']} samples, "
                      f"{timed['workload']['iterations']:g} iterations, "
                      f"{timed['workload']['j_per_iter']:.2f} J each",
-                     f"{said(rep, 'interval')}; log start {rep['source'].get('log_start_source')}"))
+                     f"{said(rep, 'interval')}; log start {rep['source'].get('log_start_source')}; "
+                     f"coverage {said(rep, 'trtexec_coverage')}"))
         rep = report("partial.log", "--trtexec", str(TRTEXEC / BENCH.format("maxn")), cwd=tmp)
         timed = next(p for p in rep["phases"] if p["name"] == "timed")
         rows.append(("trtexec's timed window cut short",
