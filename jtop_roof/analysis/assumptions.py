@@ -41,8 +41,9 @@ def sourced_items(pipeline: Pipeline) -> tuple[Sourced, ...]:
     whole = pipeline.ledger.whole
     return (*_timing_items(pipeline.info.timing),
         Sourced("device", None if board.device is None else board.device.id, board.device_source,
-                board.problem or ""),
-        Sourced("power_mode", board.mode_name, board.power_mode_source, board.mode_note or ""),
+                "; ".join(note for note in (board.problem, board.device_note) if note)),
+        Sourced("power_mode", board.mode_name, board.power_mode_source,
+                "; ".join(note for note in (board.mode_note, board.power_mode_note) if note)),
         # How far throttles can be told: judged against the mode's caps, so it rests on the mode.
         # (a device without power modes, e.g. an H200, is judged by its own throttle reasons: measured)
         Sourced("throttle_detection", board.throttle_detection,

@@ -113,8 +113,9 @@ class RooflinePane(Pane):
         if roof.accelerators:
             busy = ", ".join(printable(name) for name in roof.accelerators)
             out.append([(f"{busy} busy: DLA/PVA work is not on the GPU roof", "muted")])
-        if board.mode_note:
-            out.append([(printable(board.mode_note), "muted")])
+        for note in (board.mode_note, board.device_note, board.power_mode_note):  # as report says them
+            if note:
+                out.append([(printable(note), "muted")])
         return out
 
     def compact_lines(self, view: View, width: int) -> list[Line]:
