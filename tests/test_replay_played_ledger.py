@@ -45,6 +45,19 @@ def replaying(records: list[Record]) -> Pipeline:
     return pipeline
 
 
+def sought(records: list[Record], *, played: int, seek_s: float, again_from: int,
+           until: int = 13) -> Pipeline:
+    """A replay that played ``records[:played]``, was sought to ``seek_s`` and played again from
+    ``records[again_from]`` (a seek backfills from before its target) to ``records[until]``."""
+    pipeline = replaying(records)
+    for record in records[:played]:
+        pipeline.ingest(record)
+    pipeline.ingest(Event("seek", f"seek to {seek_s} s", None, seek_s))
+    for record in records[again_from:until]:
+        pipeline.ingest(record)
+    return pipeline
+
+
 def shown(pipeline: Pipeline):
     head = pipeline.history.last_t_mono
     assert head is not None
@@ -84,13 +97,7 @@ def test_a_phase_sought_into_shows_nothing_of_the_files_unplayed_rest():
     """Sought to 10 s with 1 s played again before it: the phase began at 4.6 s, so its energy,
     mean clocks, work, energy source and processes from its start are not known here."""
     records = samples()
-    pipeline = replaying(records)
-    for record in records[:4]:
-        pipeline.ingest(record)
-    pipeline.ingest(Event("seek", "seek to 10.0 s", None, 10.0))
-    for record in records[9:13]:
-        pipeline.ingest(record)
-    head, whole_file, phase = shown(pipeline)
+    head, whole_file, phase = shown(sought(records, played=4, seek_s=10.0, again_from=9))
     assert whole_file.mean_gpu_mhz is not None and whole_file.energy_total_source == "measured"
     assert (phase.name, phase.first_mono, phase.last_mono, phase.is_open) == ("timed", 4.6, head, True)
     assert phase.energy_j is None and phase.energy_note == SOUGHT_INTO_NOTE
@@ -103,13 +110,7 @@ def test_a_seek_back_before_the_phases_start_shows_it_from_its_start_again():
     """Sought to 3 s (played again from 2 s): trtexec's edge at 4.6 s is played again, so the
     phase's energy up to the head is known, as a live run would have counted it."""
     records = samples()
-    pipeline = replaying(records)
-    for record in records[:10]:
-        pipeline.ingest(record)
-    pipeline.ingest(Event("seek", "seek to 3.0 s", None, 3.0))
-    for record in records[2:13]:
-        pipeline.ingest(record)
-    head, _, phase = shown(pipeline)
+    head, _, phase = shown(sought(records, played=10, seek_s=3.0, again_from=2))
     expected = build_ledger(records[:13], 1.0, EXTRAS).phase_at(head)
     assert expected is not None and (phase.first_mono, phase.last_mono) == (4.6, head)
     assert phase.energy_j is not None and phase.energy_j == pytest.approx(expected.energy_j)
