@@ -249,6 +249,19 @@ def test_timeline_reads_each_stamp_form():
     assert line.wall_of("99999999999") is None  # past the years a stamp may have
 
 
+@pytest.mark.parametrize("offset", ["+24:00", "-99:00", "+02:61"])
+def test_an_offset_no_clock_writes_is_no_stamp_not_a_crash(tmp_path, offset):
+    """A garbled ISO offset (24 hours or more, 60 minutes or more) leaves the line unstamped, as a
+    month 13 does; the line itself is read."""
+    assert Timeline(timezone.utc, 1.0).wall_of(f"2024-05-06T09:08:09{offset}") is None
+    sample = next(line for line in (ROOT / "tests" / "data" / "fake_tegrastats_orinnano_super.txt")
+                  .read_text(encoding="utf-8").splitlines() if line and not line.startswith("#"))[20:]
+    log = tmp_path / "garbled.log"
+    log.write_text(f"2024-05-06T09:08:09{offset} {sample}\n" * 2, encoding="utf-8")
+    got = report(log)
+    assert got["whole"]["samples"] == 2 and got["source"]["stamps"]["format"] is None
+
+
 @needs_shared
 def test_a_replay_takes_the_stamps_interval_unless_the_user_set_one():
     """The monitor's replay: the config's default interval is no one's, so the stamps give it

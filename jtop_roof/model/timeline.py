@@ -201,13 +201,13 @@ class Timeline:
         elif (m := _YMD_FORM.fullmatch(stamp)) is not None:
             year, month, day, hour, minute, second = map(int, m.groups()[:6])
             fraction = _fraction(m.group(7)) if m.group(7) else 0.0
-            if m.group(8):
-                zone = _written_zone(m.group(8))
         else:
             return _epoch(stamp)
         if not MIN_YEAR <= year <= MAX_YEAR:
             return None  # year 0001 or 9999: no board's clock, and overflows near the ends
         try:
+            if m.re is _YMD_FORM and m.group(8):
+                zone = _written_zone(m.group(8))  # ValueError for an offset no clock writes
             exact = datetime(year, month, day, hour, minute, second, tzinfo=zone, fold=fold)
             epoch = exact.timestamp()
             if fold == 0 and zone is self.tz:
@@ -300,7 +300,9 @@ def _written_zone(text: str) -> tzinfo:
     if text == "Z":
         return timezone.utc
     hours, minutes = int(text[1:3]), int(text[-2:]) if len(text) > 3 else 0
-    delta = timedelta(hours=hours, minutes=minutes)
+    if minutes >= 60:
+        raise ValueError(f"offset minutes out of range: {text!r}")
+    delta = timedelta(hours=hours, minutes=minutes)  # 24 hours or more: timezone's ValueError
     return timezone(-delta if text[0] == "-" else delta)
 
 
