@@ -59,6 +59,7 @@ from jtop_roof.outputs.compare_usable import (
     usable,
 )
 from jtop_roof.outputs.report import report_file
+from jtop_roof.outputs.text import md_cell
 from jtop_roof.runtime.config import Config
 
 FORMATS = ("md", "json")
@@ -531,9 +532,9 @@ def to_markdown(result: Mapping[str, Any]) -> str:
     if not items:
         return "No items.\n"
     word = iteration_word(items)
-    head = ["", *(_md(i["label"]) for i in items[:1])]
+    head = ["", *(md_cell(i["label"]) for i in items[:1])]
     for item in items[1:]:
-        head += [_md(item["label"]), "Δ"]
+        head += [md_cell(item["label"]), "Δ"]
     out = ["# jroof compare", "", "| " + " | ".join(head) + " |",
            "|---|" + "---:|" * (len(head) - 1)]
 
@@ -544,7 +545,7 @@ def to_markdown(result: Mapping[str, Any]) -> str:
     for title, key in texts:
         cells = []
         for n, item in enumerate(items):
-            cells.append(_md(item[key] or "—"))
+            cells.append(md_cell(item[key] or "—"))
             if n:
                 cells.append("")
         row(title, cells)
@@ -561,7 +562,7 @@ def to_markdown(result: Mapping[str, Any]) -> str:
                 cells.append("" if rel is None else f"{rel * 100:+.0f}%")
         row(title.replace("iteration", word), cells)
     row("roofline", [c for n, i in enumerate(items)
-                     for c in ([_md(i["roofline"] or "—")] + ([""] if n else []))])
+                     for c in ([md_cell(i["roofline"] or "—")] + ([""] if n else []))])
     row(f"energy per {word} usable", [c for n, i in enumerate(items)
                                       for c in (["yes" if usable(i) else "no"] + ([""] if n else []))])
     out += ["", "Δ: against the first item. Clocks: the span's mean (the report's ceilings).", ""]
@@ -569,9 +570,5 @@ def to_markdown(result: Mapping[str, Any]) -> str:
     notes += [f"{i['label']}: unusable: {i['unusable_reason']}" for i in items if i.get("unusable_reason")]
     notes += [f"{i['label']}: other processes above {FOREIGN_PROCESS_PCT:g}% of a core ran in its span: "
               + ", ".join(i["foreign_processes"]) for i in items if i.get("foreign_processes")]
-    out += [f"- {_md(line)}" for line in [*result["verdicts"], *notes]]
+    out += [f"- {md_cell(line)}" for line in [*result["verdicts"], *notes]]
     return "\n".join(out) + "\n"
-
-
-def _md(text: str) -> str:
-    return "".join(c if c.isprintable() else "\ufffd" for c in str(text)).replace("|", "\\|")

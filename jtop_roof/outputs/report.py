@@ -21,11 +21,10 @@ from __future__ import annotations
 import csv
 import errno
 import io
-import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
-from datetime import datetime, tzinfo
+from datetime import tzinfo
 from typing import Any
 
 from jtop_roof.analysis.assumptions import energy_rests_on, sourced_items
@@ -49,6 +48,7 @@ from jtop_roof.outputs.report_trtexec import (
     whole_by_trtexec,
     workload_notes,
 )
+from jtop_roof.outputs.text import iso_at, md_cell
 from jtop_roof.roofline.board import Board
 from jtop_roof.roofline.ceilings import ceilings, max_ceilings, max_clocks
 from jtop_roof.roofline.devices import rate_word
@@ -234,8 +234,8 @@ def event_json(event: Event, origin: float | None, tz: tzinfo) -> dict[str, Any]
         "unit": event.unit,
         "reason": event.detail,
         "cause_source": cause_source(event),
-        "start": _iso(event.start_wall, tz),
-        "end": _iso(event.t_wall, tz),
+        "start": iso_at(event.start_wall, tz),
+        "end": iso_at(event.t_wall, tz),
         "start_s": None if start is None or origin is None else start - origin,
         "end_s": None if end is None or origin is None else end - origin,
         "duration_s": None if start is None or end is None else end - start,
@@ -258,8 +258,8 @@ def span_json(
     }
     return {
         "name": span.name,
-        "start": _iso(span.first_wall, tz),
-        "end": _iso(span.last_wall, tz),
+        "start": iso_at(span.first_wall, tz),
+        "end": iso_at(span.last_wall, tz),
         "start_s": offset(span.first_mono),
         "end_s": offset(span.last_mono),
         "duration_s": span.duration_s,
@@ -353,15 +353,6 @@ def _w(mw: float | None) -> float | None:
     return None if mw is None else mw / 1000.0
 
 
-def _iso(t_wall: float | None, tz: tzinfo) -> str | None:
-    if t_wall is None or not math.isfinite(t_wall):
-        return None
-    try:
-        return datetime.fromtimestamp(t_wall, tz).isoformat(timespec="milliseconds")
-    except (OverflowError, OSError, ValueError):
-        return None
-
-
 # ------------------------------------------------------------------------------------ renderers
 
 
@@ -392,9 +383,9 @@ def _spans(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 def to_markdown(report: dict[str, Any]) -> str:
     source = report["source"]
-    out = [f"# jroof report: {_md(str(source.get('file', '')))}", ""]
+    out = [f"# jroof report: {md_cell(str(source.get('file', '')))}", ""]
     if source.get("model"):
-        out += [f"Board: {_md(str(source['model']))}", ""]
+        out += [f"Board: {md_cell(str(source['model']))}", ""]
     device = report["device"] or "unknown"
     if report.get("device_source") == "inferred":
         device += " (inferred)"
@@ -403,15 +394,15 @@ def to_markdown(report: dict[str, Any]) -> str:
     mode = report["power_mode"] or "unknown"
     if report.get("power_mode_source") == "inferred":
         mode += " (inferred)"
-    out += [f"Device: {_md(device)} · power mode: {_md(mode)}"
-            + (f" ({_md(report['device_note'])})" if report["device_note"] else ""), ""]
+    out += [f"Device: {md_cell(device)} · power mode: {md_cell(mode)}"
+            + (f" ({md_cell(report['device_note'])})" if report["device_note"] else ""), ""]
     out += [f"Throttle detection: {report['throttle_detection']} "
-            f"({_md(report['throttle_detection_note'])})", ""]
+            f"({md_cell(report['throttle_detection_note'])})", ""]
     if report.get("power_mode_note"):
-        out += [f"Power mode note: {_md(report['power_mode_note'])}", ""]
-    out += markdown_block(report, _md)
+        out += [f"Power mode note: {md_cell(report['power_mode_note'])}", ""]
+    out += markdown_block(report)
     if report.get("power_mode_check"):
-        out += [f"Power mode check: {_md(report['power_mode_check'])}", ""]
+        out += [f"Power mode check: {md_cell(report['power_mode_check'])}", ""]
     out += [
         "| span | start | duration s | observed s | samples | gaps | throttled s | energy J | mean W "
         "| peak W |",
@@ -419,7 +410,7 @@ def to_markdown(report: dict[str, Any]) -> str:
     ]
     for span in _spans(report):
         start = span["start"] or (f"+{span['start_s']:.1f} s" if span["start_s"] is not None else "")
-        name = _md(span["name"]) + (" (open)" if span["open"] else "")
+        name = md_cell(span["name"]) + (" (open)" if span["open"] else "")
         out.append(
             f"| {name} | {start} | {span['duration_s']:.1f} | {_num(span['observed_s'], 1) or '—'} "
             f"| {span['samples']} | {span['gaps']} "
@@ -434,7 +425,7 @@ def to_markdown(report: dict[str, Any]) -> str:
     rails = sorted({name for span in _spans(report) for name in span["energy_j"]["rails"]})
     if rails:
         out += ["", "Energy per rail (J; mean W / peak W):", "",
-                "| span | " + " | ".join(_md(r) for r in rails) + " |",
+                "| span | " + " | ".join(md_cell(r) for r in rails) + " |",
                 "|---|" + "---:|" * len(rails)]
         for span in _spans(report):
             cells = []
@@ -442,7 +433,7 @@ def to_markdown(report: dict[str, Any]) -> str:
                 joules = span["energy_j"]["rails"].get(rail)
                 power = span["power_w"]["rails"].get(rail, {})
                 cells.append("" if joules is None else f"{_num(joules, 1)}{_watts(power)}")
-            out.append(f"| {_md(span['name'])} | " + " | ".join(cells) + " |")
+            out.append(f"| {md_cell(span['name'])} | " + " | ".join(cells) + " |")
     worked = [span for span in report["phases"] if span["workload"] is not None]
     if worked:
         out += ["", "Workload (from the work it reported):", "",
@@ -455,7 +446,7 @@ def to_markdown(report: dict[str, Any]) -> str:
             intensity = roof.get("intensity_flop_per_byte")
             rate = rate_word(roof.get("precision")) + "/s"
             out.append(
-                f"| {_md(span['name'])} | {work['iterations']:g} | {_num(work['throughput_per_s'], 1)} "
+                f"| {md_cell(span['name'])} | {work['iterations']:g} | {_num(work['throughput_per_s'], 1)} "
                 f"| {_energy(work['j_per_iter'])} | {_energy(work['j_per_iter_above_idle'])} "
                 f"| {roof.get('verdict', 'unknown')} "
                 f"| {'' if achieved is None else fmt_si_unit(achieved, rate)} "
@@ -469,17 +460,17 @@ def to_markdown(report: dict[str, Any]) -> str:
         for kernel in report["ncu"]:
             achieved = kernel.get("achieved_flops_per_s")
             out.append(
-                f"| {_md(kernel['name'])} | {kernel.get('precision') or ''} "
+                f"| {md_cell(kernel['name'])} | {kernel.get('precision') or ''} "
                 f"| {_num(kernel['duration_s'] * 1000, 3)} "
                 f"| {'' if achieved is None else fmt_si_unit(achieved, 'FLOP/s')} "
                 f"| {_num(kernel.get('intensity_flop_per_byte'), 1)} | {_num(kernel.get('sm_mhz'), 0)} "
                 f"| {kernel.get('verdict', 'unknown')} | {_pct(kernel.get('efficiency_current'))} |")
-        out += [f"- {_md(kernel['name'])}: {_md(kernel['flops_note'])}" for kernel in report["ncu"]
+        out += [f"- {md_cell(kernel['name'])}: {md_cell(kernel['flops_note'])}" for kernel in report["ncu"]
                 if kernel.get("flops_note")]
     probe = report.get("probe")
     if probe:
         measured, sheet = probe["measured"], probe.get("datasheet") or {}
-        out += ["", f"Measured roof: {_md(probe['label'])}", ""]
+        out += ["", f"Measured roof: {md_cell(probe['label'])}", ""]
         for name, rate in measured.get("bandwidth_bytes_per_s", {}).items():
             ref = sheet.get("bandwidth_bytes_per_s")
             of = f" ({rate / ref:.0%} of the datasheet roof's {fmt_si_unit(ref, 'B/s')})" if ref else ""
@@ -501,7 +492,7 @@ def to_markdown(report: dict[str, Any]) -> str:
             where = event["start"] or (f"+{event['start_s']:.1f} s" if event["start_s"] is not None else "")
             cause = f" (cause {event['cause_source']})" if event.get("cause_source") else ""
             out.append(f"- {where}, {event['duration_s'] or 0:.1f} s: {event['kind']} {event['unit']}: "
-                       f"{_md(event['reason'])}{cause}")
+                       f"{md_cell(event['reason'])}{cause}")
     out += ["", "Energy: integrated between each span's own edges (readings interpolated there, or an "
             "energy counter's difference); gaps are counted, never bridged."]
     return "\n".join(out) + "\n"
@@ -513,9 +504,9 @@ def _energy_sources(spans: list[dict[str, Any]]) -> list[str]:
     if not named:
         return []
     if len({source for _, source in named}) == 1:
-        return ["", f"Energy measured by {_md(named[0][1])}."]
-    return ["", "Energy measured by: " + "; ".join(f"{_md(name)}: {_md(source)}" for name, source in named)
-            + "."]
+        return ["", f"Energy measured by {md_cell(named[0][1])}."]
+    said = "; ".join(f"{md_cell(name)}: {md_cell(source)}" for name, source in named)
+    return ["", f"Energy measured by: {said}."]
 
 
 def _other_processes(spans: list[dict[str, Any]]) -> list[str]:
@@ -523,21 +514,16 @@ def _other_processes(spans: list[dict[str, Any]]) -> list[str]:
     recording has no process readings)."""
     if not any(span.get("processes") for span in spans):
         return []
-    busy = [(span["name"], ", ".join(f"{_md(p['name'])} (pid {p['pid']}) {p['cpu_percent_mean']:.0f}%"
+    busy = [(span["name"], ", ".join(f"{md_cell(p['name'])} (pid {p['pid']}) {p['cpu_percent_mean']:.0f}%"
                                      for p in span["processes"] if not p["benchmark"]
                                      and (p["cpu_percent_mean"] or 0.0) >= FOREIGN_PROCESS_PCT))
             for span in spans]
-    said = "; ".join(f"{_md(name)}: {found}" for name, found in busy if found) or "none"
+    said = "; ".join(f"{md_cell(name)}: {found}" for name, found in busy if found) or "none"
     return ["", f"Other processes above {FOREIGN_PROCESS_PCT:g}% of a core: {said}."]
 
 
 def _pct(fraction: float | None) -> str:
     return "" if fraction is None else f"{fraction:.0%}"
-
-
-def _md(text: str) -> str:
-    """Names from logs and users, shown literally in a table cell."""
-    return "".join(c if c.isprintable() else "\ufffd" for c in text).replace("|", "\\|")
 
 
 #: What a spreadsheet reads as the start of a formula (OWASP's list for CSV injection).

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from jtop_roof.analysis.assumptions import Sourced
+from jtop_roof.outputs.text import md_cell
 
 #: What each source word means, said once above the md block (README: "What each number rests on").
 WORDS = ("measured: read off the board, its log or a counter; given: a flag or file you gave; "
@@ -35,24 +36,24 @@ def assumptions_json(items: Iterable[Sourced], trtexec: dict[str, Any] | None) -
     return out
 
 
-def markdown_block(report: dict[str, Any], md: Any) -> list[str]:
-    """The md report's block: one line per item (``md`` makes a text literal in markdown), the
+def markdown_block(report: dict[str, Any]) -> list[str]:
+    """The md report's block: one line per item (text from logs shown literally), the
     spans whose energy says something the whole run's does not, and a clock set back."""
     items = report.get("assumptions") or []
     if not items:
         return []
     out = [f"What these figures rest on ({WORDS}):", ""]
     for item in items:
-        value = "unknown" if item["value"] is None else md(str(item["value"]))
-        said = ": ".join(part for part in (item["source"], item["note"] and md(item["note"])) if part)
+        value = "unknown" if item["value"] is None else md_cell(str(item["value"]))
+        said = ": ".join(part for part in (item["source"], item["note"] and md_cell(item["note"])) if part)
         out.append(f"- {item['what'].replace('_', ' ')}: {value}" + (f" ({said})" if said else ""))
     whole_note = report["whole"].get("energy_note")
     for span in report["phases"]:
         if span.get("energy_note") and span["energy_note"] != whole_note:
-            out.append(f"- energy of {md(span['name'])}: {md(span['energy_note'])}")
+            out.append(f"- energy of {md_cell(span['name'])}: {md_cell(span['energy_note'])}")
     backwards = report["source"].get("clock_backwards")
     if backwards:
-        out.append(f"- clock: {md(report['source'].get('clock_backwards_note') or str(backwards))}")
+        out.append(f"- clock: {md_cell(report['source'].get('clock_backwards_note') or str(backwards))}")
     return [*out, ""]
 
 

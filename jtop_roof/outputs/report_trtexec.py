@@ -5,11 +5,12 @@ recomputed."""
 
 from __future__ import annotations
 
-from datetime import datetime, tzinfo
+from datetime import tzinfo
 from typing import Any
 
 from jtop_roof.formats.trtexec import TrtexecRun
 from jtop_roof.formats.trtexec_span import MEASURED, RunPlacement
+from jtop_roof.outputs.text import iso_at, md_cell
 
 
 def timed_by_trtexec(span: dict[str, Any], run: TrtexecRun | None,
@@ -57,7 +58,7 @@ def placement_source(placement: RunPlacement, tz: tzinfo) -> dict[str, Any]:
     and ``trtexec_note`` (overlap, fitting, coverage), each only where it applies."""
     out: dict[str, Any] = {}
     if placement.log_start_source != MEASURED:
-        out["log_start"] = _iso(placement.log_start, tz)
+        out["log_start"] = iso_at(placement.log_start, tz)
         out["log_start_source"] = placement.log_start_source
     if placement.note is not None:
         out["trtexec_note"] = placement.note
@@ -93,25 +94,14 @@ def workload_notes(report: dict[str, Any]) -> list[str]:
         coverage = trtexec.get("coverage")
         said = "unknown" if coverage is None else f"{coverage:.1%} ({trtexec.get('coverage_source')})"
         out.append(f"- trtexec's timed window covered by the log: {said}"
-                   + (f"; {_md(note)}" if note else ""))
+                   + (f"; {md_cell(note)}" if note else ""))
     for span in [report["whole"], *report["phases"]]:
         work = span.get("workload") or {}
         if work.get("j_per_iter") is None and work.get("j_per_iter_note"):
             why = ("see trtexec coverage above" if note and work["j_per_iter_note"] == note
-                   else _md(work["j_per_iter_note"]))
-            out.append(f"- {_md(span['name'])}: no energy per iteration: {why}")
+                   else md_cell(work["j_per_iter_note"]))
+            out.append(f"- {md_cell(span['name'])}: no energy per iteration: {why}")
         elif work.get("j_per_iter_note"):
-            out.append(f"- {_md(span['name'])}: its energy per iteration {_md(work['j_per_iter_note'])}")
+            note = md_cell(work["j_per_iter_note"])
+            out.append(f"- {md_cell(span['name'])}: its energy per iteration {note}")
     return ["", *out] if out else []
-
-
-def _iso(t_wall: float, tz: tzinfo) -> str | None:
-    try:
-        return datetime.fromtimestamp(t_wall, tz).isoformat(timespec="milliseconds")
-    except (OverflowError, OSError, ValueError):
-        return None
-
-
-def _md(text: str) -> str:
-    """Text from logs, shown literally in markdown."""
-    return "".join(c if c.isprintable() else "\ufffd" for c in text).replace("|", "\\|")

@@ -91,7 +91,7 @@ def fitted_interval_s(config: Config, path: str, tz: tzinfo) -> float | None:
             if not len(index) or index.mode != "plain" or index.wall_at(0, index.mono(0)) is not None:
                 return None
             index.index_new_data(final=True)
-            span = index_span(index, path, gpu_loads=True)
+            span = index_span(index, path, gpu_loads=False)  # the interval needs no loads: no decode
         finally:
             index.close()
         run = read_trtexec(trtexec, tz, config.trtexec_offset)
