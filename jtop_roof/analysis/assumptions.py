@@ -12,10 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jtop_roof.analysis.pipeline import Pipeline
-from jtop_roof.model.info import TimeBasis
+from jtop_roof.model.info import ASSUMED, GIVEN, INFERRED, MEASURED, TimeBasis
 
-#: The words a ``*_source`` takes (README: "Sources").
-MEASURED, GIVEN, ASSUMED, INFERRED = "measured", "given", "assumed", "inferred"
 #: Sources a reader would not guess: the consumers say these beside the value (``measured`` and
 #: ``given`` go without saying in a one-line header; ``/metrics`` and the report say them all).
 SAID = (INFERRED, ASSUMED)

@@ -54,6 +54,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from jtop_roof.analysis.pipeline import StreamContext
+from jtop_roof.model.info import INFERRED, MEASURED
 from jtop_roof.model.records import Event, Record, Sample
 from jtop_roof.model.settings import DetectorSettings
 from jtop_roof.model.thermal import is_placeholder
@@ -328,7 +329,7 @@ def cause_source(event: Event) -> str | None:
     if event.kind not in DETECTOR_KINDS or not set(event.reasons) - {"below_cap", "mode_unknown"}:
         return None
     parts = event.detail.split("; ")
-    return "measured" if any(part.startswith(MEASURED_CAUSES) for part in parts) else "inferred"
+    return MEASURED if any(part.startswith(MEASURED_CAUSES) for part in parts) else INFERRED
 
 
 def _cap(unit: str, context: StreamContext, mode: PowerMode | None) -> float | None:

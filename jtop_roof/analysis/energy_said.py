@@ -7,6 +7,7 @@ Nothing here imports Textual.
 from __future__ import annotations
 
 from jtop_roof.analysis.energy import COUNTER, Channel, Coverage, Verdict
+from jtop_roof.model.info import INFERRED, MEASURED
 from jtop_roof.model.records import INPUT_RAILS
 
 
@@ -54,9 +55,9 @@ def span_total_source(totalled: tuple[Channel, Coverage] | None,
         if verdict.unmeasured:
             part += f"; {verdict.unmeasured_s:.1f} s with no sample to fall back to: not observed"
         notes.append(part)
-    kind = "measured"
+    kind = MEASURED
     if channel.kind != COUNTER and (source is None or cov.summed):
-        kind = "inferred"
+        kind = INFERRED
         if len(cov.sources) > 1:
             notes.append(f"in part a sum of rails ({source}): where no input rail was read")
         else:

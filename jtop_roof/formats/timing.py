@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from datetime import timezone, tzinfo
 from typing import Generic, TypeVar
 
-from jtop_roof.model.info import TimeBasis
+from jtop_roof.model.info import ASSUMED, GIVEN, MEASURED, TimeBasis
 from jtop_roof.model.timeline import EPOCH, Timeline, zone_name
 
 DEFAULT_INTERVAL_S = 1.0  # tegrastats' own default interval
@@ -180,14 +180,14 @@ class PlainTimer(Generic[K]):
         """How the lines are timed (meaningful once ``timeline`` is made)."""
         timeline = self.timeline
         if self._given:
-            source, note = "given", given_note(self.interval_s, self._stamps_say)
+            source, note = GIVEN, given_note(self.interval_s, self._stamps_say)
         elif self._measured:
-            source, note = "measured", "from the stamps: seconds between stamps per line"
+            source, note = MEASURED, "from the stamps: seconds between stamps per line"
         elif self._stamped:
-            source, note = "assumed", (f"the stamps do not tell the interval (fewer than two changes): "
+            source, note = ASSUMED, (f"the stamps do not tell the interval (fewer than two changes): "
                                        f"{self.interval_s * 1000:.0f} ms assumed; give it with --interval MS")
         else:
-            source, note = "assumed", (f"the log has no stamps: {self.interval_s * 1000:.0f} ms assumed "
+            source, note = ASSUMED, (f"the log has no stamps: {self.interval_s * 1000:.0f} ms assumed "
                                        "(tegrastats' default); give the real one with --interval MS, and "
                                        "--log-start TIME to place the log in time")
         form = None if timeline is None else timeline.form
@@ -216,12 +216,12 @@ def stamp_zone_of(form: str | None, written: str | None, tz: tzinfo,
     if form is None:
         return None, None, "no stamps: wall times unknown"
     if form == EPOCH:
-        return "UTC", "measured", "epoch seconds are zone-free (UTC): --tz does not apply"
+        return "UTC", MEASURED, "epoch seconds are zone-free (UTC): --tz does not apply"
     if written is not None:
-        return written, "measured", "the stamps write their offset: --tz does not apply"
+        return written, MEASURED, "the stamps write their offset: --tz does not apply"
     if tz_given:
-        return zone_name(tz), "given", None
-    return zone_name(tz), "assumed", "the stamps write no zone: this machine's is assumed; give --tz ZONE"
+        return zone_name(tz), GIVEN, None
+    return zone_name(tz), ASSUMED, "the stamps write no zone: this machine's is assumed; give --tz ZONE"
 
 
 #: Samples whose spacing gives a recording's real interval (its header may only say the config's).
@@ -257,12 +257,12 @@ class IntervalProbe:
         """The recording's ``TimeBasis``: its samples' steps, else its header's interval."""
         interval = self.interval_s(fallback)
         if self.measured:
-            return TimeBasis(interval, "measured", "from the recorded samples' steps",
+            return TimeBasis(interval, MEASURED, "from the recorded samples' steps",
                              stamps_note="a recording: times as recorded")
         if header_said:
-            return TimeBasis(interval, "given", "the recording header's configured interval",
+            return TimeBasis(interval, GIVEN, "the recording header's configured interval",
                              stamps_note="a recording: times as recorded")
-        return TimeBasis(interval, "assumed", "no steps and no interval in the header: tegrastats' default",
+        return TimeBasis(interval, ASSUMED, "no steps and no interval in the header: tegrastats' default",
                          stamps_note="a recording: times as recorded")
 
     def interval_s(self, fallback: float) -> float:

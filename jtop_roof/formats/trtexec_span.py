@@ -24,7 +24,7 @@ from datetime import datetime, tzinfo
 
 from jtop_roof.formats.trtexec import TrtexecError, TrtexecRun
 from jtop_roof.model.errors import UserError
-from jtop_roof.model.info import TimeBasis
+from jtop_roof.model.info import ASSUMED, GIVEN, INFERRED, MEASURED, TimeBasis
 from jtop_roof.model.timeline import MAX_YEAR, MIN_YEAR
 
 #: Slack for "inside": tegrastats and trtexec both stamp to the second.
@@ -80,7 +80,6 @@ class LogSpan:
 #: withheld: the energy of part of the window over all its queries reads low.
 MIN_COVERAGE = 0.99
 #: What a number rests on (the project's four words).
-MEASURED, GIVEN, ASSUMED, INFERRED = "measured", "given", "assumed", "inferred"
 #: What a log without stamps fitted to trtexec's run says of its interval (report and replay alike).
 FITTED_INTERVAL_NOTE = ("the log has no stamps: its lines are spread over trtexec's run (first to last "
                         "stamp); give --interval and --log-start to set them")

@@ -9,7 +9,8 @@ from datetime import tzinfo
 from typing import Any
 
 from jtop_roof.formats.trtexec import TrtexecRun
-from jtop_roof.formats.trtexec_span import MEASURED, RunPlacement
+from jtop_roof.formats.trtexec_span import RunPlacement
+from jtop_roof.model.info import MEASURED
 from jtop_roof.outputs.text import iso_at, md_cell
 
 

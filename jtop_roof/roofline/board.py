@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-from jtop_roof.model.info import SourceInfo
+from jtop_roof.model.info import GIVEN, INFERRED, MEASURED, SourceInfo
 from jtop_roof.model.records import Sample
 from jtop_roof.roofline.ceilings import Ceilings, ceilings, max_ceilings, missing_reason, roof_fraction
 from jtop_roof.roofline.devices import PRECISIONS, Device, PowerMode, find_mode, match_devices
@@ -45,7 +45,6 @@ HOW_TO_ADD = ("pass --device ID (`jroof-tui devices` lists them) or add the boar
 ACCELERATOR_PREFIXES = ("NVDLA", "DLA", "PVA")
 #: Where a device or a mode came from: the user's flag or config (kept by a recording header too),
 #: the board itself (a model string, nvpmodel's answer), or the samples (``inference``).
-GIVEN, MEASURED, INFERRED = "given", "measured", "inferred"
 #: Units whose clocks a mode caps and the detectors compare.
 UNITS = ("gpu", "emc", "cpu")
 #: How far throttles can be told: against the mode's caps (or the device's own reasons), only
