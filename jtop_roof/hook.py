@@ -20,14 +20,21 @@ Nothing here imports Textual.
 
 from __future__ import annotations
 
+from jtop_roof.model.records import MAX_WORK_ITERATIONS
 from jtop_roof.runtime.control import ControlError, WorkReport, send_marker, send_work
 
 
 def work(iterations: float = 1, flops: float | None = None, bytes: float | None = None,
          precision: str | None = None) -> int:
-    """Add ``iterations`` (and their FLOPs and DRAM bytes, in total) to the running phase."""
+    """Add ``iterations`` (and their FLOPs and DRAM bytes, in total) to the running phase.
+    ValueError for a value out of range or not a number (``10**400`` too: no float holds it)."""
     try:
-        return send_work(WorkReport(float(iterations), flops, bytes, precision))
+        count = float(iterations)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"work 'iterations' must be a number from 0 to {MAX_WORK_ITERATIONS:g}, "
+                         f"got {type(iterations).__name__}") from None
+    try:
+        return send_work(WorkReport(count, flops, bytes, precision))
     except ControlError:
         return 0
 

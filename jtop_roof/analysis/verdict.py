@@ -26,8 +26,10 @@ from jtop_roof.roofline.board import Board
 from jtop_roof.roofline.ceilings import Ceilings, ceilings, max_ceilings
 from jtop_roof.roofline.workload import Workload
 
-#: The verdicts that name what bounds a phase (the fourth, ``unknown``, names nothing).
+#: The verdicts that name what bounds a phase (``unknown`` names nothing, ``impossible`` is work
+#: above every roof it is judged against: see ``above_every_roof``).
 BOUND_VERDICTS = ("memory-bound", "compute-bound", "clock-bound")
+IMPOSSIBLE = "impossible"
 #: How a workload names its precision -> the device database's key.
 PRECISION_KEYS = {
     "fp64": "fp64", "fp32": "fp32", "tf32": "fp32", "fp16": "fp16_tensor", "half": "fp16_tensor",
@@ -102,10 +104,26 @@ def place(span: SpanStats, board: Board, throttled_units: Collection[str] = froz
     verdict = "memory-bound" if memory_bound else "compute-bound"
     if ("emc" if memory_bound else "gpu") in throttled_units:
         verdict = "clock-bound"
-    return Placement(verdict, precision, achieved, moved, intensity,
-                     _efficiency(now, precision, achieved, moved, intensity, memory_bound),
-                     None if top is None else _efficiency(top, precision, achieved, moved, intensity,
-                                                          memory_bound), note, tuple(given))
+    current = _efficiency(now, precision, achieved, moved, intensity, memory_bound)
+    at_max = None if top is None else _efficiency(top, precision, achieved, moved, intensity, memory_bound)
+    if above_every_roof(current, at_max):
+        return Placement(IMPOSSIBLE, precision, achieved, moved, intensity, None, None,
+                         impossible_note(current, at_max), tuple(given))
+    return Placement(verdict, precision, achieved, moved, intensity, current, at_max, note, tuple(given))
+
+
+def above_every_roof(*efficiencies: float | None) -> bool:
+    """Whether work was done faster than every roof known for it allows (each efficiency over 1):
+    no clock reading can make that true, so its figures or the ceilings are wrong."""
+    known = [e for e in efficiencies if e is not None]
+    return bool(known) and min(known) > 1.0
+
+
+def impossible_note(*efficiencies: float | None) -> str:
+    """Why a placement's verdict is ``impossible``, and by how much (its efficiencies are null)."""
+    over = min(e for e in efficiencies if e is not None)
+    return (f"above the roof: {over:.3g}× the highest rate the roof allows; the work's figures (FLOPs, "
+            "bytes, iterations, precision) or the ceilings (device, power mode) are wrong")
 
 
 def _with_note(placement: Placement, note: str) -> Placement:

@@ -27,6 +27,18 @@ if TYPE_CHECKING:
     from jtop_roof.formats.trtexec_span import RunPlacement
 
 
+def listen_address(text: str) -> str:
+    """``--prometheus``'s address, checked as typed (a port of 5,000 digits, ``²``): one line and
+    exit 2 before anything starts; only a port that cannot be bound turns the metrics off."""
+    from jtop_roof.outputs.listen import ServeError, parse_listen
+
+    try:
+        parse_listen(text)
+    except ServeError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def source_options(*, prometheus: bool = True) -> Parser:
     """Options shared by the monitor and ``record`` (SUPPRESS keeps a subcommand from resetting them);
     ``serve`` has its own ``--prometheus`` (its address optional)."""
@@ -59,7 +71,7 @@ def source_options(*, prometheus: bool = True) -> Parser:
     common.add_argument("--log-start", metavar="TIME", dest="log_start", default=argparse.SUPPRESS,
                         help=LOG_START_HELP)
     if prometheus:
-        common.add_argument("--prometheus", metavar="ADDR", default=argparse.SUPPRESS,
+        common.add_argument("--prometheus", metavar="ADDR", default=argparse.SUPPRESS, type=listen_address,
                             help="also serve Prometheus metrics, as --prometheus=ADDR (HOST:PORT or PORT on "
                             "loopback; e.g. --prometheus=9101)")
     common.add_argument("--probe", metavar="FILE", dest="probe", default=argparse.SUPPRESS,

@@ -43,7 +43,7 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
-from jtop_roof.analysis.verdict import BOUND_VERDICTS
+from jtop_roof.analysis.verdict import BOUND_VERDICTS, IMPOSSIBLE
 from jtop_roof.formats.logfile import ReadStats, RecordingError, open_regular, read_header
 from jtop_roof.model.codec import encodable_tree
 from jtop_roof.model.errors import UserError
@@ -59,7 +59,7 @@ from jtop_roof.outputs.compare_usable import (
     usable,
 )
 from jtop_roof.outputs.report import report_file
-from jtop_roof.outputs.text import md_cell
+from jtop_roof.outputs.text import md_cell, number_text, percent_text
 from jtop_roof.runtime.config import Config
 
 FORMATS = ("md", "json")
@@ -255,7 +255,7 @@ def _foreign(processes: Any) -> list[str]:
         entry = as_map(process)
         cpu = as_number(entry.get("cpu_percent_mean"))
         if cpu is not None and cpu >= FOREIGN_PROCESS_PCT and entry.get("benchmark") is not True:
-            found.append(f"{as_text(entry.get('name')) or '?'} ({cpu:.0f}%)")
+            found.append(f"{as_text(entry.get('name')) or '?'} ({percent_text(cpu / 100)})")
     return found
 
 
@@ -321,33 +321,38 @@ def _events_phrase(item: Mapping[str, Any]) -> str:
     else:
         text = f"{n} throttle event{'s' if n != 1 else ''}" + (f" ({thermal} thermal)" if thermal else "")
     if item["throttled_s"]:
-        text += f", {item['throttled_s']:.1f} s throttled"
+        text += f", {_fmt(item['throttled_s'], 1)} s throttled"
     return text
 
 
 def _rel(a: float | None, b: float | None) -> float | None:
-    """(b − a) ÷ a, or None."""
-    if a is None or b is None or a == 0:
+    """(b − a) ÷ a where it means something: a clock, a rate, a power or an energy above 0 against
+    one not below 0 (a negative mean, or 0 as the base, has no "% higher"), and the quotient is
+    finite (1e300 against 1e-300 is no percentage); else None."""
+    if a is None or b is None or not a > 0 or not b >= 0:
         return None
-    return (b - a) / abs(a)
+    rel = (b - a) / a
+    return rel if math.isfinite(rel) else None
 
 
 def _delta_phrase(what: str, a: float | None, b: float | None, unit: str, digits: int = 0,
                   more: str = "higher", less: str = "lower") -> str | None:
-    rel = _rel(a, b)
-    if rel is None or a is None or b is None:
+    if a is None or b is None:
         return None
+    numbers = f"({_fmt(b, digits)} vs {_fmt(a, digits)}{unit})"
+    rel = _rel(a, b)
+    if rel is None:  # the figures alone, where a relative change means nothing
+        return None if a == b == 0 else f"{what} {numbers[1:-1]}"
     if abs(rel) < SAME:
         return f"same {what} ({_fmt(b, digits)}{unit})"
-    numbers = f"({_fmt(b, digits)} vs {_fmt(a, digits)}{unit})"
     direction = more if rel > 0 else less
     if more == "higher":
-        return f"{what} {abs(rel) * 100:.0f}% {direction} {numbers}"
-    return f"{abs(rel) * 100:.0f}% {direction} {what} {numbers}"
+        return f"{what} {percent_text(abs(rel))} {direction} {numbers}"
+    return f"{percent_text(abs(rel))} {direction} {what} {numbers}"
 
 
 def _fmt(value: float, digits: int) -> str:
-    return f"{value:,.{digits}f}"
+    return number_text(value, digits)
 
 
 def iteration_word(items: Sequence[Mapping[str, Any]]) -> str:
@@ -365,12 +370,15 @@ def _verdict(base: Mapping[str, Any], item: Mapping[str, Any]) -> str:
     ]
     a_j, b_j = base["j_per_iter"], item["j_per_iter"]
     rel = _rel(a_j, b_j)
-    if rel is not None and a_j is not None and b_j is not None:
+    if a_j is not None and b_j is not None:
         numbers = f"({energy_text(b_j)} vs {energy_text(a_j)})"
-        if abs(rel) < SAME:
+        if rel is None:
+            parts.append(f"energy per {word} {numbers[1:-1]}")
+        elif abs(rel) < SAME:
             parts.append(f"same energy per {word} ({energy_text(b_j)})")
         else:
-            parts.append(f"{abs(rel) * 100:.0f}% {'more' if rel > 0 else 'less'} energy per {word} {numbers}")
+            more = "more" if rel > 0 else "less"
+            parts.append(f"{percent_text(abs(rel))} {more} energy per {word} {numbers}")
     else:
         parts.append(_delta_phrase("energy", base["energy_j"], item["energy_j"], " J", 1, "more", "less"))
     for each in (base, item):
@@ -388,7 +396,7 @@ def energy_text(joules: float) -> str:
     """Energy per iteration for reading: mJ below 1 J."""
     if abs(joules) < 1:
         return f"{joules * 1e3:.2f} mJ"
-    return f"{joules:.3g} J"
+    return f"{joules:.3g} J"  # 3 significant digits: 1e+300 J at most, never its digits
 
 
 def _why(item: Mapping[str, Any], word: str) -> str:
@@ -430,9 +438,10 @@ def _cheapest(items: Sequence[Mapping[str, Any]],
     for item in sorted(fit, key=lambda i: i["j_per_iter"]):
         if item is best:
             continue
-        rel = _rel(best["j_per_iter"], item["j_per_iter"]) or 0.0
+        rel = _rel(best["j_per_iter"], item["j_per_iter"])
         tp = "" if item["throughput_per_s"] is None else f" at {_fmt(item['throughput_per_s'], 1)}/s"
-        others.append(f"{_who(item)} {energy_text(item['j_per_iter'])}{tp} (+{rel * 100:.0f}%)")
+        more = "" if rel is None else f" ({percent_text(rel, signed=True)})"
+        others.append(f"{_who(item)} {energy_text(item['j_per_iter'])}{tp}{more}")
     for item in slow:
         tp = item["throughput_per_s"]
         others.append(f"{_who(item)} too slow ({_fmt(tp, 1)}/s)" if tp is not None
@@ -453,13 +462,15 @@ def _roofline_words(items: Sequence[Mapping[str, Any]]) -> tuple[str | None, str
         return None, "roofline: " + ", ".join(f"{_who(i)} {v}" for i, v in zip(items, verdicts, strict=True))
     if verdicts[0] in BOUND_VERDICTS:
         return verdicts[0], f"roofline: {verdicts[0]} in every item"
+    if verdicts[0] == IMPOSSIBLE:
+        return None, f"roofline: {IMPOSSIBLE} in every item (above the roof: wrong work figures or ceilings)"
     return None, "roofline verdict unknown (no FLOPs or bytes reported, or no device)"
 
 
 def _pacing(items: Sequence[Mapping[str, Any]]) -> str | None:
     """Paced or not: does throughput follow the clocks? Then where the fastest run ranks. What
     bounds the work is the rows' roofline verdict (``_roofline_words``), never guessed here."""
-    timed = [i for i in items if i["throughput_per_s"] and usable(i)]
+    timed = [i for i in items if (i["throughput_per_s"] or 0) > 0 and usable(i)]
     if len({i["power_mode"] for i in timed}) < 2:
         return None  # one mode (or none known): these are different work, not the same work per mode
     word = iteration_word(timed)
@@ -476,9 +487,10 @@ def _pacing(items: Sequence[Mapping[str, Any]]) -> str | None:
         rank = f"the fastest, {_who(fast)}, is the dearest per {word}"
     else:
         rank = f"the fastest, {_who(fast)}, is neither the cheapest nor the dearest per {word}"
-    rel = _rel(cheapest["j_per_iter"], fast["j_per_iter"]) or 0.0
+    rel = _rel(cheapest["j_per_iter"], fast["j_per_iter"])
     costs = (f"{energy_text(fast['j_per_iter'])} against {energy_text(cheapest['j_per_iter'])} for "
-             f"{_who(cheapest)}" + (f", +{rel * 100:.0f}%" if fast is not cheapest else ""))
+             f"{_who(cheapest)}" + (f", {percent_text(rel, signed=True)}" if fast is not cheapest
+                                    and rel is not None else ""))
     if fast is cheapest:
         second = ranked[1]
         costs = (f"{energy_text(fast['j_per_iter'])} against {energy_text(second['j_per_iter'])} for "
@@ -486,17 +498,17 @@ def _pacing(items: Sequence[Mapping[str, Any]]) -> str | None:
     bound, roofline = _roofline_words(timed)
     if spread < PACED_SPREAD and (clock_spread is None or clock_spread > CLOCK_SPREAD):
         clock_words = "" if clock_spread is None else (
-            f" while the GPU clock goes from {min(clocks):.0f} to {max(clocks):.0f} MHz")
-        return (f"Paced: throughput stays within {spread * 100:.0f}% "
+            f" while the GPU clock goes from {_fmt(min(clocks), 0)} to {_fmt(max(clocks), 0)} MHz")
+        return (f"Paced: throughput stays within {percent_text(spread)} "
                 f"({_fmt(slow['throughput_per_s'], 1)}–{_fmt(fast['throughput_per_s'], 1)}/s){clock_words}, "
                 f"so the work waits on its input (a sensor, a frame rate) and a faster mode only burns more: "
                 f"{rank} ({costs}); {roofline}")
     if spread < PACED_SPREAD:
-        return (f"Same throughput within {spread * 100:.0f}% at about the same clocks: {rank} ({costs}); "
+        return (f"Same throughput within {percent_text(spread)} at about the same clocks: {rank} ({costs}); "
                 f"{roofline}")
     ratio = fast["throughput_per_s"] / slow["throughput_per_s"]
     follows = (f"throughput follows the mode, {_who(slow)} {_fmt(slow['throughput_per_s'], 1)}/s to "
-               f"{_who(fast)} {_fmt(fast['throughput_per_s'], 1)}/s (×{ratio:.2f}); {rank} ({costs})")
+               f"{_who(fast)} {_fmt(fast['throughput_per_s'], 1)}/s (×{_fmt(ratio, 2)}); {rank} ({costs})")
     if bound is not None:
         return f"{bound.capitalize()}: {follows}"
     return f"{follows[0].upper()}{follows[1:]}; {roofline}"
@@ -559,7 +571,7 @@ def to_markdown(result: Mapping[str, Any]) -> str:
             cells.append("—" if value is None else _fmt(value * scale, shown))
             if n:
                 rel = _rel(base, value)
-                cells.append("" if rel is None else f"{rel * 100:+.0f}%")
+                cells.append("" if rel is None else percent_text(rel, signed=True))
         row(title.replace("iteration", word), cells)
     row("roofline", [c for n, i in enumerate(items)
                      for c in ([md_cell(i["roofline"] or "—")] + ([""] if n else []))])

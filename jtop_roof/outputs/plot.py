@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import importlib
 import math
+import re
+import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,7 +33,8 @@ import numpy as np
 from jtop_roof.formats.userfiles import create_output
 from jtop_roof.model.errors import UserError
 from jtop_roof.model.extras import install_hint
-from jtop_roof.model.metrics import fmt_si, fmt_si_unit
+from jtop_roof.model.jsonsafe import shown_text
+from jtop_roof.model.metrics import fmt_si, fmt_si_unit, for_terminal
 from jtop_roof.outputs.compare import CompareError, file_report
 from jtop_roof.outputs.export import ExportError, iter_rows, scan_file
 from jtop_roof.roofline.devices import rate_word
@@ -96,16 +99,59 @@ def plot_file(path: str, out: str | None = None, *, tz: tzinfo, interval_s: floa
         raise PlotError(f"{path}: no samples to plot")
     # Names come from files and users: "$x_1$" in a phase, a rail or a title is drawn as typed,
     # not parsed as mathtext (which fails, or draws something else).
-    with plt.rc_context({"text.parse_math": False}):
+    with plt.rc_context({"text.parse_math": False}), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         figure = draw(plt, series, report, config=config, tz=tz, title=title or Path(path).name, probe=probe)
         try:
+            shown_texts(figure)
             with open(create_output(out, inputs=[path]), "wb") as target:
                 figure.savefig(target, format=fmt, dpi=150)
         except OSError as exc:
             raise PlotError(f"cannot write {out}: {exc.strerror or exc}") from None
         finally:
             plt.close(figure)
+    for line in caught_lines(caught):
+        print(for_terminal(f"jroof-tui: plot: {line}"), file=sys.stderr)
     return out
+
+
+def shown_texts(figure: Any) -> None:
+    """Every text of the figure (title, legends, labels) as ``shown_text`` writes it: a control or
+    bidi character from a name is drawn as its escape, not asked of the font, and a lone surrogate
+    (a file name or ``--title`` that is no UTF-8) is no character the font can be asked for."""
+    from matplotlib.text import Text
+
+    for text in figure.findobj(Text):
+        typed = text.get_text()
+        if isinstance(typed, str) and shown_text(typed) is not typed:
+            text.set_text(shown_text(typed))
+
+
+#: matplotlib's warning for a character its font cannot draw (it then draws a box).
+_NO_GLYPH = re.compile(r"Glyph (\d+) .*missing from font")
+#: Characters named at most in the one line about missing glyphs.
+MAX_GLYPHS_SAID = 8
+
+
+def caught_lines(caught: Sequence[warnings.WarningMessage]) -> list[str]:
+    """What matplotlib warned while drawing, for stderr: the characters the font has no glyph for
+    in one line (as U+XXXX: its own message holds the raw character), each other warning once."""
+    glyphs: list[int] = []
+    others: list[str] = []
+    for each in caught:
+        message = str(each.message)
+        found = _NO_GLYPH.search(message)
+        if found is not None:
+            if int(found[1]) not in glyphs and len(found[1]) <= 7:
+                glyphs.append(int(found[1]))
+        elif message not in others:
+            others.append(message)
+    lines = others
+    if glyphs:
+        named = ", ".join(f"U+{code:04X}" for code in glyphs[:MAX_GLYPHS_SAID])
+        more = f" and {len(glyphs) - MAX_GLYPHS_SAID} more" if len(glyphs) > MAX_GLYPHS_SAID else ""
+        lines = [f"the font has no glyph for {named}{more}: drawn as boxes", *others]
+    return lines
 
 
 def _columns(rows: Any, columns: Sequence[str]) -> dict[str, np.ndarray]:

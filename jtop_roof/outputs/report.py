@@ -31,13 +31,14 @@ from jtop_roof.analysis.assumptions import energy_rests_on, sourced_items
 from jtop_roof.analysis.detectors import cause_source
 from jtop_roof.analysis.ledger import SpanStats
 from jtop_roof.analysis.pipeline import Pipeline
-from jtop_roof.analysis.verdict import Placement
+from jtop_roof.analysis.verdict import IMPOSSIBLE, Placement, above_every_roof, impossible_note
 from jtop_roof.formats.logfile import ReadStats, iter_records, open_text, read_header
 from jtop_roof.formats.ncu import Kernel
 from jtop_roof.formats.trtexec import TrtexecError, TrtexecRun, kept_output, read_trtexec, with_trtexec
 from jtop_roof.formats.trtexec_span import RunPlacement, fitted_timing
 from jtop_roof.model.codec import finite_or_null
 from jtop_roof.model.info import SourceInfo, TimeBasis
+from jtop_roof.model.jsonsafe import shown_text
 from jtop_roof.model.metrics import FOREIGN_PROCESS_PCT, fmt_si_unit
 from jtop_roof.model.records import Event, Record
 from jtop_roof.outputs.report_sources import CSV_COLUMNS, assumptions_json, csv_values, markdown_block
@@ -148,7 +149,7 @@ def kernel_json(kernel: Kernel, board: Board) -> dict[str, Any]:
         "name": kernel.name, "duration_s": kernel.duration_s, "flops": kernel.flops,
         "dram_bytes": kernel.dram_bytes, "achieved_flops_per_s": achieved,
         "intensity_flop_per_byte": intensity, "sm_mhz": None if kernel.sm_hz is None else kernel.sm_hz / 1e6,
-        "flops_note": kernel.flops_note, "verdict": "unknown", "efficiency_current": None,
+        "flops_note": kernel.flops_note, "verdict": "unknown", "efficiency_current": None, "roof_note": None,
     }
     device = board.device
     if device is None or kernel.sm_hz is None or achieved is None or intensity is None:
@@ -160,7 +161,11 @@ def kernel_json(kernel: Kernel, board: Board) -> dict[str, Any]:
         return out
     bound = "memory-bound" if intensity < roof.ridge_flop_per_byte[precision] else "compute-bound"
     attainable = min(roof.peak_flops_per_s[precision], roof.bandwidth_bytes_per_s * intensity)
-    out.update({"verdict": bound, "precision": precision, "efficiency_current": achieved / attainable})
+    efficiency = achieved / attainable
+    if above_every_roof(efficiency):
+        out.update({"verdict": IMPOSSIBLE, "precision": precision, "roof_note": impossible_note(efficiency)})
+        return out
+    out.update({"verdict": bound, "precision": precision, "efficiency_current": efficiency})
     return out
 
 
@@ -452,6 +457,9 @@ def to_markdown(report: dict[str, Any]) -> str:
                 f"| {'' if achieved is None else fmt_si_unit(achieved, rate)} "
                 f"| {_num(intensity, 1)} | {_pct(roof.get('efficiency_current'))} "
                 f"| {_pct(roof.get('efficiency_max'))} |")
+        above = [span for span in worked if (span["roofline"] or {}).get("verdict") == IMPOSSIBLE]
+        out += [""] * bool(above) + [f"- {md_cell(span['name'])}: {IMPOSSIBLE}, "
+                                     f"{md_cell(span['roofline']['note'])}" for span in above]
     out += workload_notes(report)
     if report.get("ncu"):
         out += ["", "Kernels (Nsight Compute's own FLOPs, DRAM bytes and duration):", "",
@@ -465,8 +473,8 @@ def to_markdown(report: dict[str, Any]) -> str:
                 f"| {'' if achieved is None else fmt_si_unit(achieved, 'FLOP/s')} "
                 f"| {_num(kernel.get('intensity_flop_per_byte'), 1)} | {_num(kernel.get('sm_mhz'), 0)} "
                 f"| {kernel.get('verdict', 'unknown')} | {_pct(kernel.get('efficiency_current'))} |")
-        out += [f"- {md_cell(kernel['name'])}: {md_cell(kernel['flops_note'])}" for kernel in report["ncu"]
-                if kernel.get("flops_note")]
+        out += [f"- {md_cell(kernel['name'])}: {md_cell(kernel[key])}" for kernel in report["ncu"]
+                for key in ("flops_note", "roof_note") if kernel.get(key)]
     probe = report.get("probe")
     if probe:
         measured, sheet = probe["measured"], probe.get("datasheet") or {}
@@ -532,8 +540,10 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 def spreadsheet_text(text: str) -> str:
     """A text cell of a CSV (a phase or rail name from a file), quoted with ``'`` where it would
-    start a formula: a spreadsheet opening the export must not run ``=HYPERLINK(...)``."""
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
+    start a formula (a spreadsheet opening the export must not run ``=HYPERLINK(...)``), and what
+    a terminal acts on written as its escape (``model.jsonsafe.shown_text``): the CSV goes to
+    stdout, a raw ESC or bidi override must not drive the terminal it is shown on."""
+    return shown_text("'" + text if text.startswith(FORMULA_STARTS) else text)
 
 
 def to_csv(report: dict[str, Any]) -> str:
@@ -544,15 +554,15 @@ def to_csv(report: dict[str, Any]) -> str:
         fields += [f"energy_j_{rail}", f"power_mean_w_{rail}", f"power_peak_w_{rail}"]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([*fields, *CSV_COLUMNS])
+    writer.writerow([*map(shown_text, fields), *CSV_COLUMNS])
     sources = [spreadsheet_text(value) if isinstance(value, str) else value for value in csv_values(report)]
     for span in _spans(report):
         row: list[Any] = [spreadsheet_text(span["name"]), span["start"] or "", span["end"] or "",
                           _num(span["start_s"], 3), _num(span["end_s"], 3), _num(span["duration_s"], 3),
                           _num(span["observed_s"], 3), span["samples"], span["gaps"], int(span["open"]),
                           _num(span["throttled_s"], 3), _num(span["energy_j"]["total"], 3),
-                          span["energy_total_source"] or "", _num(span["power_w"]["mean"], 3),
-                          _num(span["power_w"]["peak"], 3)]
+                          spreadsheet_text(span["energy_total_source"] or ""),
+                          _num(span["power_w"]["mean"], 3), _num(span["power_w"]["peak"], 3)]
         for rail in rails:
             power = span["power_w"]["rails"].get(rail, {})
             row += [_num(span["energy_j"]["rails"].get(rail), 3), _num(power.get("mean"), 3),

@@ -49,7 +49,8 @@ docs/fleet/prometheus.yml sets it, not this exporter's):
 - ``jroof_phase_info{name}`` 1 while a phase is open
 - ``jroof_assumption_info{what,value,source,note}`` 1 per item of ``analysis.assumptions``: what the
   device, power mode, throttle detection and energy rest on (``source``: measured, given, assumed,
-  inferred, or empty where nothing says), the text literal (label values escaped by the client)
+  inferred, or empty where nothing says), the text literal (escaped by the client; in every label
+  value a control, format or bidi character as its escape, ``\\x1b``: ``model.jsonsafe.shown_text``)
 
 Gauges hold the latest sample's instantaneous values, never an average. The text is Prometheus's
 0.0.4 format, or OpenMetrics when the scraper's Accept asks for it; gzip when it accepts that; HEAD
@@ -59,7 +60,6 @@ answers the headers alone. Nothing here imports Textual.
 from __future__ import annotations
 
 import gzip
-import ipaddress
 import math
 import signal
 import socket
@@ -83,17 +83,20 @@ from jtop_roof import __version__
 from jtop_roof.analysis.assumptions import Sourced, sourced_items
 from jtop_roof.analysis.detectors import REASON_CODES
 from jtop_roof.analysis.pipeline import Pipeline
-from jtop_roof.model.errors import UserError
+from jtop_roof.model.jsonsafe import shown_text
 from jtop_roof.model.metrics import for_terminal
 from jtop_roof.model.records import Event, Record, Sample
+from jtop_roof.outputs.listen import DEFAULT_HOST as DEFAULT_HOST
+from jtop_roof.outputs.listen import DEFAULT_PORT as DEFAULT_PORT
+from jtop_roof.outputs.listen import ServeError as ServeError
+from jtop_roof.outputs.listen import is_loopback as is_loopback
+from jtop_roof.outputs.listen import parse_listen as parse_listen
 from jtop_roof.outputs.slots import ConnectionSlots
 from jtop_roof.runtime.config import Config
 from jtop_roof.runtime.runtime import Runtime
 from jtop_roof.runtime.signals import give_back_signals, take_signals
 from jtop_roof.sources.base import Source
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 9101
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 MAX_REQUEST_LINE = 8192
 #: Connections at once, reading their request or being answered; a new one past them takes the
@@ -109,57 +112,6 @@ MIB = 1024 * 1024
 #: The reason of a mode-cap event: information, not a throttle (a gauge of its own).
 MODE_UNKNOWN = "mode_unknown"
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-class ServeError(UserError):
-    """A listen address that cannot be used (one line; exit 2)."""
-
-
-# ------------------------------------------------------------------------------------ addresses
-
-
-def parse_listen(text: str | None) -> tuple[str, int]:
-    """``HOST:PORT``, ``[V6]:PORT`` or ``PORT`` (on loopback); None: ``127.0.0.1:9101``."""
-    if text is None:
-        return DEFAULT_HOST, DEFAULT_PORT
-    text = text.strip()
-    if text.isdigit():
-        return DEFAULT_HOST, _port(text, text)
-    if text.startswith("["):
-        host, sep, rest = text[1:].partition("]")
-        if not sep or not rest.startswith(":"):
-            raise ServeError(f"listen address {text!r}: write an IPv6 address as [ADDR]:PORT")
-        port = rest[1:]
-    else:
-        host, sep, port = text.rpartition(":")
-        if not sep:
-            raise ServeError(f"listen address {text!r}: give HOST:PORT, [ADDR]:PORT or PORT")
-        if ":" in host:
-            raise ServeError(f"listen address {text!r}: write an IPv6 address as [ADDR]:PORT")
-    if not host:
-        raise ServeError(f"listen address {text!r} has no host: 0.0.0.0:PORT listens on every "
-                         "interface, PORT alone on loopback")
-    return host, _port(port, text)
-
-
-def _port(port: str, text: str) -> int:
-    if not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ServeError(f"listen address {text!r}: the port must be a number from 0 to 65535")
-    return int(port)
-
-
-def is_loopback(host: str) -> bool:
-    """True when every address ``host`` names is a loopback address."""
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        pass
-    try:
-        found = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
-    except (OSError, UnicodeError):
-        return False
-    addresses = {info[4][0] for info in found}
-    return bool(addresses) and all(ipaddress.ip_address(str(a).split("%")[0]).is_loopback for a in addresses)
 
 
 # ------------------------------------------------------------------------------------ metrics
@@ -245,7 +197,7 @@ class _Families:
             CounterMetricFamily(name, help_text, labels=label_names) if kind == "counter"
             else GaugeMetricFamily(name, help_text, labels=label_names))
         for labels, value in rows:
-            family.add_metric([str(labels[key]) for key in label_names], value)
+            family.add_metric([shown_text(str(labels[key])) for key in label_names], value)
         self.families.append(family)
 
 

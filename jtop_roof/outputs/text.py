@@ -21,3 +21,23 @@ def iso_at(t_wall: float | None, tz: tzinfo) -> str | None:
         return datetime.fromtimestamp(t_wall, tz).isoformat(timespec="milliseconds")
     except (OverflowError, OSError, ValueError):
         return None
+
+
+#: From this magnitude on a number is written as ``1.23e+300``, never as its 300 digits (a report
+#: JSON given to ``compare`` may hold any finite number).
+MAX_FIXED = 1e15
+
+
+def number_text(value: float, digits: int) -> str:
+    """``value`` with thousands separators and ``digits`` decimals, or in 3 significant digits
+    with an exponent where that would be over 15 digits long."""
+    if not math.isfinite(value):
+        return "—"
+    return f"{value:.3g}" if abs(value) >= MAX_FIXED else f"{value:,.{digits}f}"
+
+
+def percent_text(fraction: float, *, signed: bool = False) -> str:
+    """``fraction`` as a whole percent (``+12%`` where ``signed``), bounded as ``number_text``."""
+    pct = fraction * 100
+    sign = "+" if signed else ""
+    return f"{pct:{sign}.3g}%" if abs(pct) >= MAX_FIXED else f"{pct:{sign}.0f}%"

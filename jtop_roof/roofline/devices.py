@@ -373,6 +373,8 @@ def find_mode(device: Device, name_or_id: str | int) -> PowerMode | None:
         return None
     key = _mode_key(name_or_id)
     by_name = next((m for m in device.power_modes if _mode_key(m.name) == key), None)
-    if by_name is not None or not key.isdigit():
+    if by_name is not None or not (key.isascii() and key.isdigit()):
         return by_name
-    return next((m for m in device.power_modes if m.id == int(key)), None)
+    # Compared as text: int() of a typed number refuses "²" and anything past 4,300 digits.
+    digits = key.lstrip("0") or "0"
+    return next((m for m in device.power_modes if m.id is not None and str(m.id) == digits), None)
