@@ -100,7 +100,8 @@ def test_extreme_work_gives_finite_rates_or_none(flops, bytes_):
                      mean_gpu_mhz=1700.0, mean_emc_mhz=3201.0, iterations=3, flops=flops, bytes=bytes_,
                      precision="bf16")
     placement = place(span, resolve_board(SourceInfo("replay"), load_devices(), device_id="h200"))
-    assert placement.verdict in ("memory-bound", "compute-bound")
+    # Far above the H200's roof: impossible work, its efficiencies null (test_hostile_numbers_out.py).
+    assert placement.verdict == "impossible"
     numbers = (placement.achieved_flops_per_s, placement.achieved_bytes_per_s,
                placement.intensity_flop_per_byte, placement.efficiency_current, placement.efficiency_max)
     assert all(n is None or math.isfinite(n) for n in numbers)
@@ -114,7 +115,7 @@ def test_report_and_plot_of_extreme_work(tmp_path, flops, bytes_):
     report = strict_json(out.stdout)
     assert finite_numbers(report)
     gemm = next(p for p in report["phases"] if p["name"] == "gemm-bf16")
-    assert gemm["roofline"]["verdict"] in ("compute-bound", "memory-bound", "clock-bound")
+    assert gemm["roofline"]["verdict"] == "impossible"
     pytest.importorskip("matplotlib")  # the plot extra; CI installs the test extras only
     figure = tmp_path / "extreme.png"
     out = jroof("plot", str(recording), "--out", str(figure))

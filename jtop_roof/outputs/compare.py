@@ -498,7 +498,8 @@ def _pacing(items: Sequence[Mapping[str, Any]]) -> str | None:
     bound, roofline = _roofline_words(timed)
     if spread < PACED_SPREAD and (clock_spread is None or clock_spread > CLOCK_SPREAD):
         clock_words = "" if clock_spread is None else (
-            f" while the GPU clock goes from {_fmt(min(clocks), 0)} to {_fmt(max(clocks), 0)} MHz")
+            f" while the GPU clock goes from {number_text(min(clocks), 0, grouped=False)} to "
+            f"{number_text(max(clocks), 0, grouped=False)} MHz")
         return (f"Paced: throughput stays within {percent_text(spread)} "
                 f"({_fmt(slow['throughput_per_s'], 1)}–{_fmt(fast['throughput_per_s'], 1)}/s){clock_words}, "
                 f"so the work waits on its input (a sensor, a frame rate) and a faster mode only burns more: "

@@ -28,12 +28,12 @@ def iso_at(t_wall: float | None, tz: tzinfo) -> str | None:
 MAX_FIXED = 1e15
 
 
-def number_text(value: float, digits: int) -> str:
-    """``value`` with thousands separators and ``digits`` decimals, or in 3 significant digits
-    with an exponent where that would be over 15 digits long."""
+def number_text(value: float, digits: int, *, grouped: bool = True) -> str:
+    """``value`` with ``digits`` decimals (and thousands separators where ``grouped``), or in 3
+    significant digits with an exponent where that would be over 15 digits long."""
     if not math.isfinite(value):
         return "—"
-    return f"{value:.3g}" if abs(value) >= MAX_FIXED else f"{value:,.{digits}f}"
+    return f"{value:.3g}" if abs(value) >= MAX_FIXED else f"{value:{',' if grouped else ''}.{digits}f}"
 
 
 def percent_text(fraction: float, *, signed: bool = False) -> str:
