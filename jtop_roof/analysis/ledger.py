@@ -303,9 +303,11 @@ class EnergyLedger:
             total = None if why is not None else point(t_mono, t_wall, values).total
         plan = power_plan(tuple(values)) if values else None
         reading = Point(t_mono, t_wall, values, total, None if plan is None or total is None else plan.source)
-        inputs = bool(rails_mw) and has_input(rails_mw)
-        if inputs:  # the stream reads an input rail: a stretch without it is a gap (Coverage.as_read)
-            channel.input_rail = power_plan(tuple(rails_mw)).source  # type: ignore[union-attr]
+        # the rails as given: ``values`` where none was dropped (the same names in the same order)
+        given = plan if len(values) == len(rails_mw) else power_plan(tuple(rails_mw)) if rails_mw else None
+        inputs = given is not None and not given.summed  # ``has_input(rails_mw)``
+        if given is not None and inputs:  # it reads an input rail: a stretch without one is a gap
+            channel.input_rail = given.source  # (Coverage.as_read)
         read = read_input(reading)
         self._take(_SAMPLES, channel, reading)
         self._samples_taken += 1

@@ -121,7 +121,6 @@ class BoardObserver:
         self._online: int | None = None
         self._rails: set[str] = set()
         self._zones: set[str] = set()
-        self._whole = _Part(None, None)
         self._parts: list[_Part] = []  # by online cores; the last is the current one
         self._pending: _Part | None = None  # another count of online cores, not yet for long
 
@@ -134,9 +133,8 @@ class BoardObserver:
             self._ram = ram.total_mb
         if not self._rails.issuperset(record.rails):
             self._rails.update(record.rails)
-        for zone in record.temps_c:
-            if zone not in self._zones:
-                self._zones.add(zone)
+        if not self._zones.issuperset(record.temps_c):
+            self._zones.update(record.temps_c)
         cpus = record.cpus
         online: int | None = None
         top_mhz, top_load = 0, 0.0
@@ -155,13 +153,13 @@ class BoardObserver:
                 self._online = online
         part = self._part(online, record.t_mono)
         part.samples += 1
-        if cpus:
-            self._whole.clock("cpu", top_mhz, top_load)
+        if cpus:  # into its part only: the whole's are the parts' together (``observation``)
             part.clock("cpu", top_mhz, top_load)
-        for unit, clocked in (("gpu", record.gpu), ("emc", record.emc)):
-            if clocked is not None:
-                self._whole.clock(unit, clocked.mhz or 0, clocked.load_pct or 0.0)
-                part.clock(unit, clocked.mhz or 0, clocked.load_pct or 0.0)
+        gpu, emc = record.gpu, record.emc
+        if gpu is not None:
+            part.clock("gpu", gpu.mhz or 0, gpu.load_pct or 0.0)
+        if emc is not None:
+            part.clock("emc", emc.mhz or 0, emc.load_pct or 0.0)
 
     def _part(self, online: int | None, t_mono: float | None) -> _Part:
         """The part this sample belongs to: the current one, or another count of online cores
@@ -192,7 +190,10 @@ class BoardObserver:
             merged.take(parts[-1])
             merged.take(self._pending)
             parts[-1] = merged
-        whole = self._whole.span()
+        together = _Part(None, None)  # every sample is in one part (a pending one merged in above)
+        for part in parts:
+            together.take(part)
+        whole = together.span()
         return BoardObservation(
             samples=self._samples, ram_total_mb=self._ram, cpu_count=self._cpus, cores_online=self._online,
             rails=frozenset(self._rails), max_mhz=whole.max_mhz, saturated=whole.saturated,
