@@ -15,12 +15,23 @@ own layer and the ones below (tests/test_layering.py holds every import to it, l
 - ``tui``: the Textual monitor (the only layer that imports Textual);
 - ``commands``: one module per command.
 
-``hook`` is the benchmark scripts' API (``from jtop_roof import hook``). Importing the package
-never imports Textual.
+``hook`` is the benchmark scripts' API (``from jtop_roof import hook``); ``jtop_roof.read(path)``
+reads a recording or a log from Python (``jtop_roof.api``). Importing the package never imports
+Textual.
 """
+
+import importlib
 
 __version__ = "0.1.0"
 
 #: The layers, lowest first (the folders above).
 LAYERS = ("model", "formats", "roofline", "sources", "analysis", "probe", "runtime", "outputs", "tui",
           "commands")
+
+
+def __getattr__(name: str) -> object:
+    """``jtop_roof.read``: the read API's ``read`` (``jtop_roof.api``), imported when first used, so
+    that importing the package stays light (no numpy, no pipeline) and below every layer."""
+    if name == "read":
+        return importlib.import_module("jtop_roof.api").read
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

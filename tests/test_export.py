@@ -51,7 +51,7 @@ def test_csv_columns_phases_and_throttle(synthetic):
     text = export_text(str(path), "csv", options())
     columns, rows = read_csv(text)
     assert columns == [
-        "t_wall", "time", "t_s", "phase", "throttle", "gap_s", "ram_used_mb", "ram_total_mb",
+        "t_wall", "time", "t_mono", "t_s", "phase", "throttle", "gap_s", "ram_used_mb", "ram_total_mb",
         "cpu0_load_pct", "cpu0_mhz", "cpu1_load_pct", "cpu1_mhz", "gpu_load_pct", "gpu_mhz",
         "emc_load_pct", "emc_mhz", "engine_NVENC0_mhz", "engine_APE_mhz", "temp_tj_c", "temp_cv0_c",
         "rail_VDD_IN_mw", "rail_VDD_CPU_GPU_CV_mw", "power_total_mw", "power_total_source",
@@ -61,6 +61,8 @@ def test_csv_columns_phases_and_throttle(synthetic):
         assert row["phase"] == ('bench, "1"' if i in BENCH else "")
         assert row["throttle"] == ("throttle:gpu" if i in HELD else ""), i
         assert float(row["t_wall"]) == samples[i].t_wall
+        # the stream's one monotonic timeline (a later session's restarted clock placed after the gap)
+        assert float(row["t_mono"]) - float(row["t_s"]) == pytest.approx(samples[0].t_mono)
         assert float(row["rail_VDD_IN_mw"]) == 5000.0 + 10 * i
         assert row["gpu_mhz"] == str(300 if i in HELD else 408 if i in BENCH else 306)  # clocks: integers
         assert row["cpu1_load_pct"] == ("" if i % 2 else "1.0")  # a float column, whole values too

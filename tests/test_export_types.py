@@ -16,7 +16,7 @@ from factories import BENCH, COUNT, HELD, recording_header, write_synthetic
 from jtop_roof.model.codec import json_line, record_to_json
 from jtop_roof.model.records import Rail, Sample
 from jtop_roof.outputs import export as ex
-from jtop_roof.outputs.export_types import METADATA_KEYS, utc_time
+from jtop_roof.outputs.export_types import METADATA_KEYS, pandas_dtypes, utc_time
 from jtop_roof.runtime.config import Config
 
 UTC = timezone.utc
@@ -76,13 +76,14 @@ def test_every_wall_time_the_reader_keeps_has_a_time_and_no_other(tmp_path):
         assert utc_time(impossible) is None
 
 
-def test_a_log_without_wall_times_has_no_time_column(tmp_path):
+def test_a_log_without_wall_times_has_an_empty_time_column(tmp_path):
+    """Every file has the same leading columns, so that files with and without stamps read as one."""
     stamped = [line for line in (DATA / "fake_tegrastats_orinnano_super.txt").read_text().splitlines()
                if line and not line.startswith("#")]
     unstamped = tmp_path / "plain.log"
     unstamped.write_text("".join(line.split(" ", 2)[2] + "\n" for line in stamped))  # as older releases print
-    columns = next(csv.reader(io.StringIO(export_text(unstamped, "csv"))))
-    assert "t_wall" in columns and "time" not in columns
+    rows = csv_rows(unstamped)
+    assert rows and all(row["t_wall"] == "" and row["time"] == "" and row["t_mono"] != "" for row in rows)
 
 
 def read_both(tmp_path: Path, path: Path):
@@ -91,7 +92,8 @@ def read_both(tmp_path: Path, path: Path):
     csv_out, parquet_out = tmp_path / "out.csv", tmp_path / "out.parquet"
     ex.export_file(str(path), "csv", str(csv_out), tz=UTC, config=Config())
     ex.export_file(str(path), "parquet", str(parquet_out), tz=UTC, config=Config())
-    return pd.read_csv(csv_out, parse_dates=["time"]), pd.read_parquet(parquet_out)
+    dtypes = pandas_dtypes(next(csv.reader(csv_out.open())))
+    return pd.read_csv(csv_out, dtype=dtypes, parse_dates=["time"]), pd.read_parquet(parquet_out)
 
 
 def test_csv_and_parquet_read_back_with_the_same_dtypes_and_values(tmp_path):
@@ -100,20 +102,24 @@ def test_csv_and_parquet_read_back_with_the_same_dtypes_and_values(tmp_path):
     assert list(from_csv.columns) == list(from_parquet.columns)
     assert dict(from_csv.dtypes) == dict(from_parquet.dtypes)
     assert str(from_parquet["time"].dtype).endswith(", UTC]")
-    assert from_parquet["gpu_mhz"].dtype.kind == "i"  # every sample has a GPU clock
-    assert from_parquet["cpu1_mhz"].dtype.kind == "f"  # an offline core: missing, so NaN
+    assert str(from_parquet["gpu_mhz"].dtype) == "Int64"  # every sample has a GPU clock
+    assert str(from_parquet["cpu1_mhz"].dtype) == "Int64"  # an offline core: missing, still integers
+    assert from_parquet["cpu1_mhz"].isna().sum() == COUNT // 2
     assert (from_csv["time"] == from_parquet["time"]).all()
     assert from_csv["phase"].notna().sum() == len(BENCH) and from_csv["throttle"].notna().sum() == len(HELD)
-    numbers = [c for c in from_csv.columns if from_csv[c].dtype.kind in "if"]
+    numbers = [c for c in from_csv.columns if c not in ("phase", "throttle", "power_total_source")]
     assert from_csv[numbers].equals(from_parquet[numbers])
     assert len(from_csv) == COUNT
 
 
-def test_a_run_without_phases_or_events_has_the_same_empty_columns_in_both(tmp_path):
+def test_a_run_without_phases_or_events_still_has_text_columns(tmp_path):
+    """Empty throughout, ``phase`` and ``throttle`` are still strings: never a float column of nulls
+    that another run's names could not join."""
     path = plain_recording(tmp_path / "quiet.jsonl", [1e6 + i for i in range(5)])
     from_csv, from_parquet = read_both(tmp_path, path)
     for column in ("phase", "throttle"):
         assert from_csv[column].isna().all() and from_parquet[column].isna().all()
+        assert from_parquet[column].dtype == "str"
     assert dict(from_csv.dtypes) == dict(from_parquet.dtypes)
 
 

@@ -143,7 +143,7 @@ def test_export_writes_the_power_table(tmp_path):
     rows = export_file(str(path), "csv", tz=UTC, stdout=out, table="power")
     table = list(csv.DictReader(io.StringIO(out.getvalue())))
     assert rows == len(table) == 27
-    assert list(table[0]) == ["t_wall", "time", "t_s", "phase", "source", "period_s", "gap_s",
+    assert list(table[0]) == ["t_wall", "time", "t_mono", "t_s", "phase", "source", "period_s", "gap_s",
                               "rail_VDD_IN_mw"]
     assert table[0]["source"] == "INA3221 hwmon" and float(table[0]["period_s"]) == 0.02
     assert [float(row["rail_VDD_IN_mw"]) for row in table[:9]] == [6000.0 + k for k in range(1, 10)]

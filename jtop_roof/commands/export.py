@@ -20,7 +20,7 @@ from jtop_roof.runtime.config import Config
 #: What ``--format`` takes; without it, ``--out``'s suffix when it is one of these, else csv.
 EXPORT_FORMATS = ("csv", "jsonl", "parquet")
 #: What one row of each ``--table`` is, as the line after ``--out`` says.
-ROWS_OF = {"samples": "samples", "power": "power readings"}
+ROWS_OF = {"samples": "samples", "power": "power readings", "processes": "process rows"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,9 +29,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="csv (default; or from --out's suffix), jsonl, or parquet (needs pyarrow: "
                         "pip install '.[parquet]')")
     parser.add_argument("--out", metavar="PATH", default=None, help="write here instead of stdout")
-    parser.add_argument("--table", choices=("samples", "power"), default="samples",
-                        help="samples (default: one row per sample) or power (one row per power "
-                        "reading of `record --power-hz`: the board's monitors, NVML, RAPL)")
+    parser.add_argument("--table", choices=tuple(ROWS_OF), default="samples",
+                        help="samples (default: one row per sample), power (one row per power "
+                        "reading of `record --power-hz`: the board's monitors, NVML, RAPL) or processes "
+                        "(one row per process per process reading of a recording)")
     file_flags(parser, refuse=("--workload", "--ncu", "--probe"))
     trtexec_flags(parser)
 

@@ -3,14 +3,18 @@
 A recording or a plain tegrastats log is read by the one reader (``logfile.iter_records``) and its
 phases and throttle events are the pipeline's (``report.run_pipeline``: the same ``Pipeline`` and
 detectors as the monitor, ``record`` and ``report``). The columns are found from the whole file
-first, so every row has the same columns in the same order; a value a sample lacks is empty (CSV),
-``null`` (JSON Lines) or null (Parquet), never 0. Units are in the names. Formats: ``csv`` (a header
-row; ``pandas.read_csv`` gives numbers as numbers), ``jsonl`` (one object per row, every key in
-every row) and ``parquet`` (only where ``pyarrow`` is installed).
+as it goes through the pipeline, before any row is written, so every row has the same columns in
+the same order; each column has one type whatever the file holds (``export_types``); a value a
+sample lacks is empty (CSV), ``null`` (JSON Lines) or null (Parquet), never 0. Units are in the
+names. Formats: ``csv`` (a header row; ``pandas.read_csv`` gives numbers as numbers), ``jsonl``
+(one object per row, every key in every row) and ``parquet`` (only where ``pyarrow`` is installed).
 
 Columns, in this order (families appear only when the file has them; ``N`` counts from 0):
 
 - ``t_wall``: unix seconds of the sample (empty for logs without stamps).
+- ``time``: the same in UTC, tz-aware (``export_types``); empty where ``t_wall`` is.
+- ``t_mono``: the sample's seconds on the stream's monotonic timeline (``Sample.t_mono``; a later
+  session's restarted clock goes on after its gap, as every reader places it).
 - ``t_s``: seconds from the file's first sample on the stream's monotonic timeline (``report``'s
   ``start_s``), to the microsecond.
 - ``phase``: the phase the sample is in (a phase covers its first to its last sample), else empty.
@@ -36,9 +40,18 @@ Columns, in this order (families appear only when the file has them; ``N`` count
 
 ``--table power`` writes the power read at its source between samples instead (``PowerReading``s:
 the board's monitors, NVML, RAPL; ``record --power-hz``), one row per reading, in this order:
-``t_wall``, ``t_s``, ``phase`` and ``gap_s`` as above; ``source`` (what measured it: ``INA3221
-hwmon``, ``NVML``...); ``period_s`` (the sampler's period); ``rail_NAME_mw`` (power now, per rail);
-``counter_NAME_mj`` (cumulative energy counters: NVML's total energy, RAPL, mJ).
+``t_wall``, ``time``, ``t_mono``, ``t_s``, ``phase`` and ``gap_s`` as above; ``source`` (what
+measured it: ``INA3221 hwmon``, ``NVML``...); ``period_s`` (the sampler's period);
+``rail_NAME_mw`` (power now, per rail); ``counter_NAME_mj`` (cumulative energy counters: NVML's
+total energy, RAPL, mJ).
+
+``--table processes`` writes the recorded processes (``ProcessReading``s; ``record`` on a host),
+one row per process per reading (a reading of no process has none): the reading's ``t_wall``,
+``time``, ``t_mono``, ``t_s``, ``phase``, ``source``, ``period_s``, ``gap_s`` (on each row of the
+first reading after a break), ``floor_pct`` (processes under it were left out), ``priming``
+(the first reading: no CPU figures yet); the process's ``pid``, ``name``, ``cpu_pct`` (% of one
+core since the previous reading), ``rss_mb``, ``gpu_mem_mb`` and ``benchmark`` (in the
+benchmark's process tree).
 
 Names from the file are kept but for characters outside ``A-Z a-z 0-9 _``, which become ``_``. At
 most 256 columns per family (cores, GPCs, engines, zones, rails); more are dropped with a note.
@@ -66,7 +79,7 @@ from jtop_roof.model.errors import UserError
 from jtop_roof.model.extras import install_hint
 from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.jsonsafe import terminal_safe
-from jtop_roof.model.records import Event, PowerReading, Record, Sample
+from jtop_roof.model.records import Event, PowerReading, ProcessReading, Record, Sample
 from jtop_roof.outputs.export_types import (
     ExportTable,
     export_metadata,
@@ -79,13 +92,17 @@ from jtop_roof.runtime.config import Config
 
 FORMATS = ("csv", "jsonl", "parquet")
 NEEDS_PYARROW = "parquet needs pyarrow: " + install_hint("parquet", "pyarrow")
-#: What ``--table`` takes: one row per sample, or per power reading.
-TABLES = ("samples", "power")
+#: What ``--table`` takes: one row per sample, per power reading, or per process per process reading.
+TABLES = ("samples", "power", "processes")
+#: The times that start every table's row.
+TIMES = ("t_wall", "time", "t_mono", "t_s")
+#: The processes table's columns.
+PROCESS_COLUMNS = (*TIMES, "phase", "source", "period_s", "gap_s", "floor_pct", "priming", "pid", "name",
+                   "cpu_pct", "rss_mb", "gpu_mem_mb", "benchmark")
 #: Columns per family at most (a hostile file may name a new rail on every line).
 MAX_FAMILY = 256
 #: Rows per Parquet row group.
 PARQUET_BATCH = 65_536
-TEXT_COLUMNS = ("phase", "throttle", "power_total_source", "source")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]")
 IO_COLUMNS = ("disk_read", "disk_write", "net_rx", "net_tx")
 
@@ -154,11 +171,67 @@ def _lines(path: str) -> Callable[[], Iterator[str]]:
     return lines
 
 
+class _Seen:
+    """What a pass over the records shows of each column family (``scan_file``)."""
+
+    def __init__(self) -> None:
+        self.has = {"ram": False, "swap": False, "gpu": False, "emc": False, "power": False, "io": False,
+                    "wall": False}
+        self.cores = self.gpcs = 0
+        self.engines, self.zones, self.rails, self.fans = _Family(), _Family(), _Family(), _Family()
+        self.power_rails, self.counters = _Family(), _Family()
+        self.engine_values: dict[str, list[bool]] = {}
+
+    def watch(self, records: Iterable[Record]) -> Iterator[Record]:
+        """``records``, passed on as each is looked at."""
+        for record in records:
+            self.add(record)
+            yield record
+
+    def add(self, record: Record) -> None:
+        has = self.has
+        if isinstance(record, PowerReading):
+            has["wall"] |= record.t_wall is not None
+            for name in record.rails_mw:
+                self.power_rails.add(name)
+            for name in record.counters_mj:
+                self.counters.add(name)
+            return
+        if isinstance(record, ProcessReading):
+            has["wall"] |= record.t_wall is not None
+            return
+        if not isinstance(record, Sample) or not record.is_sample:
+            return
+        has["wall"] |= record.t_wall is not None
+        has["ram"] |= record.ram is not None
+        has["swap"] |= record.swap is not None
+        has["emc"] |= record.emc is not None
+        if record.cpus:
+            self.cores = max(self.cores, len(record.cpus))
+        if record.gpu is not None:
+            has["gpu"] = True
+            self.gpcs = max(self.gpcs, len(record.gpu.gpc_mhz))
+        for name, engine in record.engines.items():
+            self.engines.add(name)
+            seen = self.engine_values.setdefault(name, [False, False])
+            seen[0] |= engine.load_pct is not None
+            seen[1] |= engine.mhz is not None
+        for name in record.temps_c:
+            self.zones.add(name)
+        for name in record.rails:
+            self.rails.add(name)
+        for name in record.fans or {}:
+            self.fans.add(name)
+        has["io"] |= record.io is not None
+        has["power"] |= bool(record.rails) and record.power_total is not None
+
+
 def scan_file(path: str, *, tz: tzinfo, interval_s: float | None = None,
               config: Config | None = None, table: str = "samples", trtexec: TrtexecRun | None = None,
               log_start: float | None = None) -> Scan:
-    """Two passes: the columns of ``table`` and the interval, then the pipeline's phases and events
-    (the board first inferred from the file where nothing names it, as ``report`` does).
+    """The columns of ``table`` and the pipeline's phases and events (the board first inferred
+    from the file where nothing names it, as ``report`` does), found in one pass through the
+    pipeline, after the stream's interval from its first records (as ``report`` finds it).
     ``trtexec``: a run placed on the file (``--trtexec``; ``log_start``: ``--log-start``), whose
     phases are then among the pipeline's, as in ``report``."""
     if table not in TABLES:
@@ -167,49 +240,19 @@ def scan_file(path: str, *, tz: tzinfo, interval_s: float | None = None,
     lines = _lines(path)
     try:
         header = read_header(path)
-        stats = ReadStats()
-        has = {"ram": False, "swap": False, "gpu": False, "emc": False, "power": False, "io": False,
-               "wall": False}
-        cores = gpcs = 0
-        engines, zones, rails, fans = _Family(), _Family(), _Family(), _Family()
-        power_rails, counters = _Family(), _Family()
-        engine_values: dict[str, list[bool]] = {}
-        for record in iter_records(lines(), tz=tz, interval_s=interval_s, stats=stats):
-            has["wall"] |= isinstance(record, (Sample, PowerReading)) and record.t_wall is not None
-            if isinstance(record, PowerReading):
-                for name in record.rails_mw:
-                    power_rails.add(name)
-                for name in record.counters_mj:
-                    counters.add(name)
-                continue
-            if not isinstance(record, Sample) or not record.is_sample:
-                continue
-            has["ram"] |= record.ram is not None
-            has["swap"] |= record.swap is not None
-            has["gpu"] |= record.gpu is not None
-            has["emc"] |= record.emc is not None
-            if record.cpus:
-                cores = max(cores, len(record.cpus))
-            if record.gpu is not None:
-                gpcs = max(gpcs, len(record.gpu.gpc_mhz))
-            for name, engine in record.engines.items():
-                engines.add(name)
-                seen = engine_values.setdefault(name, [False, False])
-                seen[0] |= engine.load_pct is not None
-                seen[1] |= engine.mhz is not None
-            for name in record.temps_c:
-                zones.add(name)
-            for name in record.rails:
-                rails.add(name)
-            for name in record.fans or {}:
-                fans.add(name)
-            has["io"] |= record.io is not None
-            has["power"] |= record.power_total is not None
+        early = ReadStats()
+        for _ in iter_records(lines(), tz=tz, interval_s=interval_s, stats=early):
+            if early.interval_final:
+                break
+        stats, seen = early, _Seen()
+
         def records() -> Iterable[Record]:
-            stream = iter_records(lines(), tz=tz, interval_s=interval_s)
+            nonlocal stats, seen
+            stats, seen = ReadStats(), _Seen()  # the last full read is the one kept
+            stream = seen.watch(iter_records(lines(), tz=tz, interval_s=interval_s, stats=stats))
             return stream if trtexec is None else with_trtexec(stream, trtexec, log_start)
 
-        pipeline, events = run_pipeline(records, stats.interval_s or interval_s or 1.0,
+        pipeline, events = run_pipeline(records, early.interval_s or interval_s or 1.0,
                                         SourceInfo.from_mapping(header or {}, source="replay"),
                                         config or Config())
     except OSError as exc:
@@ -223,17 +266,23 @@ def scan_file(path: str, *, tz: tzinfo, interval_s: float | None = None,
     events_by_start = sorted((e for e in events if e.start_mono is not None and e.t_mono is not None),
                              key=lambda e: e.start_mono or 0.0)
     origin = ledger.whole.first_mono
+    interval = stats.interval_s or interval_s
+    if table == "processes":
+        return Scan(list(PROCESS_COLUMNS), interval, origin, phases, events_by_start, [], stats,
+                    table=table, has_wall=seen.has["wall"], metadata=metadata)
     if table == "power":
-        columns = ["t_wall", "t_s", "phase", "source", "period_s", "gap_s"]
-        columns += [f"rail_{column}_mw" for column in power_rails.names.values()]
-        columns += [f"counter_{column}_mj" for column in counters.names.values()]
+        columns = [*TIMES, "phase", "source", "period_s", "gap_s"]
+        columns += [f"rail_{column}_mw" for column in seen.power_rails.names.values()]
+        columns += [f"counter_{column}_mj" for column in seen.counters.names.values()]
         notes = [f"{family.dropped} {what} past {MAX_FAMILY} dropped"
-                 for family, what in ((power_rails, "rails"), (counters, "counters")) if family.dropped]
-        return Scan(columns, stats.interval_s or interval_s, origin, phases, events_by_start, notes, stats,
-                    rails=power_rails.names, table=table, counters=counters.names, has_wall=has["wall"],
-                    metadata=metadata)
-    cores, gpcs = min(cores, MAX_FAMILY), min(gpcs, MAX_FAMILY)
-    columns = ["t_wall", "t_s", "phase", "throttle", "gap_s"]
+                 for family, what in ((seen.power_rails, "rails"), (seen.counters, "counters"))
+                 if family.dropped]
+        return Scan(columns, interval, origin, phases, events_by_start, notes, stats,
+                    rails=seen.power_rails.names, table=table, counters=seen.counters.names,
+                    has_wall=seen.has["wall"], metadata=metadata)
+    has = seen.has
+    cores, gpcs = min(seen.cores, MAX_FAMILY), min(seen.gpcs, MAX_FAMILY)
+    columns = [*TIMES, "phase", "throttle", "gap_s"]
     if has["ram"]:
         columns += ["ram_used_mb", "ram_total_mb"]
     if has["swap"]:
@@ -247,31 +296,33 @@ def scan_file(path: str, *, tz: tzinfo, interval_s: float | None = None,
     if has["emc"]:
         columns += ["emc_load_pct", "emc_mhz"]
     engine_columns: dict[str, tuple[str, bool, bool]] = {}
-    for name, column in engines.names.items():
-        load, mhz = engine_values[name]
+    for name, column in seen.engines.names.items():
+        load, mhz = seen.engine_values[name]
         engine_columns[name] = (column, load, mhz)
         if load:
             columns.append(f"engine_{column}_load_pct")
         if mhz:
             columns.append(f"engine_{column}_mhz")
-    columns += [f"temp_{column}_c" for column in zones.names.values()]
-    columns += [f"rail_{column}_mw" for column in rails.names.values()]
+    columns += [f"temp_{column}_c" for column in seen.zones.names.values()]
+    columns += [f"rail_{column}_mw" for column in seen.rails.names.values()]
     if has["power"]:
         columns += ["power_total_mw", "power_total_source"]
-    columns += [f"fan_{column}_{unit}" for column in fans.names.values() for unit in ("pct", "rpm")]
+    columns += [f"fan_{column}_{unit}" for column in seen.fans.names.values() for unit in ("pct", "rpm")]
     if has["io"]:
         columns += [f"{name}_mb_s" for name in IO_COLUMNS]
     notes = [f"{family.dropped} {what} past {MAX_FAMILY} dropped"
-             for family, what in ((engines, "engines"), (zones, "zones"), (rails, "rails")) if family.dropped]
-    return Scan(columns, stats.interval_s or interval_s, origin, phases, events_by_start,
-                notes, stats, cores, gpcs, engine_columns, zones.names, rails.names, fans=fans.names,
-                has_wall=has["wall"], metadata=metadata)
+             for family, what in ((seen.engines, "engines"), (seen.zones, "zones"), (seen.rails, "rails"))
+             if family.dropped]
+    return Scan(columns, interval, origin, phases, events_by_start,
+                notes, stats, cores, gpcs, engine_columns, seen.zones.names, seen.rails.names,
+                fans=seen.fans.names, has_wall=has["wall"], metadata=metadata)
 
 
 def iter_rows(path: str, scan: Scan, *, tz: tzinfo,
               interval_s: float | None = None) -> Iterator[dict[str, Any]]:
-    """One dict per sample (per power reading for the power table), keys ``scan.columns`` in order
-    (missing values None)."""
+    """One dict per sample (per power reading for the power table, per process of a process
+    reading for the processes table), keys ``scan.columns`` in order (missing values None; ``time``
+    is ``export_types.typed_rows``')."""
     _check_file(path)
     phase_starts = [p[0] for p in scan.phases]
     events = scan.events
@@ -280,21 +331,29 @@ def iter_rows(path: str, scan: Scan, *, tz: tzinfo,
     origin = scan.origin
     pending_gap: float | None = None
     empty = dict.fromkeys(scan.columns)
+    table = scan.table
     try:
         for record in iter_records(_lines(path)(), tz=tz, interval_s=interval_s):
             if isinstance(record, Event):
                 if record.kind == "gap" and record.gap_s is not None:
                     pending_gap = (pending_gap or 0.0) + record.gap_s
                 continue
-            power = scan.table == "power"
-            if power and isinstance(record, PowerReading):
-                row = dict(empty)
-                _place(row, record.t_wall, record.t_mono, origin, phase_starts, scan)
-                row["gap_s"], pending_gap = pending_gap, None
-                _fill_power(row, record, scan)
-                yield row
+            if table == "power":
+                if isinstance(record, PowerReading):
+                    row = dict(empty)
+                    _place(row, record.t_wall, record.t_mono, origin, phase_starts, scan)
+                    row["gap_s"], pending_gap = pending_gap, None
+                    _fill_power(row, record, scan)
+                    yield row
                 continue
-            if power or not isinstance(record, Sample) or not record.is_sample:
+            if table == "processes":
+                if isinstance(record, ProcessReading) and record.processes:
+                    row = dict(empty)
+                    _place(row, record.t_wall, record.t_mono, origin, phase_starts, scan)
+                    row["gap_s"], pending_gap = pending_gap, None
+                    yield from _process_rows(row, record)
+                continue
+            if not isinstance(record, Sample) or not record.is_sample:
                 continue
             row = dict(empty)
             t = record.t_mono
@@ -319,7 +378,7 @@ def iter_rows(path: str, scan: Scan, *, tz: tzinfo,
 def _place(row: dict[str, Any], t_wall: float | None, t: float | None, origin: float | None,
            phase_starts: list[float], scan: Scan) -> None:
     """A row's times and the phase it is in."""
-    row["t_wall"] = t_wall
+    row["t_wall"], row["t_mono"] = t_wall, t
     if t is None:
         return
     if origin is not None:
@@ -327,6 +386,17 @@ def _place(row: dict[str, Any], t_wall: float | None, t: float | None, origin: f
     at = bisect.bisect_right(phase_starts, t) - 1
     if at >= 0 and scan.phases[at][0] <= t <= scan.phases[at][1]:
         row["phase"] = scan.phases[at][2]
+
+
+def _process_rows(base: dict[str, Any], reading: ProcessReading) -> Iterator[dict[str, Any]]:
+    """One row per process of ``reading``, on ``base`` (its times, phase and gap)."""
+    base.update(source=reading.source, period_s=reading.period_s, floor_pct=reading.floor_pct,
+                priming=reading.priming)
+    for process in reading.processes:
+        row = dict(base)
+        row.update(pid=process.pid, name=process.name, cpu_pct=process.cpu_pct, rss_mb=process.rss_mb,
+                   gpu_mem_mb=process.gpu_mem_mb, benchmark=process.benchmark)
+        yield row
 
 
 def _fill_power(row: dict[str, Any], reading: PowerReading, scan: Scan) -> None:
@@ -443,6 +513,28 @@ def write_parquet(rows: Iterator[dict[str, Any]], table: ExportTable, out: IO[by
     return count
 
 
+@dataclass(frozen=True)
+class Export:
+    """One table of a file, as ``export`` writes it and the read API frames it: what the scan found,
+    each column's type, and the typed rows (read from the file as they are iterated, once)."""
+
+    scan: Scan
+    table: ExportTable
+    rows: Iterator[dict[str, Any]]
+
+
+def export_rows(path: str, *, tz: tzinfo, interval_s: float | None = None, config: Config | None = None,
+                table: str = "samples", trtexec: TrtexecRun | None = None, log_start: float | None = None,
+                aware: bool = False) -> Export:
+    """``table`` of ``path`` (``scan_file``'s arguments), its rows typed by ``export_types``
+    (``time`` aware where ``aware``, else ISO 8601 text): the one route of export and ``read``."""
+    scan = scan_file(path, tz=tz, interval_s=interval_s, config=config, table=table, trtexec=trtexec,
+                     log_start=log_start)
+    shape = export_table(scan.columns)
+    return Export(scan, shape, typed_rows(iter_rows(path, scan, tz=tz, interval_s=interval_s), shape,
+                                          aware=aware))
+
+
 def export_file(
     path: str, fmt: str = "csv", out: str | None = None, *, tz: tzinfo, interval_s: float | None = None,
     config: Config | None = None, stdout: IO[str] | None = None,
@@ -459,16 +551,14 @@ def export_file(
             raise ExportError(NEEDS_PYARROW)
         if out is None:
             raise ExportError("parquet is binary: give --out PATH")
-    scan = scan_file(path, tz=tz, interval_s=interval_s, config=config, table=table, trtexec=trtexec,
-                     log_start=log_start)
+    exported = export_rows(path, tz=tz, interval_s=interval_s, config=config, table=table, trtexec=trtexec,
+                           log_start=log_start, aware=fmt == "parquet")
+    scan, shape, rows = exported.scan, exported.table, exported.rows
     if warn is not None:
         for note in scan.notes:
             warn(f"{path}: {note}")
         if scan.stats.truncated_tail:
             warn(f"{path}: the last line is cut short (line {scan.stats.last_line}); the rest is used")
-    empty = [column for column, none in (("phase", not scan.phases), ("throttle", not scan.events)) if none]
-    shape = export_table(scan.columns, text=TEXT_COLUMNS, empty=empty, has_wall=scan.has_wall)
-    rows = typed_rows(iter_rows(path, scan, tz=tz, interval_s=interval_s), shape, parquet=fmt == "parquet")
     columns = list(shape.columns)
     try:
         if fmt == "parquet":

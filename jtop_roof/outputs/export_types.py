@@ -1,43 +1,70 @@
-"""The type of every column ``export`` writes, one rule for CSV, JSON Lines and Parquet, so that
-pandas reads the CSV and the Parquet of one file into the same dtypes:
+"""The type of every column ``export`` writes and the read API's frames hold, one rule for CSV,
+JSON Lines, Parquet and pandas, whatever the file holds (two runs' files read as one dataset):
 
-- clocks (``*_mhz``) are integers: the boards report whole MHz (``1020`` in CSV, int64 in Parquet);
-- every other number is a float and written as one (``12.0``): a column of whole values (tegrastats'
-  loads) would otherwise read as integers from CSV and as floats from Parquet;
-- ``time``, beside ``t_wall``, only where the file has wall times: the sample's time in UTC, ISO
-  8601 with its offset in CSV and JSON Lines (``2026-12-01T14:45:24.500000+00:00``; pandas:
-  ``read_csv(..., parse_dates=["time"])``), a UTC timestamp in Parquet (``datetime64[us, UTC]``).
-  A wall time outside the calendar (years 1 to 9999) has none;
-- text columns are strings, but one the file leaves empty throughout (``phase`` of a run without
-  phases, ``throttle`` of one without events: ``EMPTY``) is a float column of nulls, which is what
-  pandas makes of an empty CSV column.
+- text (``TEXT_COLUMNS``: ``phase``, ``throttle``, ``power_total_source``, ``source``, ``name``)
+  is always a string, null where empty, even in a file that leaves it empty throughout;
+- clocks (``*_mhz``) and ``pid`` are integers: the boards report whole MHz (``1020`` in CSV, int64
+  in Parquet, pandas' nullable ``Int64``);
+- ``priming`` and ``benchmark`` (the processes table) are booleans (pandas ``boolean``);
+- ``time``: the row's time in UTC, ISO 8601 with its offset in CSV and JSON Lines
+  (``2026-12-01T14:45:24.500000+00:00``), a UTC timestamp in Parquet and pandas
+  (``datetime64[us, UTC]``); null where the file has no wall time, or one outside the calendar
+  (years 1 to 9999);
+- every other number is a float and written as one (``12.0``): a column of whole values
+  (tegrastats' loads) would otherwise read as integers from CSV and as floats from Parquet.
 
-Parquet also carries the file's description as key-value metadata (``jroof.*``, ``METADATA_KEYS``).
-Nothing here imports Textual.
+Parquet carries the file's description as key-value metadata (``jroof.*``, ``METADATA_KEYS``) and
+pandas' own (``pandas``), so ``pandas.read_parquet`` gives these dtypes; ``frame`` builds the same
+frame from the rows directly (the read API). Nothing here imports Textual.
 """
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone, tzinfo
 from typing import Any
 
 import jtop_roof
+from jtop_roof.model.records import SCHEMA_VERSION
 from jtop_roof.roofline.board import Board
 
 #: The tz-aware time column, placed after ``t_wall``.
 TIME_COLUMN = "time"
-#: Column types: what each column holds in every format (``EMPTY``: a text column that holds
-#: nothing in this file, written as floats, all null).
-FLOAT, INT, TEXT, TIME, EMPTY = "float", "int", "text", "time", "empty"
-#: Suffixes of the integer columns.
+#: Column types: what each column holds in every format.
+FLOAT, INT, TEXT, TIME, BOOL = "float", "int", "text", "time", "bool"
+#: The text columns of every table.
+TEXT_COLUMNS = frozenset(("phase", "throttle", "power_total_source", "source", "name"))
+#: The boolean columns (the processes table's).
+BOOL_COLUMNS = frozenset(("priming", "benchmark"))
+#: The integer columns: by suffix (clocks), and by name.
 INT_SUFFIXES = ("_mhz",)
-#: The Parquet metadata keys, each present only where the file or the pipeline says it.
-METADATA_KEYS = ("jroof.version", "jroof.recorded_by", "jroof.table", "jroof.source", "jroof.board",
-                 "jroof.device", "jroof.device_source", "jroof.power_mode", "jroof.power_mode_source",
-                 "jroof.tz")
+INT_COLUMNS = frozenset(("pid",))
+#: Each type in pandas (CSV readers: ``pandas_dtypes``), and in pandas' Parquet metadata
+#: (``pandas_type``, ``numpy_type``).
+PANDAS_DTYPES = {FLOAT: "float64", INT: "Int64", TEXT: "str", TIME: "datetime64[us, UTC]", BOOL: "boolean"}
+_PANDAS_META = {FLOAT: ("float64", "float64"), INT: ("int64", "Int64"), TEXT: ("unicode", "str"),
+                TIME: ("datetimetz", "datetime64[us]"), BOOL: ("bool", "boolean")}
+#: The Parquet metadata keys, each present only where the file or the pipeline says it
+#: (``jroof.schema``: the version of the recording schema, ``model.records.SCHEMA_VERSION``).
+METADATA_KEYS = ("jroof.version", "jroof.schema", "jroof.recorded_by", "jroof.table", "jroof.source",
+                 "jroof.board", "jroof.device", "jroof.device_source", "jroof.power_mode",
+                 "jroof.power_mode_source", "jroof.tz")
+
+
+def column_type(column: str) -> str:
+    """The type of a column, by its name alone: the same column has the same type in every file."""
+    if column == TIME_COLUMN:
+        return TIME
+    if column in TEXT_COLUMNS:
+        return TEXT
+    if column in BOOL_COLUMNS:
+        return BOOL
+    if column in INT_COLUMNS or column.endswith(INT_SUFFIXES):
+        return INT
+    return FLOAT
 
 
 @dataclass(frozen=True)
@@ -48,23 +75,15 @@ class ExportTable:
     types: Mapping[str, str]
 
 
-def export_table(columns: Sequence[str], *, text: Collection[str], empty: Collection[str],
-                 has_wall: bool) -> ExportTable:
-    """The table of the scan's ``columns``: ``text`` are its text columns, ``empty`` those the file
-    is known to leave empty throughout (no phase, no event), ``has_wall`` whether any row has a
-    wall time (then ``time`` follows ``t_wall``)."""
-    out: list[str] = []
-    types: dict[str, str] = {}
-    for column in columns:
-        out.append(column)
-        if column in text:
-            types[column] = EMPTY if column in empty else TEXT
-        else:
-            types[column] = INT if column.endswith(INT_SUFFIXES) else FLOAT
-        if column == "t_wall" and has_wall:
-            out.append(TIME_COLUMN)
-            types[TIME_COLUMN] = TIME
-    return ExportTable(tuple(out), types)
+def export_table(columns: Sequence[str]) -> ExportTable:
+    """The table of the scan's ``columns``, each typed by ``column_type``."""
+    return ExportTable(tuple(columns), {column: column_type(column) for column in columns})
+
+
+def pandas_dtypes(columns: Iterable[str]) -> dict[str, str]:
+    """The pandas dtype of each column but ``time``, for ``pandas.read_csv(f, dtype=...,
+    parse_dates=["time"])``: the CSV then reads as the Parquet and the read API's frame."""
+    return {c: PANDAS_DTYPES[column_type(c)] for c in columns if c != TIME_COLUMN}
 
 
 def utc_time(t_wall: float | None) -> datetime | None:
@@ -77,46 +96,78 @@ def utc_time(t_wall: float | None) -> datetime | None:
         return None
 
 
-def typed_rows(rows: Iterator[dict[str, Any]], table: ExportTable, *, parquet: bool = False
+def typed_rows(rows: Iterator[dict[str, Any]], table: ExportTable, *, aware: bool = False
                ) -> Iterator[dict[str, Any]]:
-    """``rows`` (``iter_rows``) with the table's columns, each value of its type; ``time`` as an
-    aware datetime for ``parquet``, else as ISO 8601 text."""
-    kinds = [(column, table.types[column]) for column in table.columns]
+    """``rows`` (``export.iter_rows``: keys ``table.columns`` in order, ``time`` filled from
+    ``t_wall``), each value of its type; ``time`` as an aware datetime where ``aware`` (Parquet,
+    frames), else as ISO 8601 text."""
+    converters = {INT: int, FLOAT: float, BOOL: bool}
+    kinds = [(column, converters.get(table.types[column])) for column in table.columns
+             if table.types[column] not in (TEXT, TIME)]
+    has_time = TIME_COLUMN in table.types
     for row in rows:
-        typed: dict[str, Any] = {}
-        for column, kind in kinds:
-            if kind == TIME:
-                moment = utc_time(row["t_wall"])
-                if moment is not None and not parquet:
-                    typed[column] = moment.isoformat(timespec="microseconds")
-                else:
-                    typed[column] = moment
-                continue
-            value = None if kind == EMPTY else row[column]
-            if value is not None and kind != TEXT:
-                value = int(value) if kind == INT else float(value)
-            typed[column] = value
-        yield typed
+        for column, convert in kinds:
+            value = row[column]
+            if value is not None and convert is not None and type(value) is not convert:
+                row[column] = convert(value)
+        if has_time:
+            moment = utc_time(row["t_wall"])
+            if moment is not None and not aware:
+                row[TIME_COLUMN] = moment.isoformat(timespec="microseconds")
+            else:
+                row[TIME_COLUMN] = moment
+        yield row
+
+
+def _pandas_metadata(table: ExportTable) -> str:
+    """pandas' own Parquet metadata: what ``pandas.read_parquet`` turns each column into (nullable
+    ``Int64`` and ``boolean``, ``str``), without an index."""
+    columns = []
+    for column in table.columns:
+        pandas_type, numpy_type = _PANDAS_META[table.types[column]]
+        columns.append({"name": column, "field_name": column, "pandas_type": pandas_type,
+                        "numpy_type": numpy_type,
+                        "metadata": {"timezone": "UTC"} if table.types[column] == TIME else None})
+    return json.dumps({"index_columns": [], "column_indexes": [], "columns": columns})
 
 
 def parquet_schema(pa: Any, table: ExportTable, metadata: Mapping[str, str]) -> Any:
-    """The pyarrow schema of ``table``, with ``metadata`` as its key-value metadata."""
+    """The pyarrow schema of ``table``, with ``metadata`` and pandas' own as its key-value metadata."""
     types = {FLOAT: pa.float64(), INT: pa.int64(), TEXT: pa.string(), TIME: pa.timestamp("us", tz="UTC"),
-             EMPTY: pa.float64()}
+             BOOL: pa.bool_()}
     return pa.schema([(column, types[table.types[column]]) for column in table.columns],
-                     metadata=dict(metadata))
+                     metadata={**metadata, "pandas": _pandas_metadata(table)})
+
+
+def frame(pd: Any, table: ExportTable, rows: Iterable[Mapping[str, Any]]) -> Any:
+    """The pandas DataFrame of ``rows`` (``typed_rows(..., aware=True)``) in ``table``'s dtypes:
+    equal to ``pandas.read_parquet`` of the same rows exported."""
+    values: dict[str, list[Any]] = {column: [] for column in table.columns}
+    appenders = [(column, values[column].append) for column in table.columns]
+    for row in rows:
+        for column, append in appenders:
+            append(row[column])
+    return columns_frame(pd, table, values)
+
+
+def columns_frame(pd: Any, table: ExportTable, values: Mapping[str, list[Any]]) -> Any:
+    """The DataFrame of columns already typed (``frame``)."""
+    return pd.DataFrame({column: pd.array(values[column], dtype=PANDAS_DTYPES[table.types[column]])
+                         for column in table.columns}, columns=list(table.columns))
 
 
 def export_metadata(header: Mapping[str, Any] | None, board: Board, tz: tzinfo, table: str
                     ) -> dict[str, str]:
-    """What Parquet says of the file (``METADATA_KEYS``): the jroof that exported it and the one
-    that recorded it, the table, what recorded it (``tegrastats log`` for a plain log), the board as
-    it names itself, the device and power mode as the pipeline resolved them (and from where:
-    given, measured, inferred), and the zone of its stamps. Never the host or the command line."""
+    """What Parquet says of the file (``METADATA_KEYS``): the jroof that exported it, the schema
+    version of its columns and the jroof that recorded it, the table, what recorded it (``tegrastats
+    log`` for a plain log), the board as it names itself, the device and power mode as the pipeline
+    resolved them (and from where: given, measured, inferred), and the zone of its stamps. Never the
+    host or the command line."""
     header = header or {}
     zone = header.get("tz") if isinstance(header.get("tz"), str) else getattr(tz, "key", None) or str(tz)
     values: dict[str, object] = {
         "jroof.version": jtop_roof.__version__,
+        "jroof.schema": str(SCHEMA_VERSION),
         "jroof.recorded_by": header.get("version"),
         "jroof.table": table,
         "jroof.source": header.get("source") if header else "tegrastats log",
