@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from jtop_roof.commands.base import Command, emit, warn
 from jtop_roof.commands.options import (
+    OUT_HELP,
     board_flags,
     file_args,
     placed_trtexec,
@@ -49,7 +50,7 @@ class RoofInputs:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE")
     parser.add_argument("--format", choices=REPORT_FORMATS, default="md", help="md (default), json or csv")
-    parser.add_argument("--out", metavar="PATH", default=None, help="write here instead of stdout")
+    parser.add_argument("--out", metavar="PATH", default=None, help=OUT_HELP)
     parser.add_argument("--interval", type=int, metavar="MS", dest="interval_ms", default=None,
                         help="spacing of lines without timestamps (default 1000)")
     parser.add_argument("--tz", metavar="ZONE", default=None,
