@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from jtop_roof.formats.nosamples import require_samples
 from jtop_roof.model.errors import UserError
 from jtop_roof.model.timeline import parse_tz
 from jtop_roof.outputs.export import TEXT_COLUMNS, iter_rows, scan_file
@@ -66,6 +67,10 @@ def read(path: str, *, tz: str | None = None, interval_ms: int | None = None,
     except ValueError as exc:
         raise UserError(str(exc)) from None
     interval_s = None if interval_ms is None else interval_ms / 1000.0
+    try:
+        require_samples(path)
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
     scan = scan_file(path, tz=zone, interval_s=interval_s, config=config)
     numeric = [c for c in scan.columns if c not in TEXT_COLUMNS]
     values: dict[str, list[float]] = {c: [] for c in numeric}

@@ -39,6 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, config: Config) -> int:
+    from jtop_roof.formats.nosamples import require_samples
     from jtop_roof.outputs.export import export_file
 
     tz, interval_s = file_args(args)
@@ -54,6 +55,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     out = None if args.out == STDOUT and fmt != "parquet" else args.out
     with readable(args.file) as path:
         try:
+            require_samples(path, args.file)
             placed = placed_trtexec(args, path, tz=tz, interval_s=interval_s)
         except OSError as exc:
             return fail(f"cannot read {args.file}: {exc.strerror or exc}")

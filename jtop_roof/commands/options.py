@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import os
 import shutil
@@ -300,6 +301,11 @@ def replay_readable(args: argparse.Namespace, config: Config) -> Iterator[str | 
         yield None
         return
     with readable(replay, follow=config.follow) as path:
+        if not config.follow:  # a followed file may have no sample yet
+            from jtop_roof.formats.nosamples import require_samples
+
+            with contextlib.suppress(OSError):  # the replay says why it cannot read it, as before
+                require_samples(path, replay)
         yield path
 
 

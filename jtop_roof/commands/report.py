@@ -87,6 +87,7 @@ def reported(args: argparse.Namespace, config: Config, path: str, *, tz: tzinfo,
     as read; its notes are said on stderr. ``command`` names what failed in an error."""
     from jtop_roof.formats.logfile import ReadStats, RecordingError
     from jtop_roof.formats.ncu import NcuError, read_ncu_csv
+    from jtop_roof.formats.nosamples import require_samples
     from jtop_roof.formats.trtexec import TrtexecError
     from jtop_roof.outputs.report import report_file
     from jtop_roof.roofline.measured import ProbeError, load_probe
@@ -95,6 +96,7 @@ def reported(args: argparse.Namespace, config: Config, path: str, *, tz: tzinfo,
     name = args.file
     stats = ReadStats()
     try:
+        require_samples(path, name)
         inputs = RoofInputs(None if args.workload is None else load_workload(args.workload),
                             () if args.ncu is None else read_ncu_csv(args.ncu),
                             None if args.probe is None else load_probe(args.probe))
