@@ -82,7 +82,7 @@ def run(args: argparse.Namespace, _defaults: Config) -> int:
     _write(lines)
     sys.stdout.flush()
     if not whole and not finder.found:
-        return fail(finder.message(args.file))
+        return fail(finder.message(args.file, streamed=True))
     said = []
     if stats.skipped_lines:
         said.append(f"skipped {len(stats.skipped_lines)} lines that are not records")

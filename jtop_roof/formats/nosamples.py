@@ -69,8 +69,9 @@ class SampleFinder:
             self.found = is_sample_candidate(line) and parse_line(line).is_sample
         return self.found
 
-    def message(self, name: str) -> str:
-        """What the file holds, in one line, for a file without a sample."""
+    def message(self, name: str, *, streamed: bool = False) -> str:
+        """What the file holds, in one line, for a file without a sample; ``streamed``: a pipe
+        (standard input is one too), where an empty input is one where nothing came."""
         where = STDIN_NAME if name == "-" else name
         if self.recording:
             rest = self.lines - self.blank - 1
@@ -78,7 +79,7 @@ class SampleFinder:
                     f"a jroof recording header and {_count(rest, 'more line')}, none a sample")
             return f"no samples in {where}: {held}"
         if self.lines == 0:
-            held = "nothing came" if name == "-" else "the file is empty"
+            held = "nothing came" if streamed or name == "-" else "the file is empty"
         elif self.lines == self.blank:
             held = f"{_count(self.lines, 'line')}, all blank"
         else:
