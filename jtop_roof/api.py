@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from jtop_roof.formats.logfile import RecordingError, iter_records, open_text
+from jtop_roof.formats.nosamples import require_samples
 from jtop_roof.model.errors import UserError
 from jtop_roof.model.records import Record
 from jtop_roof.model.timeline import parse_tz
@@ -107,6 +108,10 @@ def read(path: str, *, tz: str | None = None, interval_ms: int | None = None,
     except ValueError as exc:
         raise UserError(str(exc)) from None
     interval_s = None if interval_ms is None else interval_ms / 1000.0
+    try:
+        require_samples(path)
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
     exported = export_rows(path, tz=zone, interval_s=interval_s, config=config, aware=True)
     table = exported.table
     columns: dict[str, list[Any]] = {c: [] for c in table.columns}

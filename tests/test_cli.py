@@ -54,10 +54,12 @@ def test_parse_reads_stdin_and_reports_lines_that_are_not_samples():
     assert rows[1]["t"] is None and len(rows[1]["cpu"]) == 6 and rows[1]["unknown"] == []
 
 
-def test_parse_of_binary_input_never_fails():
+def test_parse_of_binary_input_prints_its_lines_then_says_it_held_no_sample():
     result = subprocess.run([sys.executable, "-m", "jtop_roof", "parse", "-"], input=bytes(range(256)) * 4,
                             capture_output=True, timeout=60)
-    assert result.returncode == 0 and b"Traceback" not in result.stderr
+    assert result.returncode == 2 and b"Traceback" not in result.stderr
+    assert result.stderr.startswith(b"jroof-tui: error: no tegrastats samples in standard input: ")
+    assert result.stderr.count(b"\n") == 1
     assert all(json.loads(line)["non_sample"] for line in result.stdout.splitlines())
 
 
@@ -95,11 +97,14 @@ def test_parse_and_mark_start_light(tmp_path, args):
             "heavy = {'jtop_roof.runtime.session', 'jtop_roof.outputs.report', 'yaml', 'numpy', 'textual'}\n"
             "print(status, sorted(heavy.intersection(m.split('.')[0] for m in sys.modules) | "
             "heavy.intersection(sys.modules)))\n")
-    result = subprocess.run([sys.executable, "-c", code], input="", capture_output=True, text=True,
+    # parse is given one tegrastats line (empty input is an error since it holds no sample).
+    log = (DATA / "logfile" / "agxorin_jp6_500ms.log").read_text()
+    line = log.splitlines()[-1] + "\n" if args[0] == "parse" else ""
+    result = subprocess.run([sys.executable, "-c", code], input=line, capture_output=True, text=True,
                             timeout=60, env={**os.environ, "XDG_RUNTIME_DIR": str(tmp_path)})
     assert result.returncode == 0, result.stderr
     status = 0 if args[0] == "parse" else 1  # no monitor took the marker
-    assert result.stdout == f"{status} []\n", result.stdout + result.stderr
+    assert result.stdout.splitlines()[-1] == f"{status} []", result.stdout + result.stderr
 
 
 def test_every_one_line_error_is_a_user_error():

@@ -328,7 +328,8 @@ def test_fifo_without_a_writer_never_hangs(tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     result = jroof("parse", str(fifo), timeout=30)
-    assert result.returncode == 0 and result.stdout == "", result.stderr
+    assert result.returncode == 2 and result.stdout == "", result.stderr
+    assert result.stderr == f"jroof-tui: error: no tegrastats samples in {fifo}: nothing came\n"
     for args in (("report", str(fifo)), ("--replay", str(fifo), "record", str(tmp_path / "o.jsonl"))):
         result = jroof(*args, timeout=30)
         assert result.returncode == 2 and "not a regular file" in result.stderr, (args, result.stderr)

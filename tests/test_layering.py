@@ -73,7 +73,7 @@ def layer_of(module: str) -> int:
 def test_the_layers_are_the_folders():
     folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
     assert folders == set(jtop_roof.LAYERS)
-    top = [p.name for p in PACKAGE.iterdir() if p.name != "__pycache__"]
+    top = [p.name for p in PACKAGE.iterdir() if p.name not in ("__pycache__", "py.typed")]
     assert len(top) <= MAX_TOP_ENTRIES, sorted(top)
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from jtop_roof.formats.userfiles import STDOUT as STDOUT
 from jtop_roof.model.metrics import for_terminal
 
 if TYPE_CHECKING:
@@ -64,9 +65,9 @@ def warn(message: str) -> None:
 
 
 def emit(text: str, out: str | None, inputs: Sequence[str] = ()) -> int:
-    """Write a command's result to stdout, or to ``--out`` (never through a link, nor over one of
-    the command's ``inputs``: ``create_output``)."""
-    if out is None:
+    """Write a command's result to stdout (``--out`` not given, or ``-``), or to ``--out`` (never
+    through a link, nor over one of the command's ``inputs``: ``create_output``)."""
+    if out is None or out == STDOUT:
         sys.stdout.write(text)
         return 0
     from jtop_roof.formats.userfiles import create_output

@@ -7,7 +7,7 @@ import math
 from contextlib import nullcontext
 
 from jtop_roof.commands.base import Command, emit, fail, warn
-from jtop_roof.commands.options import STDIN, file_args, file_flags, readable
+from jtop_roof.commands.options import OUT_HELP, STDIN, file_args, file_flags, readable
 from jtop_roof.runtime.config import Config
 
 
@@ -16,7 +16,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("md", "json"), default="md", help="md (default) or json")
     parser.add_argument("--min-throughput", type=float, metavar="X", dest="min_throughput", default=None,
                         help="the cheapest item must reach X iterations/s (default: any)")
-    parser.add_argument("--out", metavar="PATH", default=None, help="write here instead of stdout")
+    parser.add_argument("--out", metavar="PATH", default=None, help=OUT_HELP)
     file_flags(parser)
 
 

@@ -6,8 +6,10 @@ import argparse
 import os
 import sys
 
-from jtop_roof.commands.base import Command, fail, warn
+from jtop_roof.commands.base import STDOUT, Command, fail, warn
 from jtop_roof.commands.options import (
+    OUT_HELP,
+    binary_out,
     file_args,
     file_flags,
     placed_trtexec,
@@ -27,8 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE")
     parser.add_argument("--format", choices=EXPORT_FORMATS, default=None,
                         help="csv (default; or from --out's suffix), jsonl, or parquet (needs pyarrow: "
-                        "pip install '.[parquet]')")
-    parser.add_argument("--out", metavar="PATH", default=None, help="write here instead of stdout")
+                        "pip install '.[parquet]'; to stdout with --out -, not onto a terminal)")
+    parser.add_argument("--out", metavar="PATH", default=None, help=OUT_HELP)
     parser.add_argument("--table", choices=tuple(ROWS_OF), default="samples",
                         help="samples (default: one row per sample), power (one row per power "
                         "reading of `record --power-hz`: the board's monitors, NVML, RAPL) or processes "
@@ -38,6 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, config: Config) -> int:
+    from jtop_roof.formats.nosamples import require_samples
     from jtop_roof.outputs.export import export_file
 
     tz, interval_s = file_args(args)
@@ -45,14 +48,21 @@ def run(args: argparse.Namespace, config: Config) -> int:
     if fmt is None:
         suffix = os.path.splitext(args.out or "")[1].lower().lstrip(".")
         fmt = suffix if suffix in EXPORT_FORMATS else "csv"
+    if fmt == "parquet":
+        if args.out is None:
+            return fail("parquet is binary: give --out PATH (or --out - for standard output)")
+        binary_out(args.out, fmt)
+    # Text to standard output is export's own stdout path; parquet goes through create_output's.
+    out = None if args.out == STDOUT and fmt != "parquet" else args.out
     with readable(args.file) as path:
         try:
+            require_samples(path, args.file)
             placed = placed_trtexec(args, path, tz=tz, interval_s=interval_s)
         except OSError as exc:
             return fail(f"cannot read {args.file}: {exc.strerror or exc}")
         if placed.note is not None:
             warn(placed.note)
-        rows = export_file(path, fmt, args.out, tz=tz, interval_s=placed.interval_s(interval_s),
+        rows = export_file(path, fmt, out, tz=tz, interval_s=placed.interval_s(interval_s),
                            config=config, warn=warn,
                            table=args.table, trtexec=placed.run, log_start=placed.log_start)
     sys.stdout.flush()

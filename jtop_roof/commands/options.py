@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import os
 import shutil
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from datetime import tzinfo
 from typing import TYPE_CHECKING, BinaryIO
 
-from jtop_roof.commands.base import Parser, warn
+from jtop_roof.commands.base import STDOUT, Parser, warn
 from jtop_roof.model.errors import UserError
 from jtop_roof.runtime.config import MIN_INTERVAL_MS, SOURCES, Config, check_device, load_config
 from jtop_roof.sources.base import Source
@@ -312,6 +313,11 @@ def replay_readable(args: argparse.Namespace, config: Config) -> Iterator[str | 
         yield None
         return
     with readable(replay, follow=config.follow) as path:
+        if not config.follow:  # a followed file may have no sample yet
+            from jtop_roof.formats.nosamples import require_samples
+
+            with contextlib.suppress(OSError):  # the replay says why it cannot read it, as before
+                require_samples(path, replay)
         yield path
 
 
@@ -425,5 +431,18 @@ def placed_trtexec(args: argparse.Namespace, path: str, *, tz: tzinfo, interval_
 
 def tell_written(out: str, what: str) -> None:
     """The one line ``report``, ``export`` and ``plot`` say on stderr once ``--out`` is written
-    (without ``--out`` stdout is the data, and nothing is said)."""
-    warn(f"wrote {out} ({what})")
+    (without ``--out``, or with ``--out -``, stdout is the data, and nothing is said)."""
+    if out != STDOUT:
+        warn(f"wrote {out} ({what})")
+
+
+#: What ``--out`` says of ``-`` in every command's help.
+OUT_HELP = "write here instead of stdout (-: stdout)"
+
+
+def binary_out(out: str | None, fmt: str) -> None:
+    """Refuse ``--out -`` for a binary format (parquet, png, pdf) when standard output is a
+    terminal, where its bytes would only garble the screen (FlagError); a pipe or a file takes them."""
+    if out == STDOUT and sys.stdout is not None and sys.stdout.isatty():
+        raise FlagError(f"--out -: {fmt} is binary and standard output is a terminal: redirect it "
+                        "(> FILE, | ...) or give --out PATH")

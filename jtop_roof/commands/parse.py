@@ -5,6 +5,7 @@ The characters a terminal would act on are written escaped (``model.jsonsafe``).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from jtop_roof.commands.base import Command, fail
@@ -45,21 +46,28 @@ def run(args: argparse.Namespace, _defaults: Config) -> int:
         iter_parse_lines,
         open_text,
     )
+    from jtop_roof.formats.nosamples import SampleFinder, require_samples, watched
     from jtop_roof.model.codec import MAX_CORES, MAX_NAMED
 
     tz, interval_s = file_args(args)
+    # A file is looked at before anything is printed; a pipe as its lines pass.
+    whole = args.file != "-" and os.path.isfile(args.file)
     try:
+        if whole:
+            require_samples(args.file)
         stream = open_text(args.file)
     except OSError as exc:
         return fail(f"cannot read {args.file}: {exc.strerror or exc}")
     stats = ReadStats()
+    finder = SampleFinder()
+    read = stream if whole else watched(stream, finder)
     # A file is there whole: its lines go out in blocks (a write each, even when Python's output is
     # unbuffered). From a pipe (`tegrastats | jroof-tui parse -`) each line goes when it is read.
     block = PARSE_BLOCK_LINES if stream.is_file else 1
     lines: list[str] = []
     try:
         with stream:
-            for text in iter_parse_lines(stream, tz=tz, interval_s=interval_s, stats=stats,
+            for text in iter_parse_lines(read, tz=tz, interval_s=interval_s, stats=stats,
                                          tz_given=args.tz is not None):
                 lines.append(text)
                 if len(lines) >= block:
@@ -73,6 +81,8 @@ def run(args: argparse.Namespace, _defaults: Config) -> int:
         return _fail_after(lines, f"cannot read {args.file}: {exc.strerror or exc}")
     _write(lines)
     sys.stdout.flush()
+    if not whole and not finder.found:
+        return fail(finder.message(args.file, streamed=True))
     said = []
     if stats.skipped_lines:
         said.append(f"skipped {len(stats.skipped_lines)} lines that are not records")

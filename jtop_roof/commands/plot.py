@@ -11,9 +11,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from jtop_roof.commands.base import Command
+from jtop_roof.commands.base import STDOUT, Command
 from jtop_roof.commands.options import (
     FlagError,
+    binary_out,
     file_args,
     file_flags,
     readable,
@@ -24,12 +25,18 @@ from jtop_roof.commands.options import (
 from jtop_roof.model.extras import install_hint
 from jtop_roof.runtime.config import Config
 
+#: What ``--format`` takes (``outputs.plot.FORMATS``, without importing matplotlib's module for --help).
+FIGURE_FORMATS = ("png", "svg", "pdf")
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="a recording or a tegrastats log (`-`: standard input, "
                         "with --out)")
     parser.add_argument("--out", metavar="PATH", default=None,
-                        help="chart.png, .svg or .pdf (default: FILE's name with .png, here)")
+                        help="chart.png, .svg or .pdf (default: FILE's name with .png, here; -: stdout, "
+                        "png unless --format says, never png or pdf onto a terminal)")
+    parser.add_argument("--format", choices=FIGURE_FORMATS, default=None,
+                        help="png, svg or pdf (default: from --out's suffix)")
     parser.add_argument("--title", metavar="TEXT", default=None, help="the figure's title (default: FILE)")
     file_flags(parser, refuse=())
     trtexec_flags(parser)
@@ -44,7 +51,9 @@ def run(args: argparse.Namespace, config: Config) -> int:
     if args.file == "-" and args.out is None:
         raise FlagError("plot -: give --out PATH (standard input has no name to make one from)")
     out = args.out or default_out(args.file)
-    fmt = figure_format(out)
+    fmt = args.format or ("png" if out == STDOUT else figure_format(out))
+    if fmt != "svg":
+        binary_out(out, fmt)
     pyplot()  # without matplotlib: one line now, before the file is read
     with readable(args.file) as path:
         report, inputs = reported(args, config, path, tz=tz, interval_s=interval_s, command="plot")
@@ -53,7 +62,8 @@ def run(args: argparse.Namespace, config: Config) -> int:
             raise FlagError(refused)
         fitted = (report.get("trtexec") or {}).get("interval_s")  # a plain log fitted to trtexec's run
         written = plot_file(path, out, tz=tz, interval_s=fitted or interval_s, config=config,
-                            title=args.title or Path(args.file).name, report=report, probe=inputs.probe)
+                            title=args.title or Path(args.file).name, report=report, probe=inputs.probe,
+                            fmt=fmt)
     tell_written(written, f"figure, {fmt}")
     return 0
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from jtop_roof.commands.base import Command, fail, warn
+from jtop_roof.commands.base import STDOUT, Command, fail, warn
 from jtop_roof.commands.options import board_flags
 from jtop_roof.runtime.config import Config
 
@@ -14,7 +14,8 @@ from jtop_roof.runtime.config import Config
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true", help="a few-second run (smaller arrays, short runs)")
     parser.add_argument("--out", metavar="FILE", default=None,
-                        help="write here (default: $XDG_DATA_HOME/jroof/probe/DEVICE/MODE.json)")
+                        help="write here (default: $XDG_DATA_HOME/jroof/probe/DEVICE/MODE.json; -: the "
+                        "JSON on stdout, saved nowhere, the summary on stderr)")
     parser.add_argument("--backend", choices=("auto", "cupy", "torch", "numpy"), default="auto",
                         help="auto (default): PyTorch on CUDA, else CuPy, else numpy on the CPU")
     parser.add_argument("--json", action="store_true", help="print the JSON result instead of the summary")
@@ -35,6 +36,11 @@ def run(args: argparse.Namespace, config: Config) -> int:
                        device=config.device, power_mode=config.power_mode,
                        devices=load_devices(config.devices),
                        progress=warn)
+    if args.out == STDOUT:
+        for line in summary_lines(result):
+            warn(line)
+        print(json.dumps(result, indent=2, allow_nan=False))
+        return 0
     path = args.out or default_probe_path(result["device"], result["power_mode"])
     try:
         written = save_probe(result, path)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from jtop_roof.commands.base import Command, emit, warn
 from jtop_roof.commands.options import (
+    OUT_HELP,
     board_flags,
     file_args,
     placed_trtexec,
@@ -49,7 +50,7 @@ class RoofInputs:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE")
     parser.add_argument("--format", choices=REPORT_FORMATS, default="md", help="md (default), json or csv")
-    parser.add_argument("--out", metavar="PATH", default=None, help="write here instead of stdout")
+    parser.add_argument("--out", metavar="PATH", default=None, help=OUT_HELP)
     parser.add_argument("--interval", type=int, metavar="MS", dest="interval_ms", default=None,
                         help="spacing of lines without timestamps (default 1000)")
     parser.add_argument("--tz", metavar="ZONE", default=None,
@@ -86,6 +87,7 @@ def reported(args: argparse.Namespace, config: Config, path: str, *, tz: tzinfo,
     as read; its notes are said on stderr. ``command`` names what failed in an error."""
     from jtop_roof.formats.logfile import ReadStats, RecordingError
     from jtop_roof.formats.ncu import NcuError, read_ncu_csv
+    from jtop_roof.formats.nosamples import require_samples
     from jtop_roof.formats.trtexec import TrtexecError
     from jtop_roof.outputs.report import report_file
     from jtop_roof.roofline.measured import ProbeError, load_probe
@@ -94,6 +96,7 @@ def reported(args: argparse.Namespace, config: Config, path: str, *, tz: tzinfo,
     name = args.file
     stats = ReadStats()
     try:
+        require_samples(path, name)
         inputs = RoofInputs(None if args.workload is None else load_workload(args.workload),
                             () if args.ncu is None else read_ncu_csv(args.ncu),
                             None if args.probe is None else load_probe(args.probe))

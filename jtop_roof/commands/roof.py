@@ -13,7 +13,7 @@ import argparse
 import json
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jtop_roof.commands.base import Command, warn
 from jtop_roof.runtime.config import Config
@@ -55,6 +55,44 @@ def cmd_devices(db: Mapping[str, Device]) -> list[str]:
             parts.append(f"({device.origin})")
         lines.append("  ".join(parts))
     return lines
+
+
+def devices_json(db: Mapping[str, Device]) -> dict[str, Any]:
+    """``devices --format json``: every entry as the database holds it, with the roof at its top
+    clocks and at each mode's (derived from the entry: ``inferred``; null with a note where the
+    entry cannot give one) and the documents each number rests on (``sources``: what each covers)."""
+    from jtop_roof.model.info import INFERRED
+
+    def roof(device: Device, mode: PowerMode | None) -> dict[str, Any]:
+        from jtop_roof.roofline.ceilings import max_ceilings, max_clocks, missing_reason, to_json
+
+        top = max_ceilings(device, mode)
+        scope = "the device's top clocks" if mode is None else f"the {mode.name} mode's top clocks"
+        if top is None:
+            why = missing_reason(device, *max_clocks(device, mode))
+            return {"ceilings": None, "ceilings_source": None, "ceilings_note": f"no roof at {scope}: {why}"}
+        shown = {key: value for key, value in to_json(top, device, mode).items()
+                 if key not in ("device", "power_mode")}
+        return {"ceilings": shown, "ceilings_source": INFERRED,
+                "ceilings_note": f"at {scope}, from the entry's SMs, FLOP per clock and memory bus"}
+
+    def mode_json(device: Device, mode: PowerMode) -> dict[str, Any]:
+        return {"name": mode.name, "id": mode.id, "watts": mode.watts,
+                "cpu_cores_online": mode.cpu_cores_online, "max_cpu_mhz": mode.max_cpu_mhz,
+                "max_gpu_mhz": mode.max_gpu_mhz, "max_emc_mhz": mode.max_emc_mhz,
+                "tpc_pg_mask": mode.tpc_pg_mask, "active_sms": mode.active_sms, "source": mode.source,
+                **roof(device, mode)}
+
+    return {"devices": [{
+        "id": device.id, "name": device.name, "origin": device.origin,
+        "memory_gb": device.memory_gb, "memory_type": device.memory_type, "sms": device.sms,
+        "flop_per_clk_per_sm": dict(device.flop_per_clk_per_sm), "max_gpu_mhz": device.max_gpu_mhz,
+        "bus_width_bits": device.bus_width_bits, "max_emc_mhz": device.max_emc_mhz,
+        "emc_data_rate_factor": device.emc_data_rate_factor, "match": list(device.match),
+        "rails": list(device.rails), "sensors": list(device.sensors), **roof(device, None),
+        "power_modes": [mode_json(device, mode) for mode in device.power_modes],
+        "sources": [{"doc": source.doc, "covers": list(source.covers)} for source in device.sources],
+    } for device in db.values()]}
 
 
 def _clock(

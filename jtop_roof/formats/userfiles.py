@@ -2,7 +2,8 @@
 a regular file of at most ``MAX_FILE_BYTES`` is read (a FIFO, ``/dev/zero`` or a directory is
 refused without blocking), YAML only through the safe loader, and a document whose aliases would
 expand past ``MAX_YAML_NODES`` nodes (a "billion laughs") is refused before it is built. Writing
-(``create_output``): never through a symbolic link, never over the command's own input."""
+(``create_output``): never through a symbolic link, never over the command's own input; ``-`` is
+standard output."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import errno
 import os
 import reprlib
 import stat
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -140,6 +142,10 @@ class OutputError(UserError):
     """A file jroof was asked to write that it must not (one line, exit 2)."""
 
 
+#: ``--out -``: standard output, as ``-`` is standard input for the files read.
+STDOUT = "-"
+
+
 def create_output(path: str | os.PathLike[str], *, inputs: Sequence[str | os.PathLike[str]] = (),
                   private: bool = False, append: bool = False, new: bool = False) -> int:
     """Open a file jroof writes besides a recording (``--out``, a figure, a workload's output) and
@@ -147,8 +153,12 @@ def create_output(path: str | os.PathLike[str], *, inputs: Sequence[str | os.Pat
     cannot redirect it), never over one of the command's own ``inputs``, created with mode 0600
     when ``private`` (a file written beside a recording unasked: as private as the recording),
     else 0644 less the umask (an output the user named). ``new``: only a file that does not exist
-    yet (O_EXCL; FileExistsError otherwise). Raises OutputError, or OSError for the rest."""
+    yet (O_EXCL; FileExistsError otherwise). ``-`` (``STDOUT``) is standard output: a duplicate of
+    its descriptor, written and closed as a file's would be. Raises OutputError, or OSError for
+    the rest."""
     name = os.fspath(path)
+    if name == STDOUT:
+        return _stdout_descriptor(inputs)
     for given in inputs:
         if _same_file(name, os.fspath(given)):
             raise OutputError(f"refusing to write {name}: it is this command's input {os.fspath(given)}")
@@ -161,6 +171,31 @@ def create_output(path: str | os.PathLike[str], *, inputs: Sequence[str | os.Pat
         if exc.errno == errno.ELOOP:
             raise OutputError(f"refusing to write {name}: it is a symbolic link (not followed)") from None
         raise
+
+
+def _stdout_descriptor(inputs: Sequence[str | os.PathLike[str]]) -> int:
+    """A duplicate of standard output's descriptor (closing it leaves standard output open), what
+    Python holds for it written first so that the bytes keep their order; never when standard
+    output is one of ``inputs`` (``report run.jsonl --out - >> run.jsonl`` would read its own
+    output). OSError for a standard output without a descriptor."""
+    stream = sys.stdout
+    if stream is None:
+        raise OutputError("cannot write standard output (--out -): it is closed")
+    stream.flush()
+    fd = stream.fileno()
+    here = os.fstat(fd)
+    for given in (os.fspath(each) for each in inputs):
+        if given != STDOUT and _same_stat(here, given):
+            raise OutputError(f"refusing to write standard output (--out -): it is this command's "
+                              f"input {given}")
+    return os.dup(fd)
+
+
+def _same_stat(here: os.stat_result, name: str) -> bool:
+    try:
+        return os.path.samestat(here, os.stat(name))
+    except OSError:  # it does not exist, or cannot be looked at: not the same file
+        return False
 
 
 def _same_file(a: str, b: str) -> bool:

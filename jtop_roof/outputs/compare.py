@@ -45,6 +45,7 @@ from typing import Any
 
 from jtop_roof.analysis.verdict import BOUND_VERDICTS, IMPOSSIBLE
 from jtop_roof.formats.logfile import ReadStats, RecordingError, open_regular, read_header
+from jtop_roof.formats.nosamples import require_samples
 from jtop_roof.model.codec import encodable_tree
 from jtop_roof.model.errors import UserError
 from jtop_roof.model.metrics import FOREIGN_PROCESS_PCT
@@ -185,6 +186,10 @@ def load_item(
     if as_json:
         report = load_report_json(path)
     else:
+        try:
+            require_samples(path, path if file is None else file)
+        except OSError as exc:
+            raise CompareError(f"cannot read {path}: {exc.strerror or exc}") from None
         report = file_report(path, tz=tz, interval_s=interval_s, config=config, warn=warn, tz_given=tz_given)
     name = label if label is not None else Path(path).stem + ("" if phase is None else f"#{phase}")
     return item_from_report(report, name, phase, file=path if file is None else file)

@@ -80,13 +80,13 @@ def figure_format(out: str) -> str:
 
 def plot_file(path: str, out: str | None = None, *, tz: tzinfo, interval_s: float | None = None,
               config: Config | None = None, title: str | None = None, report: dict[str, Any] | None = None,
-              probe: Probe | None = None) -> str:
-    """Draw ``path`` into ``out`` (format from its suffix; default ``FILE-stem.png`` here: never
-    through a link, nor over ``path``); returns the path written. ``report``: the file's report as
-    ``jroof-tui report`` built it with the user's inputs (default: the file's own, without them);
-    ``probe``: the measured roof that report was given."""
+              probe: Probe | None = None, fmt: str | None = None) -> str:
+    """Draw ``path`` into ``out`` (``fmt``, else from its suffix; default ``FILE-stem.png`` here:
+    never through a link, nor over ``path``; ``-``: standard output); returns the path written.
+    ``report``: the file's report as ``jroof-tui report`` built it with the user's inputs (default:
+    the file's own, without them); ``probe``: the measured roof that report was given."""
     out = out or default_out(path)
-    fmt = figure_format(out)
+    fmt = fmt or figure_format(out)
     plt = pyplot()
     try:
         scan = scan_file(path, tz=tz, interval_s=interval_s, config=config)
@@ -106,6 +106,8 @@ def plot_file(path: str, out: str | None = None, *, tz: tzinfo, interval_s: floa
             shown_texts(figure)
             with open(create_output(out, inputs=[path]), "wb") as target:
                 figure.savefig(target, format=fmt, dpi=150)
+        except BrokenPipeError:
+            raise  # `plot ... --out - | head`: the reader left; the command line says nothing
         except OSError as exc:
             raise PlotError(f"cannot write {out}: {exc.strerror or exc}") from None
         finally:
