@@ -13,7 +13,10 @@ Each call goes to every ``jroof-tui`` (TUI or headless ``record``) of this user 
 Unix socket (mode 0600; no TCP) and returns how many took it: 0 when none runs, which is not an
 error (the benchmark goes on). Values are checked here (ValueError). A call costs a connection per
 monitor (about 0.1 ms): for very short iterations, report every N of them with their totals. A
-stopped monitor (Ctrl-Z) is skipped, and monitors that do not answer cost at most a second in all
+stopped monitor (Ctrl-Z) is skipped. Every report is counted exactly once, under any burst of
+callers: a monitor that is busy is sent to again (``control.BUSY_WAIT_S``), and one that runs but
+neither took the report nor refused it raises ``DeliveryError`` (an OSError saying how many took
+it), never a silent 0; a monitor that does not answer costs at most a second
 (``control.REPLY_WAIT_S``), never a hang.
 Nothing here imports Textual.
 """
@@ -22,12 +25,14 @@ from __future__ import annotations
 
 from jtop_roof.model.records import MAX_WORK_ITERATIONS
 from jtop_roof.runtime.control import ControlError, WorkReport, send_marker, send_work
+from jtop_roof.runtime.control import DeliveryError as DeliveryError
 
 
 def work(iterations: float = 1, flops: float | None = None, bytes: float | None = None,
          precision: str | None = None) -> int:
     """Add ``iterations`` (and their FLOPs and DRAM bytes, in total) to the running phase.
-    ValueError for a value out of range or not a number (``10**400`` too: no float holds it)."""
+    ValueError for a value out of range or not a number (``10**400`` too: no float holds it);
+    ``DeliveryError`` when a running monitor did not take it."""
     try:
         count = float(iterations)
     except (TypeError, ValueError, OverflowError):

@@ -25,8 +25,8 @@ from jtop_roof.formats import ncu
 from jtop_roof.formats.ncu import NcuError, read_ncu_csv
 from jtop_roof.model.records import Event, Sample
 from jtop_roof.roofline.measured import ProbeError, load_probe
-from jtop_roof.runtime import control
-from jtop_roof.runtime.control import ControlError, MarkerListener, send_marker, start_listener
+from jtop_roof.runtime import control, delivery
+from jtop_roof.runtime.control import ControlError, DeliveryError, MarkerListener, send_marker, start_listener
 from jtop_roof.sources.ssh import describe_files, parse_dump
 from jtop_roof.sources.tegrastats import MAX_LINE_BYTES, TegrastatsSource
 
@@ -135,16 +135,15 @@ def stopped(pid: int) -> bool:
 
 def waits_seen(monkeypatch: pytest.MonkeyPatch) -> list[dict[socket.socket, bytes]]:
     """What ``send_marker`` waited for, each time it waited: the connections it offered the marker
-    to and what each had answered when the wait ended (``control._count_ok``, one shared wait)."""
+    to and what each had answered when the wait ended (``delivery._read_replies``, one shared wait)."""
     seen: list[dict[socket.socket, bytes]] = []
-    plain_count = control._count_ok
+    plain_read = delivery._read_replies
 
-    def count_ok(replies: dict[socket.socket, bytearray]) -> int:
-        delivered = plain_count(replies)
+    def read_replies(replies: dict[socket.socket, bytearray]) -> None:
+        plain_read(replies)
         seen.append({sock: bytes(reply) for sock, reply in replies.items()})
-        return delivered
 
-    monkeypatch.setattr(control, "_count_ok", count_ok)
+    monkeypatch.setattr(delivery, "_read_replies", read_replies)
     return seen
 
 
@@ -186,7 +185,8 @@ def test_stopped_monitors_neither_delay_the_live_one_nor_get_stale_markers(runti
 def test_silent_monitors_cost_one_short_wait_in_all(runtime_dir, monkeypatch):
     """Sockets that accept but never answer (a monitor hung in a callback): the live monitor still
     gets every marker, and the wait is shared, not one per socket: one wait for all seven, which
-    ended on its bound with the six still silent."""
+    ended on its bound with the six still silent; the sender is told that six did not answer
+    (they may or may not have taken it), not a bare count."""
     silent = []
     for index in range(6):
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -198,11 +198,13 @@ def test_silent_monitors_cost_one_short_wait_in_all(runtime_dir, monkeypatch):
     live.start()
     waits = waits_seen(monkeypatch)
     try:
-        assert send_marker("phase_start", "prefill") == 1
+        with pytest.raises(DeliveryError) as raised:
+            send_marker("phase_start", "prefill")
     finally:
         live.close()
         for sock in silent:
             sock.close()
+    assert (raised.value.taken, raised.value.unanswered, raised.value.busy) == (1, 6, 0)
     assert got == ["prefill"]
     (wait,) = waits
     assert sorted(wait.values()) == [b""] * 6 + [b"ok\n"]

@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, _defaults: Config) -> int:
-    from jtop_roof.runtime.control import WorkReport, send_marker, send_work
+    from jtop_roof.runtime.control import DeliveryError, WorkReport, send_marker, send_work
 
     work_flags = args.flops is not None or args.bytes_ is not None or args.precision is not None
     if args.work is None and work_flags:
@@ -41,6 +41,9 @@ def run(args: argparse.Namespace, _defaults: Config) -> int:
             delivered = send_marker("phase_end" if args.end else "phase_start", args.name, for_parent=True)
     except ValueError as exc:  # a name or an amount out of bounds
         return fail(str(exc))
+    except DeliveryError as exc:  # a running monitor neither took it nor refused it
+        warn(str(exc))
+        return 1
     if delivered == 0:
         warn(f"no running jroof-tui of this user took {what}")
         return 1

@@ -5,7 +5,9 @@ monitor, ``record`` and ``report``: phases, energy, the throttle detectors); the
 it and keep the latest values after each sample as one snapshot, and a small ``http.server`` in
 another thread renders it on ``GET /metrics`` through the official ``prometheus_client`` library
 (its metric families and text exposition). Nothing else is served: any other path is 404, any
-other method 405; a request line is at most 8 KiB, a body is refused; a connection has 10 s for
+other method 405; a request line is at most 8 KiB and the whole head (request line and headers)
+16 KiB (431 past it: a client's memory here never grows with what it sends), a body is refused;
+connections wait in a backlog of 128 to be accepted; a connection has 10 s for
 everything (a client trickling its header is cut off), at most 64 are open and 16 answers are
 rendered at once (idle clients hold no answer slot). A full server makes room for a new connection
 by closing the one that has waited longest without sending a whole request, so clients that
@@ -60,6 +62,8 @@ answers the headers alone. Nothing here imports Textual.
 from __future__ import annotations
 
 import gzip
+import http.client
+import io
 import math
 import signal
 import socket
@@ -99,6 +103,12 @@ from jtop_roof.sources.base import Source
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 MAX_REQUEST_LINE = 8192
+#: The whole request head, request line and headers together: http.server alone takes 100 lines of
+#: 64 KiB each (6.4 MiB a connection).
+MAX_HEAD_BYTES = 16384
+#: Connections the kernel holds until they are accepted (``listen``): a burst of connections
+#: waits there instead of timing out a scrape.
+BACKLOG = 128
 #: Connections at once, reading their request or being answered; a new one past them takes the
 #: slot of the one idle longest (no whole request yet), or is closed when every one is answered.
 MAX_CONNECTIONS = 64
@@ -330,6 +340,7 @@ class MetricsServer(ThreadingHTTPServer):
 
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = BACKLOG
 
     def __init__(self, metrics: Metrics, host: str, port: int) -> None:
         self.metrics = metrics
@@ -393,6 +404,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     raw_requestline: bytes
 
+    def setup(self) -> None:
+        super().setup()
+        self.rfile = _Head(self.rfile, MAX_HEAD_BYTES)
+
     def parse_request(self) -> bool:
         if len(self.raw_requestline) > MAX_REQUEST_LINE:
             self.requestline, self.request_version, self.command = "", "HTTP/1.0", ""
@@ -447,6 +462,39 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's name)
         pass  # a scrape every 15 s is not news
+
+
+class _Head(io.BufferedIOBase):
+    """A request's input that yields at most ``budget`` bytes: past them the head is too large
+    (``LineTooLong``, which http.server answers 431 while reading headers; on the request line
+    the connection is closed). Nothing is read ahead beyond what is asked."""
+
+    def __init__(self, raw: io.BufferedIOBase, budget: int) -> None:
+        super().__init__()
+        self._raw, self._left = raw, budget
+
+    def readable(self) -> bool:
+        return True
+
+    def readline(self, size: int | None = -1) -> bytes:
+        return self._take(self._raw.readline, size, line=True)
+
+    def read(self, size: int | None = -1) -> bytes:
+        return self._take(self._raw.read, size, line=False)
+
+    def _take(self, read: Callable[[int], bytes], size: int | None, *, line: bool) -> bytes:
+        if self._left <= 0:
+            raise http.client.LineTooLong(f"request head over {MAX_HEAD_BYTES} bytes")
+        cap = self._left if size is None or size < 0 else min(size, self._left)
+        data = read(cap)
+        self._left -= len(data)
+        if self._left <= 0 and line and not data.endswith(b"\n"):
+            raise http.client.LineTooLong(f"request head over {MAX_HEAD_BYTES} bytes")
+        return data
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
 
 
 # ------------------------------------------------------------------------------------ running

@@ -20,6 +20,45 @@ from jtop_roof.sources.processes import BENCHMARK
 
 #: How long a workload has to end after SIGTERM before it is killed.
 STOP_GRACE_S = 10.0
+#: The same, when we were killed (``kill -9``) and the guard ends it: the recording is over.
+GUARD_GRACE_S = 3.0
+#: What ``stop`` tells the guard once the workload's group is ended: nothing left to do.
+RELEASE = b"released"
+
+#: The guard (``python -I -S -c``, no import of ours): it waits on a pipe whose only writer is
+#: us; end of file without ``RELEASE`` first means we died however we died (``kill -9`` too), so
+#: it ends the workload's whole process group, grandchildren included, SIGTERM then SIGKILL. It
+#: is in a session of its own and ignores the terminal's signals: a Ctrl-C, a hang-up or a kill
+#: of our process group leave it to do its work.
+GUARD = """\
+import os, signal, sys, time
+for name in ("SIGINT", "SIGHUP", "SIGTERM", "SIGQUIT", "SIGTSTP", "SIGTTIN", "SIGTTOU"):
+    signal.signal(getattr(signal, name), signal.SIG_IGN)
+group, grace, said = int(sys.argv[1]), float(sys.argv[2]), b""
+while chunk := os.read(0, 64):
+    said += chunk
+if said == sys.argv[3].encode():
+    sys.exit(0)
+def left():
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        pass
+    return True
+try:
+    os.killpg(group, signal.SIGTERM)
+except OSError:
+    sys.exit(0)
+end = time.monotonic() + grace
+while time.monotonic() < end and left():
+    time.sleep(0.05)
+try:
+    os.killpg(group, signal.SIGKILL)
+except OSError:
+    pass
+"""
 
 
 class ChildError(UserError):
@@ -40,7 +79,8 @@ def kept_output_path(recording: str, argv: Sequence[str]) -> str:
 
 class Child:
     """A running workload, in a process group of its own so that stopping it ends its children
-    too; ``on_exit`` is called (from its thread) once it has ended."""
+    too; ``on_exit`` is called (from its thread) once it has ended. A guard process ends that
+    group if we die without ``stop`` (``kill -9``)."""
 
     def __init__(self, argv: Sequence[str], *, on_exit: Callable[[], None], log: str | None,
                  on_screen: bool, inputs: Sequence[str] = ()) -> None:
@@ -72,6 +112,7 @@ class Child:
             if kept is not None:
                 kept.close()
             raise ChildError(f"cannot run {self.argv[0]}: {exc.strerror or exc}") from None
+        self._guard = _Guard(self._process.pid)
         BENCHMARK.add(self._process.pid)  # its tree is marked in the process readings
         if kept is not None and tee is None:
             kept.close()  # the child holds its own copy
@@ -105,6 +146,7 @@ class Child:
             pass
         self._signal_group(signal.SIGKILL)
         self._process.wait()
+        self._guard.release()
 
     def _signal_group(self, signum: int) -> None:
         try:
@@ -115,6 +157,41 @@ class Child:
     def exit_status(self, ours: int) -> int:
         """``run``'s exit status: the workload's when it failed, else ours."""
         return self.status or ours
+
+
+class _Guard:
+    """A small process that ends the workload's process group if we die without ``stop`` (``kill
+    -9``, a crash): the workload (its own group, so that it can be ended whole) is no child of the
+    guard, so neither our death nor PR_SET_PDEATHSIG, which reaches only the direct child and
+    fires when the thread that started it ends, could end its grandchildren."""
+
+    def __init__(self, group: int) -> None:
+        read_end, self._write_end = os.pipe()  # neither is inherited by the workload (O_CLOEXEC)
+        try:
+            self._process: subprocess.Popen[bytes] | None = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", GUARD, str(group), str(GUARD_GRACE_S), RELEASE.decode()],
+                stdin=read_end, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        except OSError:  # no guard: the workload is still ended by stop() as before
+            self._process = None
+        finally:
+            os.close(read_end)
+
+    def release(self) -> None:
+        """The workload's group is ended: the guard leaves without touching it (its number may
+        be another group's by the time we exit)."""
+        if self._write_end < 0:
+            return
+        try:
+            os.write(self._write_end, RELEASE)
+        except OSError:
+            pass
+        os.close(self._write_end)
+        self._write_end = -1
+        if self._process is not None:
+            try:
+                self._process.wait(GUARD_GRACE_S)
+            except subprocess.TimeoutExpired:
+                pass
 
 
 def _copy(source: IO[bytes], kept: IO[bytes]) -> None:

@@ -13,13 +13,25 @@ own clocks on receipt, so a marker lines up with the samples around it.
 
 One thread serves every client at once (``selectors``): a client that connects and says nothing,
 or many of them, never delays another's marker. Each client has ``READ_TIMEOUT_S`` to send one
-line of at most ``_MAX_MESSAGE_BYTES``; past ``MAX_CLIENTS`` open connections the oldest is dropped.
+line of at most ``_MAX_MESSAGE_BYTES``; past ``MAX_CLIENTS`` open connections the one idle longest
+is told ``busy`` (nothing of it was taken). A message is read as soon as its connection is accepted,
+so a burst of clients that each send at once never fills the table.
+
+Every reply says what happened to the message, so a sender can count exactly: ``ok`` (recorded,
+or ``ok: queued``: taken in order, recorded once the monitor's pump is free), ``busy`` (not taken:
+send it again) or ``error`` (not taken, and sending again will not help). Markers and work are
+handed to the monitor by a thread of their own, in order (at most ``MAX_QUEUED`` waiting): a monitor
+whose pump is stalled (its disk, a reader of ``record -`` that stopped) still answers within
+``ACK_AFTER_S``. ``send_marker``/``send_work`` send again to a busy monitor for up to ``BUSY_WAIT_S``,
+and raise ``DeliveryError`` when a running monitor neither took nor refused the message: never
+"0 monitors" while a report may be lost or counted.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import queue
 import selectors
 import socket
 import stat
@@ -35,6 +47,10 @@ from typing import Any
 from jtop_roof.model.errors import UserError
 from jtop_roof.model.metrics import for_terminal
 from jtop_roof.model.records import MARKER_KINDS, MAX_WORK_AMOUNT, MAX_WORK_ITERATIONS
+from jtop_roof.runtime.delivery import BUSY_WAIT_S as BUSY_WAIT_S
+from jtop_roof.runtime.delivery import REPLY_WAIT_S as REPLY_WAIT_S
+from jtop_roof.runtime.delivery import DeliveryError as DeliveryError
+from jtop_roof.runtime.delivery import deliver
 from jtop_roof.sources.base import ReplayControls, Source
 from jtop_roof.sources.processes import BENCHMARK
 
@@ -42,12 +58,15 @@ MAX_NAME_CHARS = 200
 _MAX_MESSAGE_BYTES = 4096
 #: A client's time to send its line (``send_marker`` sends at once); then it is told and dropped.
 READ_TIMEOUT_S = 1.0
-#: Connections open at once; a new one past this drops the oldest (idle the longest).
+#: Connections open at once; a new one past this drops the one idle longest, told ``busy``.
 MAX_CLIENTS = 32
-#: How long ``send_marker``/``send_work`` wait for every monitor's reply, all together (stopped
-#: monitors are skipped). A live monitor answers in a millisecond; one that misses this still takes
-#: the marker, uncounted.
-REPLY_WAIT_S = 1.0
+#: Connections waiting to be accepted (``listen``): a burst of hooks waits here, not refused.
+BACKLOG = 512
+#: Markers and work reports taken but not yet handed to the monitor (its pump is stalled); past
+#: this a sender is told ``busy``.
+MAX_QUEUED = 4096
+#: A message not yet recorded after this long is answered ``ok: queued`` (it is taken, in order).
+ACK_AFTER_S = 0.25
 
 
 class ControlError(UserError, OSError):
@@ -144,9 +163,42 @@ class _Client:
     data: bytearray = field(default_factory=bytearray)
 
 
+@dataclass(eq=False)
+class _Taken:
+    """A message taken from a client, waiting to be handed to the monitor; its connection is
+    answered once, by whichever comes first: the hand-over (``ok`` or its error) or
+    ``ACK_AFTER_S`` (``ok: queued``)."""
+
+    conn: socket.socket
+    apply: Callable[[], None]
+    ack_at: float
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _answered: bool = False
+
+    def answer(self, reply: str) -> None:
+        with self._lock:
+            if self._answered:
+                return
+            self._answered = True
+        _reply(self.conn, reply)
+
+    @property
+    def answered(self) -> bool:
+        with self._lock:
+            return self._answered
+
+
+def _reply(conn: socket.socket, reply: str) -> None:
+    try:
+        conn.send(reply.encode("utf-8", "replace")[:255] + b"\n")  # fits any socket buffer at once
+    except OSError:
+        pass  # the client left before the reply: what it sent still counts
+    conn.close()
+
+
 class MarkerListener:
-    """Accepts markers for one monitor and hands them to ``on_marker(kind, name)`` from its thread,
-    each as it arrives."""
+    """Accepts markers for one monitor and hands them to ``on_marker(kind, name)`` (and work to
+    ``on_work``) in the order they arrive, from a thread of its own."""
 
     def __init__(
         self,
@@ -164,6 +216,9 @@ class MarkerListener:
         self._clients: dict[socket.socket, _Client] = {}  # in order of arrival: the oldest first
         self._wake_r, self._wake_w = socket.socketpair()  # close() writes to it to end the loop
         self._thread: threading.Thread | None = None
+        self._handing: threading.Thread | None = None
+        self._queue: queue.Queue[_Taken | None] = queue.Queue(MAX_QUEUED)
+        self._unacknowledged: list[_Taken] = []  # the listener's thread only, oldest first
         self.path: Path | None = None
 
     def start(self) -> Path:
@@ -179,9 +234,11 @@ class MarkerListener:
             raise
         finally:
             os.umask(old_umask)
-        sock.listen(MAX_CLIENTS)
+        sock.listen(BACKLOG)
         sock.setblocking(False)
         self.path = path
+        self._handing = threading.Thread(target=self._hand_over, name="jroof-markers-hand-over", daemon=True)
+        self._handing.start()
         self._thread = threading.Thread(target=self._serve, args=(sock,), name="jroof-markers", daemon=True)
         self._thread.start()
         return path
@@ -199,6 +256,35 @@ class MarkerListener:
                 pass  # closed already
             self._thread.join(timeout=2)
         self._wake_w.close()
+        if self._handing is not None:
+            try:
+                self._queue.put(None, timeout=2)  # after every message taken: they are handed over
+            except queue.Full:  # the monitor is stuck: what it has not begun is not taken
+                self._refuse_queued()
+            self._handing.join(timeout=2)
+            self._refuse_queued()
+
+    def _refuse_queued(self) -> None:
+        while True:
+            try:
+                taken = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if taken is not None:
+                taken.answer("error: the monitor closed before recording it")
+
+    def _hand_over(self) -> None:
+        """Hand each message to the monitor in order; a callback that blocks (the pump holds the
+        pipeline) delays only this thread, never the listener's answers."""
+        while (taken := self._queue.get()) is not None:
+            try:
+                taken.apply()
+            except Exception as exc:  # e.g. the recording's disk is full: say so, keep going
+                if taken.answered:  # told "queued" already: the monitor says it instead
+                    _warn(f"jroof-tui: a marker or work report was not recorded: {type(exc).__name__}: {exc}")
+                taken.answer(f"error: {type(exc).__name__}: {exc}")
+                continue
+            taken.answer("ok")
 
     def _serve(self, listener: socket.socket) -> None:
         selector = self._selector
@@ -207,21 +293,38 @@ class MarkerListener:
             selector.register(self._wake_r, selectors.EVENT_READ)
             try:
                 while True:
-                    deadline = min((c.deadline for c in self._clients.values()), default=None)
+                    deadlines = [c.deadline for c in self._clients.values()]
+                    if self._unacknowledged:
+                        deadlines.append(self._unacknowledged[0].ack_at)
+                    deadline = min(deadlines, default=None)
                     timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
                     for key, _ in selector.select(timeout):
                         if key.fileobj is self._wake_r:
                             return
-                        if key.fileobj is listener:
-                            self._accept(listener)
-                        elif isinstance(key.fileobj, socket.socket):
-                            self._read(key.fileobj)
+                        try:
+                            if key.fileobj is listener:
+                                self._accept(listener)
+                            elif isinstance(key.fileobj, socket.socket) and key.fileobj in self._clients:
+                                self._read(key.fileobj)  # not one dropped by an accept before it
+                        except Exception as exc:  # one client's trouble never ends the listener
+                            if isinstance(key.fileobj, socket.socket) and key.fileobj in self._clients:
+                                self._finish(key.fileobj, f"error: {type(exc).__name__}")
                     now = time.monotonic()
                     for conn in [c for c, client in self._clients.items() if client.deadline <= now]:
                         self._finish(conn, f"error: no marker within {self._read_timeout_s:g} s")
+                    self._acknowledge(now)
             finally:
                 for conn in list(self._clients):
                     self._finish(conn, "error: the monitor is closing")
+
+    def _acknowledge(self, now: float) -> None:
+        """Answer ``ok: queued`` for each message still waiting for the monitor after ``ACK_AFTER_S``."""
+        waiting = self._unacknowledged
+        done = 0
+        while done < len(waiting) and (waiting[done].answered or waiting[done].ack_at <= now):
+            waiting[done].answer("ok: queued (the monitor is busy; recorded in order once it is free)")
+            done += 1
+        del waiting[:done]
 
     def _accept(self, listener: socket.socket) -> None:
         while True:
@@ -232,8 +335,12 @@ class MarkerListener:
             conn.setblocking(False)
             self._selector.register(conn, selectors.EVENT_READ)
             self._clients[conn] = _Client(time.monotonic() + self._read_timeout_s)
+            self._read(conn)  # a sender writes as it connects: most are done here
             if len(self._clients) > MAX_CLIENTS:
-                self._finish(next(iter(self._clients)), "error: too many connections")
+                oldest = next(iter(self._clients))
+                self._read(oldest)  # whatever it sent since is still taken
+                if oldest in self._clients:
+                    self._finish(oldest, "busy: too many connections; nothing was taken, send again")
 
     def _read(self, conn: socket.socket) -> None:
         client = self._clients[conn]
@@ -246,44 +353,61 @@ class MarkerListener:
         client.data += chunk
         line, newline, _ = client.data.partition(b"\n")
         if newline or not chunk:
-            reply, for_parent = self._handle(bytes(line))
-            if reply == "ok":
-                _mark_benchmark(conn, for_parent)
-            self._finish(conn, reply)
+            self._take(conn, bytes(line))
         elif len(client.data) > _MAX_MESSAGE_BYTES:
             self._finish(conn, f"error: a message is at most {_MAX_MESSAGE_BYTES} bytes")
 
-    def _finish(self, conn: socket.socket, reply: str) -> None:
-        del self._clients[conn]
-        self._selector.unregister(conn)
+    def _forget(self, conn: socket.socket) -> None:
+        self._clients.pop(conn, None)
         try:
-            conn.send(reply.encode("utf-8", "replace")[:255] + b"\n")  # fits any socket buffer at once
-        except OSError:
-            pass  # the client left before the reply: the marker still counts
-        conn.close()
+            self._selector.unregister(conn)
+        except (KeyError, ValueError):
+            pass
 
-    def _handle(self, line: bytes) -> tuple[str, bool]:
-        """The reply, and whether the sender spoke for its parent (``FOR_PARENT``)."""
+    def _finish(self, conn: socket.socket, reply: str) -> None:
+        self._forget(conn)
+        _reply(conn, reply)
+
+    def _take(self, conn: socket.socket, line: bytes) -> None:
+        """Check a whole message; queue a good one for the monitor (its connection is answered
+        from there), refuse a bad one now."""
         try:
-            message = json.loads(line.decode("utf-8"))
-            if not isinstance(message, dict):
-                raise ValueError("expected a JSON object")
-            if message.get("kind") == "work":
-                report = work_report(message)
-            else:
-                kind, name = _validate(message.get("kind"), message.get("name"))
+            apply, for_parent = self._parse(line)
         except (ValueError, RecursionError) as exc:  # JSON and UTF-8 errors are ValueErrors
-            return f"error: {exc}", False
+            self._finish(conn, f"error: {exc}")
+            return
+        self._forget(conn)
+        taken = _Taken(conn, apply, time.monotonic() + ACK_AFTER_S)
         try:
-            if message.get("kind") == "work":
-                if self._on_work is None:
-                    return "error: this monitor takes no work reports", False
-                self._on_work(report)
-            else:
-                self._on_marker(kind, name)
-        except Exception as exc:  # e.g. the recording's disk is full: say so, keep listening
-            return f"error: {type(exc).__name__}: {exc}", False
-        return "ok", message.get("for") == FOR_PARENT
+            self._queue.put_nowait(taken)
+        except queue.Full:
+            taken.answer(f"busy: {MAX_QUEUED} messages wait for the monitor; nothing was taken, send again")
+            return
+        _mark_benchmark(conn, for_parent)  # the peer waits for the answer: it is still there
+        self._unacknowledged.append(taken)
+
+    def _parse(self, line: bytes) -> tuple[Callable[[], None], bool]:
+        """What taking the message does, and whether the sender spoke for its parent (``FOR_PARENT``)."""
+        message = json.loads(line.decode("utf-8"))
+        if not isinstance(message, dict):
+            raise ValueError("expected a JSON object")
+        for_parent = message.get("for") == FOR_PARENT
+        if message.get("kind") == "work":
+            report = work_report(message)
+            on_work = self._on_work
+            if on_work is None:
+                raise ValueError("this monitor takes no work reports")
+            return (lambda: on_work(report)), for_parent
+        kind, name = _validate(message.get("kind"), message.get("name"))
+        on_marker = self._on_marker
+        return (lambda: on_marker(kind, name)), for_parent
+
+
+def _warn(message: str) -> None:
+    try:
+        print(for_terminal(message), file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
 
 
 #: What ``jroof-tui mark`` says in its message: it is a short-lived helper, and the benchmark is the
@@ -350,87 +474,25 @@ def start_listener(
 
 def send_marker(kind: str, name: str | None, directory: Path | None = None, *,
                 for_parent: bool = False) -> int:
-    """Send a marker to every running monitor of this user; returns how many took it.
-    ``for_parent``: the benchmark is this process's parent (``jroof-tui mark`` from a script)."""
+    """Send a marker to every running monitor of this user; returns how many took it (0: none
+    runs, or none takes markers). ``for_parent``: the benchmark is this process's parent
+    (``jroof-tui mark`` from a script). Raises ``DeliveryError`` when a running monitor neither
+    took it nor refused it for good."""
     _validate(kind, name)
-    return _send({"kind": kind, "name": name}, directory, for_parent)
+    return _send({"kind": kind, "name": name}, directory, for_parent, "the marker")
 
 
 def send_work(report: WorkReport, directory: Path | None = None, *, for_parent: bool = False) -> int:
-    """Report work to every running monitor of this user; returns how many took it."""
+    """Report work to every running monitor of this user; returns how many took it. Raises
+    ``DeliveryError`` when a running monitor neither took it nor refused it for good."""
     message = {"kind": "work", "iterations": report.iterations, "flops": report.flops,
                "bytes": report.bytes, "precision": report.precision}
     work_report(message)
-    return _send(message, directory, for_parent)
+    return _send(message, directory, for_parent, "the work report")
 
 
-def _send(message: dict[str, Any], directory: Path | None, for_parent: bool) -> int:
-    """Offer the message to every monitor at once, then count their "ok" replies, waiting
-    ``REPLY_WAIT_S`` in all: a monitor that is slow or stopped delays no other."""
-    directory = directory or control_dir()
+def _send(message: dict[str, Any], directory: Path | None, for_parent: bool, what: str) -> int:
     payload = json.dumps({**message, "for": FOR_PARENT} if for_parent else message).encode() + b"\n"
-    replies: dict[socket.socket, bytearray] = {}
-    try:
-        for path in sorted(directory.glob("*.sock")):
-            sock = _offer(path, payload)
-            if sock is not None:
-                replies[sock] = bytearray()
-        return _count_ok(replies)
-    finally:
-        for sock in replies:
-            sock.close()
+    return deliver(payload, directory or control_dir(), what)
 
 
-def _offer(path: Path, payload: bytes) -> socket.socket | None:
-    """The connection that carried ``payload`` to the monitor at ``path``, without waiting; None
-    for a monitor that is gone (its socket is removed), stopped, or too busy to accept."""
-    if _monitor_stopped(path):
-        return None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.setblocking(False)
-        sock.connect(str(path))
-        if sock.send(payload) == len(payload):  # a few hundred bytes: the socket buffer takes them
-            return sock
-    except (ConnectionRefusedError, FileNotFoundError):
-        path.unlink(missing_ok=True)  # its monitor is gone
-    except OSError:
-        pass  # BlockingIOError: its backlog is full (stopped, or swamped by other clients)
-    sock.close()
-    return None
-
-
-def _monitor_stopped(path: Path) -> bool:
-    """Whether the monitor behind ``<pid>.sock`` is stopped (Ctrl-Z, SIGSTOP; Linux ``/proc``):
-    it would take the marker only once resumed, stamped at the wrong time."""
-    if not path.stem.isdecimal() or len(path.stem) > 10:
-        return False
-    try:
-        with open(f"/proc/{path.stem}/stat", "rb") as status:
-            fields = status.read(4096).rpartition(b")")[2].split()
-    except OSError:
-        return False
-    return bool(fields) and fields[0] in (b"T", b"t")
-
-
-def _count_ok(replies: dict[socket.socket, bytearray]) -> int:
-    """How many of the connections answer "ok" within ``REPLY_WAIT_S`` (all together)."""
-    delivered = 0
-    deadline = time.monotonic() + REPLY_WAIT_S
-    with selectors.DefaultSelector() as selector:
-        for sock, buffer in replies.items():
-            selector.register(sock, selectors.EVENT_READ, buffer)
-        while selector.get_map() and (remaining := deadline - time.monotonic()) > 0:
-            for key, _ in selector.select(remaining):
-                reply: bytearray = key.data
-                try:
-                    chunk = os.read(key.fd, 256)
-                except (BlockingIOError, InterruptedError):
-                    continue
-                except OSError:
-                    chunk = b""
-                reply += chunk
-                if not chunk or b"\n" in reply or len(reply) >= 256:
-                    selector.unregister(key.fd)
-                    delivered += reply.startswith(b"ok")
-    return delivered

@@ -298,6 +298,13 @@ class SideSampler(Protocol):
     def take(self) -> Sequence[Record]: ...
 
 
+#: Records of the main source waiting for the pump, at most. A pump that stalls (a reader of
+#: ``record -`` that stopped, a disk that hangs) makes the source's later records dropped and
+#: counted, said in a ``note`` event where the stream goes on: memory stays bounded, and the
+#: records kept keep their own times (a source held back instead would stamp late what it read).
+MAX_WAITING = 1024
+
+
 @dataclass(frozen=True)
 class _Failure:
     """The main source raised: raised again in the pump's thread."""
@@ -328,6 +335,8 @@ class PoweredSource(Source):
         self._lock = threading.Lock()
         # None: the main source ended, or stop() was called
         self._queue: queue.SimpleQueue[Record | _Failure | None] = queue.SimpleQueue()
+        self._room = threading.Semaphore(MAX_WAITING)  # a record's place in the queue
+        self._dropped = 0  # the inner thread's count of records dropped since the last note
         self._stopped = threading.Event()
 
     def found(self) -> MeterSet:
@@ -379,6 +388,7 @@ class PoweredSource(Source):
                     return
                 if isinstance(item, _Failure):
                     raise item.error
+                self._room.release()
                 ending = ending or (isinstance(item, Event) and item.kind == "source_error")
                 yield item
         finally:
@@ -389,12 +399,30 @@ class PoweredSource(Source):
     def _run_inner(self) -> None:
         try:
             for record in self.inner.records():
-                self._queue.put(record)
+                self._wait_in_line(record)
                 if self._stopped.is_set():
                     break
         except Exception as exc:  # noqa: BLE001 - raised again in the pump's thread
             self._queue.put(_Failure(exc))
+        if self._dropped:  # the last word, beyond the bound: one line more
+            self._queue.put(self._drop_note())
         self._queue.put(None)
+
+    def _drop_note(self) -> Event:
+        note = Event("note", f"{self._dropped} records of the source dropped: the recording fell behind "
+                     f"({MAX_WAITING} waited; its output or disk stalled)", self._clock(), self._mono())
+        self._dropped = 0
+        return note
+
+    def _wait_in_line(self, record: Record) -> None:
+        """Queue ``record`` for the pump, after a note of what was dropped; drop it (counted) when
+        ``MAX_WAITING`` records wait already."""
+        if self._dropped and self._room.acquire(blocking=False):
+            self._queue.put(self._drop_note())
+        if self._room.acquire(blocking=False):
+            self._queue.put(record)
+        else:
+            self._dropped += 1
 
 
 def _close(found: MeterSet) -> None:
