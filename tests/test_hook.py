@@ -382,7 +382,8 @@ def test_run_keeps_trtexecs_output_for_report(runtime_dir, tmp_path):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     fake = bin_dir / "trtexec"
-    fake.write_text(f"#!/bin/sh\ncat {excerpt}\n")
+    # It runs for a second: a recording of a workload gone before the first sample has no sample.
+    fake.write_text(f"#!/bin/sh\ncat {excerpt}\nsleep 1\n")
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     out = tmp_path / "r.jsonl"
     env = dict(os.environ, PYTHONPATH=str(ROOT), PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")

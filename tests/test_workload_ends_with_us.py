@@ -84,7 +84,10 @@ def test_a_workload_stopped_by_us_releases_its_guard(runtime_dir, tmp_path):
 
     ended = []
     child = Child(["sh", "-c", "exit 0"], on_exit=lambda: ended.append(True), log=None, on_screen=True)
+    deadline = time.monotonic() + 30  # the workload ends by itself first (a busy machine: slowly)
+    while child.status is None and time.monotonic() < deadline:
+        time.sleep(0.01)
     child.stop()
     guard = child._guard._process
-    assert guard is not None and guard.poll() == 0
+    assert guard is not None and guard.wait(timeout=30) == 0
     assert child.status == 0
