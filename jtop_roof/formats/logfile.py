@@ -38,10 +38,11 @@ from jtop_roof.formats.timing import infer_interval_s as infer_interval_s
 from jtop_roof.formats.timing import stamp_seconds as stamp_seconds
 from jtop_roof.formats.timing import window_is_complete as window_is_complete
 from jtop_roof.formats.usual import usual_sample
-from jtop_roof.model.codec import Tally, cap_sample, encodable_tree, record_from_json
+from jtop_roof.model.codec import Tally, cap_sample, encodable_tree
 from jtop_roof.model.errors import UserError
 from jtop_roof.model.info import TimeBasis as TimeBasis
 from jtop_roof.model.records import SCHEMA_VERSION, Event, Record, Sample
+from jtop_roof.model.schema import decode_record
 from jtop_roof.model.timeline import parse_tz
 
 HEADER_MAX_BYTES = 1 << 20  # a header line longer than this is not one of ours
@@ -167,15 +168,9 @@ def read_header(path: str | Path) -> dict[str, Any] | None:
 def decode_record_line(line: str | bytes, tally: Tally | None = None) -> Record | None:
     """One line of a recording -> record. None for a blank, header, unknown or malformed line (a
     kill -9 can leave the last line cut short); bad values are nulled and counted in ``tally``
-    (``model.record_from_json``); never raises."""
+    (``model.schema.decode_record``: typed, lenient where a value does not fit); never raises."""
     text = line.strip()
-    if not text:
-        return None
-    try:
-        obj = json.loads(text)
-    except (ValueError, RecursionError):  # RecursionError: [[[[...]]]] nested past the stack
-        return None
-    return record_from_json(obj, tally) if isinstance(obj, dict) else None
+    return decode_record(text, tally) if text else None
 
 
 def is_sample_candidate(line: str) -> bool:
