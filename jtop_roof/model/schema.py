@@ -69,7 +69,7 @@ from jtop_roof.model.records import (
 _TAG = "type"
 
 
-class HeaderLine(Struct, tag=_TAG, tag_field=_TAG, kw_only=True):
+class HeaderLine(Struct, tag="header", tag_field=_TAG, kw_only=True):
     """A session's first line. Its other keys (``source``, ``file``, ``interval_ms``, ``board``...)
     are the source's own and are read as a mapping (``formats.logfile.parse_header_line``)."""
 
