@@ -308,6 +308,7 @@ def _recording_records(header: Mapping[str, Any], rest: Iterator[str], stats: Re
     noted: set[str] = set()
     last_mono: float | None = None
     probe = IntervalProbe()
+    said_settled, said_for = False, placer.interval_s  # the probe's state when stats were last set
     number = 1
     for line in rest:
         number += 1
@@ -334,8 +335,10 @@ def _recording_records(header: Mapping[str, Any], rest: Iterator[str], stats: Re
         last_mono = record.t_mono
         if isinstance(record, Sample):
             probe.sample(record.t_mono, after_break=gap is not None)
-            stats.interval_s = probe.interval_s(placer.interval_s)
-            stats.basis = probe.basis(placer.interval_s, header_said)
+            if not (said_settled and said_for == placer.interval_s):  # else the same as said last
+                stats.interval_s = probe.interval_s(placer.interval_s)
+                stats.basis = probe.basis(placer.interval_s, header_said)
+                said_settled, said_for = probe.settled, placer.interval_s
         if gap is not None:
             yield gap
         yield record
