@@ -1,5 +1,7 @@
 """The JSON form of records: what ``jroof-tui parse`` prints and what a recording stores, one
-object per line (documented in the README). Decoding is hostile-input safe: every value is type-
+object per line (documented in the README), as dicts. A recording is read by the typed decoder
+(``model.schema``); the decoder here is its lenient route, for a line a value of which does not fit
+the schema's types. Decoding is hostile-input safe: every value is type-
 and range-checked, bad ones become None and are counted in a :class:`Tally`; a lone surrogate (JSON's
 ``"\\ud800"``, which no encoder can write back) becomes U+FFFD in every name and text."""
 
@@ -368,8 +370,8 @@ def sample_from_json(obj: dict[str, Any], tally: Tally | None = None) -> Sample:
                      if (n := check.num(v)) is not None},
         rails=rails,
         throttle_reasons=None if reasons is None
-        else [t for t in (check.text(r, MAX_REASON_CHARS)
-                                   for r in check.seq(reasons, MAX_TEXTS)) if t is not None],
+        else [t for t in (check.text(r, MAX_REASON_CHARS) for r in check.seq(reasons, MAX_TEXTS))
+              if t is not None],
         oc_events=oc_events,
         fans=None if fans_raw is None else {
             name: fan for name, v in check.items(fans_raw, MAX_NAMED) if (fan := check.fan(v)) is not None},

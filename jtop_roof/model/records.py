@@ -4,9 +4,12 @@ Honest gaps: a field a board does not report is ``None`` (not 0). Units are in t
 Times: ``t_wall`` is unix seconds (wall clock, may step under NTP) and ``t_mono`` is seconds on a
 monotonic timeline of the stream; durations and energy always use ``t_mono``.
 
-The JSON form (what ``jroof-tui parse`` prints and a recording stores) is ``model.codec``.
+The JSON form (what ``jroof-tui parse`` prints and a recording stores) is ``model.codec`` (the dict
+form) and ``model.schema`` (the typed lines a recording is read by).
 
-The leaf values (CpuCore, Memory, Iram, Gpu, Clocked, Engine, Rail) are frozen because the parser
+The leaf values (CpuCore, Memory, Iram, Gpu, Clocked, Engine, Rail, Fan, IoRates, ProcessRow) are
+frozen msgspec Structs, named as their JSON keys where these differ (``Rail.now_mw`` is ``now``):
+a recording's decoder builds them straight from its lines. They are frozen because the parser
 shares cached ones between samples: to change one, put a new one in its place. The lists and dicts
 of a Sample are its own, so a source may fill them in place.
 """
