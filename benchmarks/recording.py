@@ -142,7 +142,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--million", action="store_true", help="also a 1,000,000-sample recording")
-    parser.add_argument("--part", choices=("all", "decode", "processes"), default="all")
+    parser.add_argument("--part", choices=("all", "decode", "processes", "none"), default="all",
+                        help="none: only the million-sample recording (with --million)")
     args = parser.parse_args()
     if not (LOGS / ORIN_LOG).is_file():
         print(f"no real logs at {LOGS}: nothing to measure")
@@ -151,6 +152,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
         log, recording = tmp / "day.log", tmp / "day.jsonl"
+        if args.part == "none":
+            if args.million:
+                million(tmp, args.runs)
+            return 0
         write_log(log, 86_400, 1.0)
         write_recording(log, recording)
         size = recording.stat().st_size / 1e6
