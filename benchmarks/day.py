@@ -113,7 +113,8 @@ if what == "first":  # what the TUI's worker does before its first record: descr
     out["first_record_s"] = time.perf_counter() - t0
     out["first_record_cpu_s"] = time.process_time() - c0
     out["index_s"] = indexed()
-    while runtime.pipeline._pending is not None and not runtime.pipeline._pending.done():
+    pending = getattr(getattr(runtime.pipeline, "_replay", None), "_pending", None)  # the whole file's ledger
+    while pending is not None and not pending.done():
         time.sleep(0.01)
     out["ledger_s"] = time.perf_counter() - t0
     out["samples"] = runtime.pipeline.ledger.whole.samples

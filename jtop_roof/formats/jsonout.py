@@ -47,7 +47,6 @@ from jtop_roof.model.records import (
     Iram,
     Memory,
     PowerPlan,
-    PowerReading,
     PowerTotal,
     Rail,
     Record,
@@ -55,7 +54,7 @@ from jtop_roof.model.records import (
     power_plan,
 )
 
-__all__ = ["clear_caches", "line_json", "parse_line_json", "power_line", "sample_line"]
+__all__ = ["clear_caches", "line_json", "parse_line_json", "sample_line"]
 
 _quote: Callable[[str], str] = encode_basestring
 
@@ -563,21 +562,6 @@ def sample_line(sample: Sample) -> str:
         return _sample(sample, False)
     except _Unusual:
         return json_line(sample_to_json(sample))
-
-
-def power_line(reading: PowerReading) -> str:
-    """``json_line(record_to_json(reading))``, faster: the recorder writes one per power reading,
-    up to 1000 a second."""
-    try:
-        rails = ",".join([_name(name) + _num(mw) for name, mw in reading.rails_mw.items()])
-        counters = ",".join([_name(name) + _num(mj) for name, mj in reading.counters_mj.items()])
-        return "".join((
-            '{"type":"power","t":', _scalar(reading.t_wall), ',"mono":', _scalar(reading.t_mono),
-            ',"rails_mw":{' + rails + "}" if rails else "",
-            ',"counters_mj":{' + counters + "}" if counters else "",
-            ',"source":', _scalar(reading.source), ',"period_s":', _scalar(reading.period_s), "}\n"))
-    except _Unusual:
-        return json_line(record_to_json(reading))
 
 
 def parse_line_json(record: Record) -> str:

@@ -38,10 +38,11 @@ from jtop_roof.formats.timing import infer_interval_s as infer_interval_s
 from jtop_roof.formats.timing import stamp_seconds as stamp_seconds
 from jtop_roof.formats.timing import window_is_complete as window_is_complete
 from jtop_roof.formats.usual import usual_sample
-from jtop_roof.model.codec import Tally, cap_sample, encodable_tree, record_from_json
+from jtop_roof.model.codec import Tally, cap_sample, encodable_tree
 from jtop_roof.model.errors import UserError
 from jtop_roof.model.info import TimeBasis as TimeBasis
 from jtop_roof.model.records import SCHEMA_VERSION, Event, Record, Sample
+from jtop_roof.model.schema import decode_record
 from jtop_roof.model.timeline import parse_tz
 
 HEADER_MAX_BYTES = 1 << 20  # a header line longer than this is not one of ours
@@ -167,15 +168,9 @@ def read_header(path: str | Path) -> dict[str, Any] | None:
 def decode_record_line(line: str | bytes, tally: Tally | None = None) -> Record | None:
     """One line of a recording -> record. None for a blank, header, unknown or malformed line (a
     kill -9 can leave the last line cut short); bad values are nulled and counted in ``tally``
-    (``model.record_from_json``); never raises."""
+    (``model.schema.decode_record``: typed, lenient where a value does not fit); never raises."""
     text = line.strip()
-    if not text:
-        return None
-    try:
-        obj = json.loads(text)
-    except (ValueError, RecursionError):  # RecursionError: [[[[...]]]] nested past the stack
-        return None
-    return record_from_json(obj, tally) if isinstance(obj, dict) else None
+    return decode_record(text, tally) if text else None
 
 
 def is_sample_candidate(line: str) -> bool:
@@ -313,6 +308,7 @@ def _recording_records(header: Mapping[str, Any], rest: Iterator[str], stats: Re
     noted: set[str] = set()
     last_mono: float | None = None
     probe = IntervalProbe()
+    said_settled, said_for = False, placer.interval_s  # the probe's state when stats were last set
     number = 1
     for line in rest:
         number += 1
@@ -339,8 +335,10 @@ def _recording_records(header: Mapping[str, Any], rest: Iterator[str], stats: Re
         last_mono = record.t_mono
         if isinstance(record, Sample):
             probe.sample(record.t_mono, after_break=gap is not None)
-            stats.interval_s = probe.interval_s(placer.interval_s)
-            stats.basis = probe.basis(placer.interval_s, header_said)
+            if not (said_settled and said_for == placer.interval_s):  # else the same as said last
+                stats.interval_s = probe.interval_s(placer.interval_s)
+                stats.basis = probe.basis(placer.interval_s, header_said)
+                said_settled, said_for = probe.settled, placer.interval_s
         if gap is not None:
             yield gap
         yield record

@@ -39,10 +39,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
+
 import jtop_roof
-from jtop_roof.formats.jsonout import power_line
 from jtop_roof.model.codec import json_line, record_to_json
-from jtop_roof.model.records import SCHEMA_VERSION, Event, PowerReading, Record, Sample
+from jtop_roof.model.records import SCHEMA_VERSION, Event, Record, Sample
 
 #: What ``record`` takes for standard output, and a recording there is called.
 STDOUT = "-"
@@ -121,10 +122,7 @@ class Recorder:
 
         Raises ``OSError`` when the file cannot be written (disk full, I/O error); a later write
         may succeed and starts on a fresh line."""
-        if isinstance(record, PowerReading):  # up to 1000 a second: the fast route, same text
-            data = power_line(record).encode("utf-8", "backslashreplace")
-        else:
-            data = _encode(record_to_json(record))
+        data = _encode(record_to_json(record))
         with self._lock:
             if self._fd is None:
                 return False
@@ -208,10 +206,18 @@ class Recorder:
                         pass
 
 
+_encoder = msgspec.json.Encoder()
+
+
 def _encode(obj: dict[str, Any]) -> bytes:
-    """One compact JSON line (``model.json_line``: NaN and infinities are null); characters that
-    cannot be UTF-8 (lone surrogates from undecodable bytes) become JSON escapes, still valid."""
-    return json_line(obj).encode("utf-8", "backslashreplace")
+    """One compact JSON line by msgspec's encoder (NaN and infinities are null, as in
+    ``model.json_line``; a float may print in another exponent form than ``json.dumps``'s, the
+    same number). Text that cannot be UTF-8 (lone surrogates from undecodable bytes) or an integer
+    past 64 bits takes ``json_line``, its surrogates as JSON escapes, still valid."""
+    try:
+        return _encoder.encode(obj) + b"\n"
+    except (UnicodeEncodeError, OverflowError, TypeError):
+        return json_line(obj).encode("utf-8", "backslashreplace")
 
 
 def _fsync(fd: int) -> None:

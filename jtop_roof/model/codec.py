@@ -1,5 +1,7 @@
 """The JSON form of records: what ``jroof-tui parse`` prints and what a recording stores, one
-object per line (documented in the README). Decoding is hostile-input safe: every value is type-
+object per line (documented in the README), as dicts. A recording is read by the typed decoder
+(``model.schema``); the decoder here is its lenient route, for a line a value of which does not fit
+the schema's types. Decoding is hostile-input safe: every value is type-
 and range-checked, bad ones become None and are counted in a :class:`Tally`; a lone surrogate (JSON's
 ``"\\ud800"``, which no encoder can write back) becomes U+FFFD in every name and text."""
 
@@ -11,11 +13,26 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+# The caps and ranges (model.bounds), here too for the modules that import them from here.
+from jtop_roof.model.bounds import MAX_CORES as MAX_CORES
+from jtop_roof.model.bounds import MAX_COUNTER_MJ as MAX_COUNTER_MJ
+from jtop_roof.model.bounds import MAX_DETAIL_CHARS as MAX_DETAIL_CHARS
+from jtop_roof.model.bounds import MAX_GPCS as MAX_GPCS
+from jtop_roof.model.bounds import MAX_MONO_S as MAX_MONO_S
+from jtop_roof.model.bounds import MAX_NAME_CHARS as MAX_NAME_CHARS
+from jtop_roof.model.bounds import MAX_NAMED as MAX_NAMED
+from jtop_roof.model.bounds import MAX_PID as MAX_PID
+from jtop_roof.model.bounds import MAX_PROCESS_ROWS as MAX_PROCESS_ROWS
+from jtop_roof.model.bounds import MAX_READING as MAX_READING
+from jtop_roof.model.bounds import MAX_REASON_CHARS as MAX_REASON_CHARS
+from jtop_roof.model.bounds import MAX_RPM as MAX_RPM
+from jtop_roof.model.bounds import MAX_TEXTS as MAX_TEXTS
+from jtop_roof.model.bounds import MAX_WALL_S as MAX_WALL_S
+from jtop_roof.model.bounds import MAX_WORK_AMOUNT as MAX_WORK_AMOUNT
+from jtop_roof.model.bounds import MAX_WORK_ITERATIONS as MAX_WORK_ITERATIONS
+from jtop_roof.model.bounds import MIN_PERIOD_S as MIN_PERIOD_S
 from jtop_roof.model.records import (
     MARKER_KINDS,
-    MAX_DETAIL_CHARS,
-    MAX_WORK_AMOUNT,
-    MAX_WORK_ITERATIONS,
     Clocked,
     CpuCore,
     Engine,
@@ -146,25 +163,6 @@ def fan_to_json(fan: Fan) -> dict[str, Any]:
 def io_to_json(io: IoRates) -> dict[str, Any]:
     return {"disk_read": _num(io.disk_read_mb_s), "disk_write": _num(io.disk_write_mb_s),
             "net_rx": _num(io.net_rx_mb_s), "net_tx": _num(io.net_tx_mb_s)}
-
-
-#: What one decoded sample may hold: a hostile line with 3,000 cores or rails must not make
-#: thousands of series downstream. Entries past these are dropped (and counted).
-MAX_CORES = 256
-MAX_NAMED = 64  # rails, zones, engines (each)
-MAX_GPCS = 64
-MAX_TEXTS = 256  # unknown tokens, throttle reasons
-MAX_NAME_CHARS = 64
-#: Largest magnitude of a reading (mW, MB, MHz, °C, %): larger is not a measurement, and sums or
-#: float32 history columns of it would overflow to infinity.
-MAX_READING = 1e9
-#: Wall times outside 1970 ... 2999 are not a board's clock, and dates near year 1 or 9999
-#: overflow once a zone offset is added.
-MAX_WALL_S = 32_503_680_000.0
-#: A monotonic clock of more than about 300 years is not one.
-MAX_MONO_S = 1e10
-#: No fan turns faster (a tachometer reading beyond this is noise or a bad file).
-MAX_RPM = 1e6
 
 
 @dataclass(slots=True)
@@ -372,7 +370,8 @@ def sample_from_json(obj: dict[str, Any], tally: Tally | None = None) -> Sample:
                      if (n := check.num(v)) is not None},
         rails=rails,
         throttle_reasons=None if reasons is None
-        else [t for t in (check.text(r, 200) for r in check.seq(reasons, MAX_TEXTS)) if t is not None],
+        else [t for t in (check.text(r, MAX_REASON_CHARS) for r in check.seq(reasons, MAX_TEXTS))
+              if t is not None],
         oc_events=oc_events,
         fans=None if fans_raw is None else {
             name: fan for name, v in check.items(fans_raw, MAX_NAMED) if (fan := check.fan(v)) is not None},
@@ -441,11 +440,6 @@ def power_reading_to_json(reading: PowerReading) -> dict[str, Any]:
     return obj
 
 
-#: Largest cumulative energy counter (mJ): NVML's is a u64 of mJ, RAPL's wraps near 2^32 µJ or
-#: 2^64 µJ; beyond this (about 30 years at 1 MW) it is not a counter.
-MAX_COUNTER_MJ = 1e18
-#: Shortest sampler period a reading may claim (1 kHz is the fastest ``--power-hz``).
-MIN_PERIOD_S = 1e-3
 
 
 def power_reading_from_json(obj: dict[str, Any], tally: Tally | None = None) -> PowerReading | None:
@@ -487,10 +481,6 @@ def process_reading_to_json(reading: ProcessReading) -> dict[str, Any]:
     return obj
 
 
-#: Processes one reading may hold (the sampler keeps at most ``sources.processes.MAX_ROWS``).
-MAX_PROCESS_ROWS = 64
-#: Largest process id Linux gives (``PID_MAX_LIMIT``, 2^22).
-MAX_PID = 1 << 22
 
 
 def process_reading_from_json(obj: dict[str, Any], tally: Tally | None = None) -> ProcessReading | None:

@@ -4,9 +4,12 @@ Honest gaps: a field a board does not report is ``None`` (not 0). Units are in t
 Times: ``t_wall`` is unix seconds (wall clock, may step under NTP) and ``t_mono`` is seconds on a
 monotonic timeline of the stream; durations and energy always use ``t_mono``.
 
-The JSON form (what ``jroof-tui parse`` prints and a recording stores) is ``model.codec``.
+The JSON form (what ``jroof-tui parse`` prints and a recording stores) is ``model.codec`` (the dict
+form) and ``model.schema`` (the typed lines a recording is read by).
 
-The leaf values (CpuCore, Memory, Iram, Gpu, Clocked, Engine, Rail) are frozen because the parser
+The leaf values (CpuCore, Memory, Iram, Gpu, Clocked, Engine, Rail, Fan, IoRates, ProcessRow) are
+frozen msgspec Structs, named as their JSON keys where these differ (``Rail.now_mw`` is ``now``):
+a recording's decoder builds them straight from its lines. They are frozen because the parser
 shares cached ones between samples: to change one, put a new one in its place. The lists and dicts
 of a Sample are its own, so a source may fill them in place.
 """
@@ -15,6 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Annotated
+
+from msgspec import Meta, Struct
+from msgspec import field as wire
+
+from jtop_roof.model.bounds import MAX_DETAIL_CHARS as MAX_DETAIL_CHARS
+from jtop_roof.model.bounds import MAX_GPCS, Amount, Name, Percent, Pid, Reading, Rpm, Whole
+from jtop_roof.model.bounds import MAX_WORK_AMOUNT as MAX_WORK_AMOUNT
+from jtop_roof.model.bounds import MAX_WORK_ITERATIONS as MAX_WORK_ITERATIONS
 
 SCHEMA_VERSION = 1
 
@@ -30,8 +42,6 @@ DEVICE_ONLY_RAIL_PREFIX = "NVML_"
 DEVICE_ONLY_PREFIXES = (DEVICE_ONLY_RAIL_PREFIX, "RAPL_")
 
 MARKER_KINDS = ("phase_start", "phase_end")
-#: Characters kept of an event's detail read from a file (a hostile one may be megabytes).
-MAX_DETAIL_CHARS = 1000
 
 
 def auto_phase_name(number: int) -> str:
@@ -39,40 +49,37 @@ def auto_phase_name(number: int) -> str:
     return f"phase {number}"
 
 
-@dataclass(frozen=True, slots=True)
-class CpuCore:
+class CpuCore(Struct, frozen=True, gc=False):
     """One online core. An offline (``off``) core is ``None`` in ``Sample.cpus``."""
 
-    load_pct: float | None
-    mhz: int | None
+    load_pct: Reading | None
+    mhz: Whole | None
 
 
-@dataclass(frozen=True, slots=True)
-class Memory:
+class Memory(Struct, frozen=True, gc=False, omit_defaults=True):
     """RAM or SWAP in MB. ``lfb_*`` is tegrastats' largest free block (count x size)."""
 
-    used_mb: float
-    total_mb: float
-    cached_mb: float | None = None
-    lfb_count: int | None = None
-    lfb_size_kb: float | None = None
+    used_mb: Amount = wire(name="used")
+    total_mb: Amount = wire(name="total")
+    cached_mb: Amount | None = wire(default=None, name="cached")
+    lfb_count: Whole | None = None
+    lfb_size_kb: Amount | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Iram:
+class Iram(Struct, frozen=True, gc=False, omit_defaults=True):
     """IRAM of the audio/video hardware (TX1, Nano), in kB."""
 
-    used_kb: float
-    total_kb: float
-    lfb_kb: float | None = None
+    used_kb: Amount = wire(name="used")
+    total_kb: Amount = wire(name="total")
+    lfb_kb: Amount | None = wire(default=None, name="lfb")
 
 
-@dataclass(frozen=True, slots=True)
-class Gpu:
-    """GPU load and per-GPC clocks. Thor prints clocks with no load (``load_pct`` None)."""
+class Gpu(Struct, frozen=True, gc=False):
+    """GPU load and per-GPC clocks. Thor prints clocks with no load (``load_pct`` None). Its JSON
+    form also says ``mhz`` (derived: not read back)."""
 
-    load_pct: float | None
-    gpc_mhz: tuple[int, ...] = ()
+    load_pct: Reading | None
+    gpc_mhz: Annotated[tuple[Whole, ...], Meta(max_length=MAX_GPCS)] = ()
 
     @property
     def mhz(self) -> int | None:
@@ -80,50 +87,46 @@ class Gpu:
         return max(self.gpc_mhz) if self.gpc_mhz else None
 
 
-@dataclass(frozen=True, slots=True)
-class Clocked:
+class Clocked(Struct, frozen=True, gc=False):
     """A load-and-clock pair such as EMC: load % of the bandwidth at the current clock."""
 
-    load_pct: float | None
-    mhz: int | None
+    load_pct: Reading | None
+    mhz: Whole | None
 
 
-@dataclass(frozen=True, slots=True)
-class Engine:
-    """A hardware engine (NVENC, VIC, APE, MTS_FG...). ``off`` means printed as ``off``."""
+class Engine(Struct, frozen=True, gc=False):
+    """A hardware engine (NVENC, VIC, APE, MTS_FG...). ``off`` means printed as ``off`` (its JSON
+    form is then the string ``"off"``, not an object)."""
 
-    load_pct: float | None = None
-    mhz: int | None = None
+    load_pct: Reading | None = None
+    mhz: Whole | None = None
     off: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Rail:
+class Rail(Struct, frozen=True, gc=False, omit_defaults=True):
     """A power rail in mW: instantaneous, tegrastats' running average, and JetPack 7's third value."""
 
-    now_mw: float
-    avg_mw: float | None = None
-    peak_mw: float | None = None
+    now_mw: Reading = wire(name="now")
+    avg_mw: Reading | None = wire(default=None, name="avg")
+    peak_mw: Reading | None = wire(default=None, name="peak")
 
 
-@dataclass(frozen=True, slots=True)
-class Fan:
+class Fan(Struct, frozen=True, gc=False):
     """A fan: its PWM duty as % of full (hwmon ``pwm1``, 0-255) and its tachometer's rpm, each None
     where the board does not report it."""
 
-    speed_pct: float | None
-    rpm: float | None = None
+    speed_pct: Percent | None
+    rpm: Rpm | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class IoRates:
+class IoRates(Struct, frozen=True, gc=False):
     """This machine's disk and network throughput since the previous sample, in MB/s (2^20 bytes,
     as RAM's MB), from the kernel's counters (psutil); None where a counter is not readable."""
 
-    disk_read_mb_s: float | None
-    disk_write_mb_s: float | None
-    net_rx_mb_s: float | None
-    net_tx_mb_s: float | None
+    disk_read_mb_s: Amount | None = wire(name="disk_read")
+    disk_write_mb_s: Amount | None = wire(name="disk_write")
+    net_rx_mb_s: Amount | None = wire(name="net_rx")
+    net_tx_mb_s: Amount | None = wire(name="net_tx")
 
 
 @dataclass(slots=True)
@@ -275,10 +278,6 @@ class Event:
     reasons: tuple[str, ...] = ()
 
 
-#: Upper bounds of a work report: iterations, FLOPs and bytes per report.
-MAX_WORK_ITERATIONS = 1e15
-MAX_WORK_AMOUNT = 1e24
-
 
 @dataclass(slots=True)
 class Work:
@@ -308,18 +307,17 @@ class PowerReading:
     period_s: float  # the sampler's period
 
 
-@dataclass(frozen=True, slots=True)
-class ProcessRow:
+class ProcessRow(Struct, frozen=True, gc=False, omit_defaults=True):
     """One process in a process reading. ``cpu_pct`` is % of one core since the previous reading
     (as psutil's ``Process.cpu_percent``; over its life for one started since), None in the first
     reading, which only primes; ``benchmark``: in the process tree of the benchmark that ``run``
     started or whose hook reported."""
 
-    pid: int
-    name: str  # the kernel's name of it (``comm``), as read
-    cpu_pct: float | None
-    rss_mb: float | None
-    gpu_mem_mb: float | None = None  # NVML's per-process GPU memory, where it gives it
+    pid: Pid
+    name: Name = "?"  # the kernel's name of it (``comm``), as read
+    cpu_pct: Amount | None = None
+    rss_mb: Amount | None = None
+    gpu_mem_mb: Amount | None = None  # NVML's per-process GPU memory, where it gives it
     benchmark: bool = False
 
 
