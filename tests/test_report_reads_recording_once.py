@@ -1,14 +1,10 @@
 """``report`` of a recording reads the file once through the pipeline, after a short look for its
-interval, and gives what reading it whole for the interval first gave.
-
-A recording's interval (``IntervalProbe``) settles within its first samples, so the whole file
-need not be decoded twice; where it settles past the look (session breaks early on), the file is
-played again at the whole file's interval, so the report never rests on a wrong one.
+interval: a recording's interval (``IntervalProbe``) is final once its first samples' steps are in,
+and the reader says so (``ReadStats.interval_final``), so the whole file need not be decoded twice.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from datetime import timezone
 from pathlib import Path
@@ -18,7 +14,6 @@ import pytest
 
 from jtop_roof.formats.logfile import ReadStats, iter_records, open_text
 from jtop_roof.formats.recorder import Recorder
-from jtop_roof.outputs import report as report_module
 from jtop_roof.outputs.report import build_report
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -57,20 +52,45 @@ def test_a_recording_is_read_once_past_its_first_look(tmp_path):
     assert len(read) < 1.1 * lines  # one read, and a look at its start (the old way: two reads)
 
 
-@pytest.mark.parametrize("look", [0, 1, 3, report_module.INTERVAL_LOOK])
 @pytest.mark.parametrize("name", RECORDINGS)
-def test_any_look_reports_what_the_whole_files_interval_gives(name, look, monkeypatch):
-    """A look too short to settle the interval (0 or 1 sample: none or the header's) is caught
-    after the play: the report and the caller's read statistics are the whole file's."""
+def test_the_interval_said_final_is_the_whole_files(name):
+    """Where the reader says a recording's interval is final, reading on to the end never moves it
+    (so ``report`` plays the file once, at that interval), nor its basis."""
     path = DATA / name
-    with monkeypatch.context() as patch:
-        patch.setattr(report_module, "INTERVAL_LOOK", math.inf)
-        whole, whole_stats = _report(path)
-    monkeypatch.setattr(report_module, "INTERVAL_LOOK", look)
-    looked, looked_stats = _report(path)
-    assert looked == whole
-    assert looked_stats == whole_stats
-    assert whole_stats.interval_s is not None and whole_stats.last_line > 0
+    early = ReadStats()
+    for _ in iter_records(open_text(path), tz=timezone.utc, stats=early):
+        if early.interval_final:
+            break
+    whole = ReadStats()
+    for _ in iter_records(open_text(path), tz=timezone.utc, stats=whole):
+        pass
+    assert (early.interval_s, early.basis) == (whole.interval_s, whole.basis)
+    assert whole.interval_s is not None
+
+
+def test_breaks_early_on_delay_the_final_interval_until_its_steps_are_in(tmp_path):
+    """Steps across a session break are not steps: a recording whose first sessions are short is
+    final only once enough steps within sessions are in, and then at the whole file's interval."""
+    line = (DATA / "logfile" / "agxorin_jp6_500ms.log").read_text(encoding="utf-8").splitlines()[0]
+    unstamped = line.split(" ", 2)[2]
+    path = tmp_path / "sessions.jsonl"
+    for _ in range(30):  # thirty sessions of two samples: one step each
+        with Recorder(path, {"type": "header", "schema": 1, "source": "replay"}) as recorder:
+            for record in iter_records([unstamped] * 2, tz="UTC", interval_s=0.5):
+                recorder.write(record)
+    with Recorder(path, {"type": "header", "schema": 1, "source": "replay"}) as recorder:
+        for record in iter_records([unstamped] * 100, tz="UTC", interval_s=0.5):
+            recorder.write(record)
+    early, samples = ReadStats(), 0
+    for record in iter_records(open_text(path), tz=timezone.utc, stats=early):
+        samples += record.__class__.__name__ == "Sample"
+        if early.interval_final:
+            break
+    whole = ReadStats()
+    for _ in iter_records(open_text(path), tz=timezone.utc, stats=whole):
+        pass
+    assert samples > 60  # past the short sessions' 30 steps
+    assert early.interval_s == whole.interval_s == 0.5
 
 
 def test_a_cut_last_line_is_said_of_the_whole_file(tmp_path):

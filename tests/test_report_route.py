@@ -8,9 +8,7 @@ short ways inside the same runtime and pipeline, each the same arithmetic in the
 * ``ThrottleDetector``: a unit without a hold whose load is below "busy" is not stepped (the long
   way: every unit of every sample through ``_step``), and its caps are asked once per board;
 * ``Pipeline.context``: made again only when the board or the description changed;
-* a pipeline that shows nothing keeps no display columns (``TimesOnlyHistory``);
-* ``build_report``: a recording is looked at for its interval only as far as ``INTERVAL_LOOK``
-  samples, then read once through the pipeline (the long way: the whole file read for it first).
+* a pipeline that shows nothing keeps no display columns (``TimesOnlyHistory``).
 
 The long way is all of them undone. Both must give the same report JSON, every field, on the real
 logs beside the repo when present (with and without ``--device``/``--power-mode``, with trtexec's
@@ -39,7 +37,6 @@ from jtop_roof.analysis.pipeline import Pipeline, StreamContext
 from jtop_roof.commands.main import main
 from jtop_roof.model.codec import MAX_READING
 from jtop_roof.model.records import Clocked, CpuCore, Gpu, PowerReading, Sample
-from jtop_roof.outputs import report as report_module
 from jtop_roof.roofline.devices import load_devices
 from jtop_roof.runtime import runtime
 
@@ -97,7 +94,6 @@ def _long_way(patch: pytest.MonkeyPatch) -> None:
                   property(lambda self: StreamContext(self.info, self.interval_s, self.board)))
     patch.setattr(pipeline, "history_for",
                   lambda history_s, interval_s: History.for_duration(max(history_s, 60.0), interval_s))
-    patch.setattr(report_module, "INTERVAL_LOOK", math.inf)
 
 
 def _report(args: list[str], out: Path) -> dict[str, Any]:

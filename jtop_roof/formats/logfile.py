@@ -230,7 +230,8 @@ class ReadStats:
     #: The stream's interval as the replay's index finds it (see ``FileIndex.interval_s``).
     interval_s: float | None = None
     #: ``interval_s`` will not change while the rest is read (a plain log's, from its first record
-    #: on: the timer's interval is fixed once it times lines); a recording's may until its end.
+    #: on: the timer's interval is fixed once it times lines; a recording's once ``IntervalProbe``
+    #: has its steps, within its first samples).
     interval_final: bool = False
     #: What gave ``interval_s`` and how the stamps were read (None before a sample is timed).
     basis: TimeBasis | None = None
@@ -339,6 +340,7 @@ def _recording_records(header: Mapping[str, Any], rest: Iterator[str], stats: Re
                 stats.interval_s = probe.interval_s(placer.interval_s)
                 stats.basis = probe.basis(placer.interval_s, header_said)
                 said_settled, said_for = probe.settled, placer.interval_s
+                stats.interval_final = probe.settled  # its steps are all in: no later line moves it
         if gap is not None:
             yield gap
         yield record

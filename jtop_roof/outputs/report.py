@@ -34,14 +34,13 @@ from jtop_roof.analysis.pipeline import Pipeline
 from jtop_roof.analysis.verdict import IMPOSSIBLE, Placement, above_every_roof, impossible_note
 from jtop_roof.formats.logfile import ReadStats, iter_records, open_text, read_header
 from jtop_roof.formats.ncu import Kernel
-from jtop_roof.formats.timing import INTERVAL_PROBE_SAMPLES
 from jtop_roof.formats.trtexec import TrtexecError, TrtexecRun, kept_output, read_trtexec, with_trtexec
 from jtop_roof.formats.trtexec_span import RunPlacement, fitted_timing
 from jtop_roof.model.codec import finite_or_null
 from jtop_roof.model.info import SourceInfo, TimeBasis
 from jtop_roof.model.jsonsafe import shown_text
 from jtop_roof.model.metrics import FOREIGN_PROCESS_PCT, fmt_si_unit
-from jtop_roof.model.records import Event, Record, Sample
+from jtop_roof.model.records import Event, Record
 from jtop_roof.outputs.report_sources import CSV_COLUMNS, assumptions_json, csv_values, markdown_block
 from jtop_roof.outputs.report_trtexec import (
     placement_source,
@@ -59,11 +58,6 @@ from jtop_roof.roofline.workload import Workload
 from jtop_roof.runtime.config import Config
 from jtop_roof.runtime.inputs import place_on_file
 from jtop_roof.runtime.runtime import build_pipeline, play_whole
-
-#: Samples a recording is read for its interval before it plays (``build_report``): it settles
-#: within the first ``INTERVAL_PROBE_SAMPLES`` steps; where breaks delay it past this look, the
-#: whole read finds another and the file is played again at that one.
-INTERVAL_LOOK = 2 * INTERVAL_PROBE_SAMPLES
 
 
 def run_pipeline(records: Callable[[], Iterable[Record]], interval_s: float, info: SourceInfo,
@@ -84,8 +78,7 @@ def build_report(
     """The report as a JSON-ready dict (``source`` is passed through as the top-level key).
     ``open_lines`` gives the file's lines, read streaming through the pipeline once, after a look
     at its first records for the stream's interval (as the replay's index finds it: a plain log's
-    is known from them, a recording's settles within ``INTERVAL_LOOK`` samples, and is played
-    again only where the whole read finds another). ``trtexec``: a trtexec
+    is known from them, a recording's from its first samples' steps). ``trtexec``: a trtexec
     run of the same time span: its phases (``build``, ``warm-up``, ``timed``) become phases and its
     iterations the ``timed`` phase's work, with trtexec's own throughput; ``placement``: where it
     lies on the file (``trtexec_span.placement``: the first sample's wall time for a plain log, and
@@ -95,31 +88,21 @@ def build_report(
     recording this program must not read. Every number is finite or None: a rate of extreme but
     valid work that overflowed is unknown, and JSON has no Infinity."""
     stats = stats if stats is not None else ReadStats()
-    looked = 0
-    for record in iter_records(open_lines(), tz=tz, interval_s=interval_s, stats=stats, tz_given=tz_given):
-        looked += isinstance(record, Sample)
-        if stats.interval_final or looked > INTERVAL_LOOK:
+    for _ in iter_records(open_lines(), tz=tz, interval_s=interval_s, stats=stats, tz_given=tz_given):
+        if stats.interval_final:  # a plain log's first records, a recording's first samples
             break
     log_start = None if placement is None else placement.plain_log_start
-    whole_read = ReadStats()  # the last full read: what only the whole file tells
+    whole_read = ReadStats()  # the full read: what only the whole file tells
 
     def records() -> Iterable[Record]:
-        nonlocal whole_read
-        whole_read = ReadStats()
         stream = iter_records(open_lines(), tz=tz, interval_s=interval_s, stats=whole_read, tz_given=tz_given)
         return stream if trtexec is None else with_trtexec(stream, trtexec, log_start)
 
-    def played(read: ReadStats) -> tuple[TimeBasis | None, tuple[Pipeline, list[Event]]]:
-        timing = _timing(read.basis, placement)
-        return timing, run_pipeline(records, read.interval_s or interval_s or 1.0,
+    timing = _timing(stats.basis, placement)
+    pipeline, events = run_pipeline(records, stats.interval_s or interval_s or 1.0,
                                     replace(info or SourceInfo("replay"), timing=timing), config or Config())
-
-    timing, (pipeline, events) = played(stats)
-    if not stats.interval_final:  # a recording, read once: its interval as the whole file gives it
-        if (whole_read.interval_s, whole_read.basis) != (stats.interval_s, stats.basis):
-            timing, (pipeline, events) = played(whole_read)  # it settled past the first look
-        for each in fields(ReadStats):  # the caller's stats are the whole file's
-            setattr(stats, each.name, getattr(whole_read, each.name))
+    for each in fields(ReadStats):  # the caller's stats are the whole file's
+        setattr(stats, each.name, getattr(whole_read, each.name))
     if timing is not None:  # the interval, what gave it, the stamps' form and zone
         source = {**source, **timing.as_json(whole_read.clock_backwards)}
     ledger, board, mode_check = pipeline.ledger, pipeline.board, pipeline.clock_events.mode_check()
