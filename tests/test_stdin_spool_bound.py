@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from jtop_roof.commands.options import STDIN_MAX_BYTES, StdinError, stdin_cap
-
 LOG = Path(__file__).parent / "data" / "logfile" / "agxorin_jp6_500ms.log"
 
 
@@ -53,6 +51,8 @@ def test_standard_input_under_the_cap_is_read_whole(tmp_path):
 
 def test_the_cap_and_its_setting():
     """2 GiB unless set; a setting in bytes or with a unit; anything else one line."""
+    from jtop_roof.commands.options import STDIN_MAX_BYTES, StdinError, stdin_cap
+
     assert stdin_cap({}) == STDIN_MAX_BYTES == 2 << 30
     assert stdin_cap({"JROOF_STDIN_MAX_BYTES": "4G"}) == 4 << 30
     assert stdin_cap({"JROOF_STDIN_MAX_BYTES": "512m"}) == 512 << 20
