@@ -67,3 +67,38 @@ def test_a_bad_setting_is_one_line(tmp_path):
     assert result.returncode == 2
     assert result.stderr.decode() == ("jroof-tui: error: JROOF_STDIN_MAX_BYTES='lots': expected a positive "
                                       "number of bytes (or with K, M, G, T)\n")
+
+
+def test_a_followed_standard_input_stops_spooling_at_the_cap(tmp_path, capsys):
+    """``--replay - --follow``: the stream is spooled as it comes, up to the cap, then no more
+    (said once); the replay has what came before."""
+    import threading
+
+    from jtop_roof.commands.options import _spool_as_it_comes
+
+    cap = 64 << 10
+    data = LOG.read_bytes() * (3 * cap // LOG.stat().st_size + 1)
+    source, sink = os.pipe()
+
+    def write() -> None:
+        with open(sink, "wb") as stream:
+            try:
+                stream.write(data)
+            except BrokenPipeError:  # the spool stopped reading at the cap
+                pass
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    spool = tmp_path / "spool"
+    with open(spool, "wb") as target:
+        _spool_as_it_comes(source, target.fileno(), cap).wait()
+        os.close(source)  # the spooling thread holds its own copy
+        for thread in threading.enumerate():
+            if thread.name == "jroof-stdin-spool":
+                thread.join(timeout=60)
+    writer.join(timeout=60)
+    assert 0 < spool.stat().st_size <= cap
+    assert data.startswith(spool.read_bytes())
+    assert capsys.readouterr().err == ("jroof-tui: standard input (-) passed 64 KiB, the most that is "
+                                       "spooled: the rest is not replayed (set JROOF_STDIN_MAX_BYTES "
+                                       "for more)\n")
