@@ -324,12 +324,18 @@ def test_dev_zero_is_refused_everywhere(tmp_path):
     assert result.returncode == 2 and b"not a regular file or a pipe" in result.stderr
 
 
-def test_fifo_without_a_writer_never_hangs(tmp_path):
+def test_fifo_whose_writer_leaves_without_a_line_says_nothing_came(tmp_path):
+    """``parse FIFO`` waits for a writer (tests/test_fifo_inputs.py); one that comes and goes
+    without a line is an input where nothing came; where a regular file is needed, a FIFO is
+    refused without waiting."""
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    result = jroof("parse", str(fifo), timeout=30)
-    assert result.returncode == 2 and result.stdout == "", result.stderr
-    assert result.stderr == f"jroof-tui: error: no tegrastats samples in {fifo}: nothing came\n"
+    parse = subprocess.Popen([sys.executable, "-m", "jtop_roof", "parse", str(fifo)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    os.close(os.open(fifo, os.O_WRONLY))  # blocks until parse opened it for reading
+    stdout, stderr = parse.communicate(timeout=30)
+    assert parse.returncode == 2 and stdout == "", stderr
+    assert stderr == f"jroof-tui: error: no tegrastats samples in {fifo}: nothing came\n"
     for args in (("report", str(fifo)), ("--replay", str(fifo), "record", str(tmp_path / "o.jsonl"))):
         result = jroof(*args, timeout=30)
         assert result.returncode == 2 and "not a regular file" in result.stderr, (args, result.stderr)

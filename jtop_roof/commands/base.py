@@ -66,11 +66,15 @@ def warn(message: str) -> None:
 
 def emit(text: str, out: str | None, inputs: Sequence[str] = ()) -> int:
     """Write a command's result to stdout (``--out`` not given, or ``-``), or to ``--out`` (never
-    through a link, nor over one of the command's ``inputs``: ``create_output``)."""
+    through a link, nor over one of the command's ``inputs``: ``create_output``). Standard output
+    is never one of ``inputs`` either (``report run.jsonl >> run.jsonl``): OutputError."""
+    from jtop_roof.formats.userfiles import create_output, refuse_stream_over_input
+
     if out is None or out == STDOUT:
+        where = "standard output" if out is None else "standard output (--out -)"
+        refuse_stream_over_input(sys.stdout, where, inputs)
         sys.stdout.write(text)
         return 0
-    from jtop_roof.formats.userfiles import create_output
 
     try:
         with open(create_output(out, inputs=inputs), "w", encoding="utf-8") as stream:

@@ -7,7 +7,15 @@ import math
 from contextlib import nullcontext
 
 from jtop_roof.commands.base import Command, emit, fail, warn
-from jtop_roof.commands.options import OUT_HELP, STDIN, file_args, file_flags, readable
+from jtop_roof.commands.options import (
+    OUT_HELP,
+    STDIN,
+    file_args,
+    file_flags,
+    input_files,
+    readable,
+    refuse_out_over_inputs,
+)
 from jtop_roof.runtime.config import Config
 
 
@@ -32,6 +40,8 @@ def run(args: argparse.Namespace, config: Config) -> int:
     inputs = [split_spec(spec)[0] for spec in args.items]
     if inputs.count(STDIN) > 1:
         return fail("- is standard input, which can be read once: give it as one item only")
+    inputs = input_files(args, *inputs)
+    refuse_out_over_inputs(args.out, inputs)
     items = []
     with readable(STDIN) if STDIN in inputs else nullcontext(STDIN) as spool:
         for spec, path in zip(args.items, inputs, strict=True):

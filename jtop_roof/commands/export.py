@@ -12,8 +12,10 @@ from jtop_roof.commands.options import (
     binary_out,
     file_args,
     file_flags,
+    input_files,
     placed_trtexec,
     readable,
+    refuse_out_over_inputs,
     tell_written,
     trtexec_flags,
 )
@@ -54,6 +56,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
         binary_out(args.out, fmt)
     # Text to standard output is export's own stdout path; parquet goes through create_output's.
     out = None if args.out == STDOUT and fmt != "parquet" else args.out
+    refuse_out_over_inputs(args.out, input_files(args, args.file))
     with readable(args.file) as path:
         try:
             require_samples(path, args.file)

@@ -7,7 +7,6 @@ import argparse
 import contextlib
 import io
 import os
-import shutil
 import stat
 import sys
 import tempfile
@@ -16,7 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import tzinfo
-from typing import TYPE_CHECKING, BinaryIO
+from typing import IO, TYPE_CHECKING, BinaryIO
 
 from jtop_roof.commands.base import STDOUT, Parser, warn
 from jtop_roof.model.errors import UserError
@@ -224,29 +223,89 @@ class StdinError(UserError):
     """Standard input that cannot be read as a file (one line, exit 2)."""
 
 
+#: The most of standard input ``-`` spools to a temporary file, unless ``JROOF_STDIN_MAX_BYTES``
+#: says otherwise: a day of 1 s samples is a few tens of MB, and an endless or hostile stream must
+#: not fill $TMPDIR.
+STDIN_MAX_BYTES = 2 << 30
+#: The environment variable that sets the cap, in bytes (``4G``, ``512M`` and ``100K`` too).
+STDIN_MAX_ENV = "JROOF_STDIN_MAX_BYTES"
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def stdin_cap(environ: Mapping[str, str] | None = None) -> int:
+    """The most bytes of standard input ``-`` spools: ``JROOF_STDIN_MAX_BYTES`` (a whole number of
+    bytes, or with K, M, G or T), else ``STDIN_MAX_BYTES``. StdinError for a value it cannot use."""
+    text = (os.environ if environ is None else environ).get(STDIN_MAX_ENV, "").strip()
+    if not text:
+        return STDIN_MAX_BYTES
+    digits, unit = (text[:-1], text[-1].upper()) if text[-1:].upper() in _UNITS else (text, "")
+    if not (digits.isascii() and digits.isdigit() and 0 < len(digits) <= 15 and int(digits) > 0):
+        shown = text if len(text) <= 20 else text[:17] + "..."
+        raise StdinError(f"{STDIN_MAX_ENV}={shown!r}: expected a positive number of bytes "
+                         "(or with K, M, G, T)")
+    return int(digits) * _UNITS[unit]
+
+
+def _size_text(n: int) -> str:
+    for unit in ("T", "G", "M", "K"):
+        if n >= _UNITS[unit] and n % _UNITS[unit] == 0:
+            return f"{n // _UNITS[unit]} {unit}iB"
+    return f"{n:,} bytes"
+
+
 @contextmanager
 def readable(path: str, *, follow: bool = False) -> Iterator[str]:
     """``path``, or for ``-`` standard input spooled to a private temporary file, removed after:
     the readers go through a file more than once (its interval first, then the pipeline) and a
-    replay seeks in it, which a pipe cannot give. ``follow`` (``--replay - --follow``): the spool
-    grows as standard input comes, from a thread, and the replay follows it as a growing file.
-    A terminal, a device (``/dev/zero`` would never end) or a closed standard input is refused
-    (StdinError), as is a spool the disk cannot hold."""
+    replay seeks in it, which a pipe cannot give. At most ``stdin_cap()`` bytes are spooled: past
+    it, StdinError (one line saying the cap) and the spool is removed. ``follow`` (``--replay -
+    --follow``): the spool grows as standard input comes, from a thread, and the replay follows
+    it as a growing file; at the cap the thread stops spooling and says so. A terminal, a device
+    (``/dev/zero`` would never end) or a closed standard input is refused (StdinError), as is a
+    spool the disk cannot hold. What standard input was is noted for the outputs
+    (``userfiles.note_spooled``): ``report - --out X < X`` is refused before X is touched."""
     if path != STDIN:
         yield path
         return
+    from jtop_roof.formats.userfiles import forget_spooled, note_spooled
+
+    cap = stdin_cap()
     stdin = _checked_stdin()
     with tempfile.NamedTemporaryFile(prefix="jroof-stdin-", suffix=".log") as spool:
-        if follow:
-            _spool_as_it_comes(stdin.fileno(), spool.fileno()).wait()
-        else:
-            try:
-                shutil.copyfileobj(stdin, spool)
-                spool.flush()
-            except OSError as exc:
-                raise StdinError(f"cannot spool standard input to {spool.name}: "
-                                 f"{exc.strerror or exc}") from None
-        yield spool.name
+        origin = _fstat_of(stdin)
+        if origin is not None:
+            note_spooled(spool.name, origin)
+        try:
+            if follow:
+                _spool_as_it_comes(stdin.fileno(), spool.fileno(), cap).wait()
+            else:
+                _spool_bounded(stdin, spool, cap)
+            yield spool.name
+        finally:
+            forget_spooled(spool.name)
+
+
+def _fstat_of(stream: BinaryIO) -> os.stat_result | None:
+    try:
+        return os.fstat(stream.fileno())
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _spool_bounded(stdin: BinaryIO, spool: IO[bytes], cap: int) -> None:
+    """Copy standard input into ``spool`` up to ``cap`` bytes (StdinError past it, or when the
+    disk cannot hold it)."""
+    size = 0
+    try:
+        while chunk := stdin.read(min(1 << 20, cap + 1 - size)):
+            size += len(chunk)
+            if size > cap:
+                raise StdinError(f"standard input (-) is larger than {_size_text(cap)}, the most that is "
+                                 f"spooled: give a file name, or set {STDIN_MAX_ENV}")
+            spool.write(chunk)
+        spool.flush()
+    except OSError as exc:
+        raise StdinError(f"cannot spool standard input to {spool.name}: {exc.strerror or exc}") from None
 
 
 def _checked_stdin() -> BinaryIO:
@@ -271,18 +330,25 @@ def _checked_stdin() -> BinaryIO:
     return sys.stdin.buffer
 
 
-def _spool_as_it_comes(stdin: int, spool: int) -> threading.Event:
-    """Copy standard input into ``spool`` from a thread as it comes, until its end (or a write
-    fails: the replay then has what came before). The thread holds its own descriptors, so that
-    the spool can be closed under it, and dies with the process. Returns what is set once the
+def _spool_as_it_comes(stdin: int, spool: int, cap: int) -> threading.Event:
+    """Copy standard input into ``spool`` from a thread as it comes, until its end, a write fails
+    or ``cap`` bytes are in (said once on stderr): the replay then has what came before. The
+    thread holds its own descriptors, so that the spool can be closed under it, and dies with
+    the process. Returns what is set once the
     first line is in (or standard input ended): a followed file must not start empty, its kind
     and timing are read from its first line."""
     source, target = os.dup(stdin), os.dup(spool)
     first_line = threading.Event()
 
     def copy() -> None:
+        size = 0
         try:
-            while chunk := os.read(source, 1 << 16):
+            while chunk := os.read(source, min(1 << 16, cap + 1 - size)):
+                size += len(chunk)
+                if size > cap:
+                    warn(f"standard input (-) passed {_size_text(cap)}, the most that is spooled: "
+                         f"the rest is not replayed (set {STDIN_MAX_ENV} for more)")
+                    break
                 view = memoryview(chunk)
                 while view:
                     view = view[os.write(target, view):]
@@ -434,6 +500,37 @@ def tell_written(out: str, what: str) -> None:
     (without ``--out``, or with ``--out -``, stdout is the data, and nothing is said)."""
     if out != STDOUT:
         warn(f"wrote {out} ({what})")
+
+
+#: The flags whose value is a file the command reads besides its FILE.
+_INPUT_FLAGS = ("config", "trtexec", "workload", "ncu", "probe", "replay")
+
+
+def input_files(args: argparse.Namespace, *files: str) -> list[str]:
+    """``files`` and every file a flag of ``args`` names for reading (``--trtexec``, ``--config``,
+    ...): what no output of the command may overwrite."""
+    named = [getattr(args, dest, None) for dest in _INPUT_FLAGS]
+    return [*files, *(value for value in named if isinstance(value, str))]
+
+
+def refuse_out_over_inputs(out: str | None, inputs: Sequence[str]) -> None:
+    """``--out`` naming one of the command's ``inputs`` (``report run.jsonl --out run.jsonl``,
+    ``report - --out run.jsonl < run.jsonl``, ``export run.log --trtexec t.log --out t.log``):
+    OutputError before anything is read. Without ``--out``, or ``--out -``, standard output is
+    looked at. ``create_output`` looks again at the descriptor it opens."""
+    from jtop_roof.formats.userfiles import OutputError, refuse_stream_over_input, same_input
+
+    if out is None or out == STDOUT:
+        where = "standard output" if out is None else "standard output (--out -)"
+        refuse_stream_over_input(sys.stdout, where, inputs)
+        return
+    try:
+        info = os.stat(out)
+    except (OSError, ValueError):
+        return  # not there yet, or a link to nowhere: create_output says
+    same = same_input(info, inputs)
+    if same is not None:
+        raise OutputError(f"refusing to write {out}: it is this command's input {same}")
 
 
 #: What ``--out`` says of ``-`` in every command's help.

@@ -9,7 +9,7 @@ import os
 import sys
 
 from jtop_roof.commands.base import Command, fail
-from jtop_roof.commands.options import file_args
+from jtop_roof.commands.options import file_args, refuse_out_over_inputs
 from jtop_roof.model.jsonsafe import terminal_safe
 from jtop_roof.runtime.config import MAX_INTERVAL_MS, MIN_INTERVAL_MS, Config
 
@@ -50,6 +50,7 @@ def run(args: argparse.Namespace, _defaults: Config) -> int:
     from jtop_roof.model.codec import MAX_CORES, MAX_NAMED
 
     tz, interval_s = file_args(args)
+    refuse_out_over_inputs(None, [args.file])  # `parse run.log >> run.log` would never end
     # A file is looked at before anything is printed; a pipe as its lines pass.
     whole = args.file != "-" and os.path.isfile(args.file)
     try:

@@ -17,7 +17,9 @@ from jtop_roof.commands.options import (
     binary_out,
     file_args,
     file_flags,
+    input_files,
     readable,
+    refuse_out_over_inputs,
     roof_flags,
     tell_written,
     trtexec_flags,
@@ -54,6 +56,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     fmt = args.format or ("png" if out == STDOUT else figure_format(out))
     if fmt != "svg":
         binary_out(out, fmt)
+    refuse_out_over_inputs(out, input_files(args, args.file))
     pyplot()  # without matplotlib: one line now, before the file is read
     with readable(args.file) as path:
         report, inputs = reported(args, config, path, tz=tz, interval_s=interval_s, command="plot")

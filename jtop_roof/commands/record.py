@@ -11,6 +11,8 @@ from collections.abc import Callable
 from jtop_roof.commands.base import Command, fail, warn
 from jtop_roof.commands.options import (
     check_trtexec,
+    input_files,
+    refuse_out_over_inputs,
     refuse_roof_only,
     refuse_unplaced,
     refuse_unread_meters,
@@ -36,6 +38,8 @@ def run(args: argparse.Namespace, config: Config) -> int:
     refuse_roof_only(args, "record")
     refuse_unplaced(config, replay_of(args))
     refuse_unread_meters(args, config)
+    if args.file == STDOUT:  # `record - --replay X >> X` would replay its own output (a file: the recorder)
+        refuse_out_over_inputs(None, input_files(args))
     with replay_readable(args, config) as replay:
         return _record(args.file, replay, duration, config)
 

@@ -18,8 +18,10 @@ from jtop_roof.commands.options import (
     OUT_HELP,
     board_flags,
     file_args,
+    input_files,
     placed_trtexec,
     readable,
+    refuse_out_over_inputs,
     roof_flags,
     tell_written,
     trtexec_flags,
@@ -66,6 +68,8 @@ def run(args: argparse.Namespace, config: Config) -> int:
     from jtop_roof.outputs.report import to_csv, to_markdown
 
     tz, interval_s = file_args(args)
+    inputs = input_files(args, args.file)
+    refuse_out_over_inputs(args.out, inputs)
     with readable(args.file) as path:
         report = reported(args, config, path, tz=tz, interval_s=interval_s, command="report")[0]
     if args.format == "json":
@@ -74,7 +78,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
         text = to_csv(report)
     else:
         text = to_markdown(report)
-    code = emit(text, args.out, inputs=[args.file])
+    code = emit(text, args.out, inputs=inputs)
     if code == 0 and args.out is not None:
         tell_written(args.out, f"report, {args.format}")
     return code

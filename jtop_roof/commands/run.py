@@ -34,6 +34,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
 
     from jtop_roof.commands.recording import headless_runtime
     from jtop_roof.formats.trtexec import KEPT_SUFFIX, is_trtexec
+    from jtop_roof.formats.userfiles import OutputError
     from jtop_roof.runtime.child import Child, ChildError, kept_output_path
     from jtop_roof.runtime.control import ControlError, control_dir
     from jtop_roof.runtime.headless import run_headless
@@ -87,7 +88,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
         try:
             children.append(Child(argv, on_exit=ended.set, log=log, on_screen=True,
                                   inputs=[args.run_record]))
-        except ChildError as exc:
+        except (ChildError, OutputError) as exc:  # a planted FIFO or another user's file at FILE.out
             failed.append(str(exc))
             ended.set()  # the recording closes with what it has
 

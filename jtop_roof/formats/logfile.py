@@ -37,6 +37,7 @@ from jtop_roof.formats.timing import PlainTimer as PlainTimer
 from jtop_roof.formats.timing import infer_interval_s as infer_interval_s
 from jtop_roof.formats.timing import stamp_seconds as stamp_seconds
 from jtop_roof.formats.timing import window_is_complete as window_is_complete
+from jtop_roof.formats.userfiles import wait_for_writer
 from jtop_roof.formats.usual import usual_sample
 from jtop_roof.model.codec import Tally, cap_sample, encodable_tree
 from jtop_roof.model.errors import UserError
@@ -91,7 +92,7 @@ class LineReader:
 def open_text(path: str | Path) -> LineReader:
     """Open a log for reading, by lines (``LineReader``); ``"-"`` is stdin. Only a regular file,
     a pipe, a socket or a terminal is read: OSError for anything else (``/dev/zero`` would never
-    end). A FIFO without a writer is not waited for: it reads as empty."""
+    end). A FIFO is read once a writer has come (``userfiles.wait_for_writer``), until its end."""
     if str(path) == "-":
         stdin = sys.stdin.buffer
         try:
@@ -104,6 +105,8 @@ def open_text(path: str | Path) -> LineReader:
     try:
         mode = os.fstat(fd).st_mode
         _check_readable_kind(mode, os.isatty(fd), str(path))
+        if stat.S_ISFIFO(mode):
+            wait_for_writer(fd)
         os.set_blocking(fd, True)
         return LineReader(open(fd, "rb", closefd=True), is_file=stat.S_ISREG(mode))  # the caller closes it
     except BaseException:

@@ -42,6 +42,7 @@ from typing import Any
 import msgspec
 
 import jtop_roof
+from jtop_roof.formats.userfiles import same_input
 from jtop_roof.model.codec import json_line, record_to_json
 from jtop_roof.model.records import SCHEMA_VERSION, Event, Record, Sample
 
@@ -275,7 +276,7 @@ def _check_appendable(fd: int, path: str, replayed: object) -> int:
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         raise OSError(errno.EINVAL, "is not a regular file; refusing to record into it", path)
-    if isinstance(replayed, str) and same_file(path, replayed):
+    if isinstance(replayed, str) and same_input(info, [replayed]) is not None:  # a spool: stdin's file
         raise OSError(errno.EINVAL, "is the file being replayed; refusing to record into it", path)
     if info.st_uid != os.getuid():
         raise PermissionError(errno.EPERM, "belongs to another user; refusing to append to it", path)

@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from jtop_roof.formats.recorder import Recorder
+from jtop_roof.formats.userfiles import OutputError
 from jtop_roof.model.metrics import for_terminal
 from jtop_roof.runtime.child import Child, ChildError, kept_output_path
 from jtop_roof.runtime.config import Config
@@ -68,7 +69,7 @@ def run_app(
             log = None if recorder is None else kept_output_path(recorder.path, child_argv)
             child = Child(child_argv, on_exit=quit_when_done, on_screen=False, log=log,
                           inputs=[] if recorder is None else [recorder.path])
-        except ChildError as exc:
+        except (ChildError, OutputError) as exc:  # a planted FIFO or another user's file at FILE.out
             print(for_terminal(f"jroof-tui: error: {exc}"), file=sys.stderr)
             source.stop()
             if recorder is not None:
