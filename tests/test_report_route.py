@@ -5,6 +5,9 @@ short ways inside the same runtime and pipeline, each the same arithmetic in the
 
 * ``energy.Step.add_to``: a step whole inside a span already observed, without the edge cases
   (the long way: ``Step.add_part`` for every step);
+* ``EnergyLedger.add_sample``: the usual sample (only the run open, the samples the only stream,
+  a step measured whole, nothing refused) without spans, steps and streams (the long way:
+  ``EnergyLedger.any_sample`` for every sample);
 * ``ThrottleDetector``: a unit without a hold whose load is below "busy" is not stepped (the long
   way: every unit of every sample through ``_step``), and its caps are asked once per board;
 * ``Pipeline.context``: made again only when the board or the description changed;
@@ -83,6 +86,7 @@ def _cases() -> list[tuple[str, list[str]]]:
 def _long_way(patch: pytest.MonkeyPatch) -> None:
     """Every short way undone (the module docstring)."""
     patch.setattr(Step, "add_to", Step.add_part)
+    patch.setattr(EnergyLedger, "add_sample", EnergyLedger.any_sample)
 
     def every_unit(settings_: Any) -> detectors.ThrottleDetector:
         detector = detectors.ThrottleDetector(settings_)
@@ -188,6 +192,7 @@ def test_the_ledgers_short_way_gives_the_long_ways_spans_on_any_stream(stream):
     short = _play(stream)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Step, "add_to", Step.add_part)
+        patch.setattr(EnergyLedger, "add_sample", EnergyLedger.any_sample)
         long = _play(stream)
     assert _same([short.whole, *short.phases()], [long.whole, *long.phases()])
 
