@@ -59,6 +59,7 @@ from jtop_roof.analysis.energy import (
 from jtop_roof.analysis.spans import SAMPLES as _SAMPLES
 from jtop_roof.analysis.spans import Span
 from jtop_roof.analysis.spans import SpanStats as SpanStats  # where it was: its consumers import it here
+from jtop_roof.model.codec import MAX_NAMED
 from jtop_roof.model.records import INPUT_RAILS, PowerReading, ProcessReading, auto_phase_name, power_plan
 from jtop_roof.model.timeline import gap_step_for
 
@@ -156,28 +157,43 @@ class EnergyLedger:
         x0 = before.total
         joules = (x0 + (total_mw - x0) * 0.5) * scale
         unread = not (read and before.source in INPUT_RAILS)  # an end read no input rail
-        cov.reach(t_mono, reading, reading)
-        cov.total_j += joules
+        cov.end, cov.end_near = t_mono, reading  # ``Coverage.reach``
+        sources, rails_j = cov.sources, cov.rails_j
+        if source not in sources and len(sources) < 4:
+            sources.append(source)
+        if len(rails_j) != len(values):
+            for name in values:
+                if name not in rails_j and len(rails_j) < MAX_NAMED:
+                    rails_j[name] = 0.0
+        cov.total_j += joules  # ``Step._add``
         stretch_j = cov.stretch_j
         if not unread or channel.input_rail is None:  # the stretch's fallback (``Step.fallback``)
             stretch_j[stretch] = stretch_j.get(stretch, 0.0) + joules
-        earlier, rails_j = before.values, cov.rails_j
         if unread:
             cov.unread_j += joules
             cov.unread += 1
             cov.unread_s += seconds
-            unread_j = cov.unread_rails_j
-            for name, y in values.items():
-                x = earlier.get(name)
-                if x is not None and (kept := rails_j.get(name)) is not None:
-                    rail_j = (x + (y - x) * 0.5) * scale
-                    rails_j[name] = kept + rail_j
+        # each rail's joules, and its peak (``Coverage.peaks``), in one pass
+        earlier, peaks, unread_j = before.values, cov.rail_peak_mw, cov.unread_rails_j
+        for name, y in values.items():
+            x = earlier.get(name)
+            if x is not None and (kept := rails_j.get(name)) is not None:
+                rail_j = (x + (y - x) * 0.5) * scale
+                rails_j[name] = kept + rail_j
+                if unread:
                     unread_j[name] = unread_j.get(name, 0.0) + rail_j
-        else:
-            for name, y in values.items():
-                x = earlier.get(name)
-                if x is not None and (kept := rails_j.get(name)) is not None:
-                    rails_j[name] = kept + (x + (y - x) * 0.5) * scale
+            peak = peaks.get(name)
+            if peak is None:
+                if len(peaks) < MAX_NAMED:
+                    peaks[name] = y
+            elif y > peak:
+                peaks[name] = y
+        if not read:  # a sum of rails: a peak apart, a peak only where no input is read
+            if cov.sum_peak_mw is None or total_mw > cov.sum_peak_mw:
+                cov.sum_peak_mw = total_mw
+            cov.no_input += 1
+        elif cov.peak_mw is None or total_mw > cov.peak_mw:
+            cov.peak_mw = total_mw
         channel.last = reading
         if self._last_mono is None or t_mono > self._last_mono:
             self._last_mono = t_mono
@@ -185,9 +201,6 @@ class EnergyLedger:
         times.append(t_mono)
         whole = self._whole  # the one span holding it
         whole.samples += 1
-        cov.peaks(reading, read=read)
-        if not read:
-            cov.no_input += 1
         if gpu_mhz is not None:
             whole.gpu_mhz_sum += gpu_mhz
             whole.gpu_mhz_n += 1
@@ -196,9 +209,10 @@ class EnergyLedger:
             whole.emc_mhz_n += 1
         if read:
             self._samples_input = source
-        last = self._samples_taken - 3  # ``_settle`` with no stream to judge: older stretches go
-        for old in [old for old in stretch_j if old <= last]:
-            del stretch_j[old]
+        if len(stretch_j) > 1 or stretch not in stretch_j:  # ``_settle``, no stream to judge: older go
+            last = self._samples_taken - 3
+            for old in [old for old in stretch_j if old <= last]:
+                del stretch_j[old]
 
     def any_sample(
         self,
