@@ -13,7 +13,8 @@ short ways inside the same runtime and pipeline, each the same arithmetic in the
 * ``Pipeline.context``: made again only when the board or the description changed;
 * a pipeline that shows nothing keeps no display columns (``TimesOnlyHistory``);
 * ``build_report``: a recording is looked at for its interval only as far as ``INTERVAL_LOOK``
-  samples, then read once through the pipeline (the long way: the whole file read for it first).
+  samples, then read once through the pipeline (the long way: the whole file read for it first);
+* ``runtime.play_whole`` reads ``READ_AHEAD`` records at a time (the long way: one at a time).
 
 The long way is all of them undone. Both must give the same report JSON, every field, on the real
 logs beside the repo when present (with and without ``--device``/``--power-mode``, with trtexec's
@@ -102,6 +103,7 @@ def _long_way(patch: pytest.MonkeyPatch) -> None:
     patch.setattr(pipeline, "history_for",
                   lambda history_s, interval_s: History.for_duration(max(history_s, 60.0), interval_s))
     patch.setattr(report_module, "INTERVAL_LOOK", math.inf)
+    patch.setattr(runtime, "READ_AHEAD", 1)
 
 
 def _report(args: list[str], out: Path) -> dict[str, Any]:

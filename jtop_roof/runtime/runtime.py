@@ -20,7 +20,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, islice
 from typing import TypeVar
 
 from jtop_roof.analysis.detectors import ThrottleDetector
@@ -77,6 +77,10 @@ def build_pipeline(
 #: samples: 400 samples), so a recording of mostly power readings is neither held whole nor
 #: judged from its first few dozen samples.
 FIRST_LOOK, FIRST_LOOK_RECORDS = 2000, 20_000
+#: Records ``play_whole`` reads at a time: a batch is decoded, then observed, then played. Read and
+#: played by turns, record by record, each step evicts the other's working set from the CPU's
+#: caches, and the pipeline's cost per sample about doubles (a day-long log: 2.05 s against 1.55 s).
+READ_AHEAD = 128
 
 
 def play_whole(make: Callable[[], Pipeline], records: Callable[[], Iterable[Record]]
@@ -90,21 +94,37 @@ def play_whole(make: Callable[[], Pipeline], records: Callable[[], Iterable[Reco
     in the usual case."""
     pipeline = make()
     if not pipeline.board.open_to_inference:
-        return pipeline, _played(pipeline, records())
+        return pipeline, _played(pipeline, read_ahead_of(records()))
     stream = iter(records())
     observer = BoardObserver()
     first = list(first_look(stream))
     for record in first:
         observer.add(record)
     pipeline.observe_board(observer.observation())
-    events = _played(pipeline, chain(first, _observed(stream, observer)))
+    events = _played(pipeline, chain(first, read_ahead_of(stream, observer)))
     guessed = pipeline.board
     pipeline.observe_board(whole := observer.observation())
     if pipeline.board == guessed:
         return pipeline, events
     fresh = make()
     fresh.observe_board(whole)
-    return fresh, _played(fresh, records())
+    return fresh, _played(fresh, read_ahead_of(records()))
+
+
+def read_ahead_of(records: Iterable[Record], observer: BoardObserver | None = None) -> Iterator[Record]:
+    """``records`` in their order, read ``READ_AHEAD`` at a time, each batch shown to ``observer``
+    before it is given; the stream is closed at the end (or when this is)."""
+    stream = iter(records)
+    try:
+        while batch := list(islice(stream, READ_AHEAD)):
+            if observer is not None:
+                for record in batch:
+                    observer.add(record)
+            yield from batch
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()
 
 
 def first_look(records: Iterator[Record]) -> Iterator[Record]:
