@@ -287,3 +287,37 @@ def test_the_report_never_depends_on_how_much_of_the_log_was_looked_at_first(mon
     reads, short_look = reported()
     assert len(reads) == 2  # the first records alone did not tell 7W: played again
     assert short_look == whole_look
+
+
+@needs_shared
+def test_a_stream_of_mostly_power_readings_is_judged_from_its_first_samples_not_records(monkeypatch):
+    """The first look counts samples: where a power stream's readings come 200 to a sample, the
+    first 2000 records hold 10 samples, too few to tell the AGX Orin log's board (its 16th sample
+    does); the look goes on to its samples, so the stream is read once, not played again."""
+    from jtop_roof.model.records import PowerReading
+    from jtop_roof.outputs.report import run_pipeline
+    from jtop_roof.runtime import runtime
+
+    path = LOGS / "agxorin_jp6_abdeltegraparser_1.log"
+    with open_text(path) as stream:
+        samples = [record for record in iter_records(stream, tz="UTC") if isinstance(record, Sample)]
+    mixed: list[object] = []
+    for sample in samples[:20]:  # 200 readings of a board monitor before each of the first samples
+        t = sample.t_mono or 0.0
+        mixed += [PowerReading(None, t - 1 + i / 200, rails_mw={"VDD_GPU_SOC": 3000.0}, counters_mj={},
+                               source="INA3221 hwmon", period_s=0.005) for i in range(200)]
+        mixed.append(sample)
+    mixed += samples[20:]
+    reads: list[int] = []
+
+    def records():
+        reads.append(1)
+        return iter(mixed)
+
+    pipeline, _ = run_pipeline(records, 1.0, SourceInfo("replay"), make_config())
+    assert len(reads) == 1 and pipeline.board.mode_name == "MAXN"
+    assert len(list(runtime.first_look(iter(mixed)))) == 20 * 201 + runtime.FIRST_LOOK - 20
+    monkeypatch.setattr(runtime, "FIRST_LOOK_RECORDS", 2000)  # held at that many records: played again
+    reads.clear()
+    again, _ = run_pipeline(records, 1.0, SourceInfo("replay"), make_config())
+    assert len(reads) == 2 and again.board == pipeline.board

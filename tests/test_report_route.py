@@ -1,14 +1,18 @@
 """``report``'s short ways through the one route give the numbers of the long way, exactly.
 
-Issue 18 (item 3): ``report`` of a day-long log at most 2x ``parse``. What made it cheaper are
+``report`` of a day-long log at most 2x ``parse``. What made it cheaper are
 short ways inside the same runtime and pipeline, each the same arithmetic in the same order:
 
 * ``energy.Step.add_to``: a step whole inside a span already observed, without the edge cases
   (the long way: ``Step.add_part`` for every step);
+* ``EnergyLedger.add_sample``: the usual sample (only the run open, the samples the only stream,
+  a step measured whole, nothing refused) without spans, steps and streams (the long way:
+  ``EnergyLedger.any_sample`` for every sample);
 * ``ThrottleDetector``: a unit without a hold whose load is below "busy" is not stepped (the long
   way: every unit of every sample through ``_step``), and its caps are asked once per board;
 * ``Pipeline.context``: made again only when the board or the description changed;
-* a pipeline that shows nothing keeps no display columns (``TimesOnlyHistory``).
+* a pipeline that shows nothing keeps no display columns (``TimesOnlyHistory``);
+* ``runtime.play_whole`` reads ``READ_AHEAD`` records at a time (the long way: one at a time).
 
 The long way is all of them undone. Both must give the same report JSON, every field, on the real
 logs beside the repo when present (with and without ``--device``/``--power-mode``, with trtexec's
@@ -80,6 +84,7 @@ def _cases() -> list[tuple[str, list[str]]]:
 def _long_way(patch: pytest.MonkeyPatch) -> None:
     """Every short way undone (the module docstring)."""
     patch.setattr(Step, "add_to", Step.add_part)
+    patch.setattr(EnergyLedger, "add_sample", EnergyLedger.any_sample)
 
     def every_unit(settings_: Any) -> detectors.ThrottleDetector:
         detector = detectors.ThrottleDetector(settings_)
@@ -94,6 +99,7 @@ def _long_way(patch: pytest.MonkeyPatch) -> None:
                   property(lambda self: StreamContext(self.info, self.interval_s, self.board)))
     patch.setattr(pipeline, "history_for",
                   lambda history_s, interval_s: History.for_duration(max(history_s, 60.0), interval_s))
+    patch.setattr(runtime, "READ_AHEAD", 1)
 
 
 def _report(args: list[str], out: Path) -> dict[str, Any]:
@@ -184,6 +190,7 @@ def test_the_ledgers_short_way_gives_the_long_ways_spans_on_any_stream(stream):
     short = _play(stream)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Step, "add_to", Step.add_part)
+        patch.setattr(EnergyLedger, "add_sample", EnergyLedger.any_sample)
         long = _play(stream)
     assert _same([short.whole, *short.phases()], [long.whole, *long.phases()])
 

@@ -42,24 +42,24 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from jtop_roof.analysis.energy import (
     COUNTER,
+    MAX_RAIL_MW,
     POWER,
     Channel,
-    Coverage,
     Point,
     Step,
-    Verdict,
     finite,
     has_input,
     judge,
     point,
     read_input,
 )
-from jtop_roof.analysis.energy_said import span_peaks, span_total_source
-from jtop_roof.analysis.processes import ProcessStats, ProcessTally
+from jtop_roof.analysis.spans import SAMPLES as _SAMPLES
+from jtop_roof.analysis.spans import Span
+from jtop_roof.analysis.spans import SpanStats as SpanStats  # where it was: its consumers import it here
+from jtop_roof.model.codec import MAX_NAMED
 from jtop_roof.model.records import INPUT_RAILS, PowerReading, ProcessReading, auto_phase_name, power_plan
 from jtop_roof.model.timeline import gap_step_for
 
@@ -75,179 +75,9 @@ COMMAND_ORIGIN = "run"
 #: Power streams kept apart (sources x kinds); a hostile recording naming a new one on every line
 #: has the rest left out.
 MAX_CHANNELS = 16
-_SAMPLES = ("samples", POWER)
 #: Sample times kept to place a power stream's readings among the stretches between samples.
 STRETCHES_KEPT = 8
 
-
-@dataclass(frozen=True, slots=True)
-class SpanStats:
-    """One phase, or the whole run. ``first_mono``..``last_mono`` (stream seconds; ``*_wall`` unix
-    seconds) are the bounds its energy is integrated over; None before anything measured it.
-    Energy in joules, power in milliwatts. ``energy_j`` is None when nothing measured total input
-    power (a dGPU host: per rail only). ``energy_source`` says what measured it ("INA3221 hwmon,
-    50 Hz", "NVML energy counter", "tegrastats VDD_IN, 1000 ms"), read every ``power_period_s``."""
-
-    name: str
-    first_mono: float | None
-    last_mono: float | None
-    first_wall: float | None
-    last_wall: float | None
-    start_mono: float | None  # the edge that opened the phase (the run: its first bound)
-    samples: int
-    gaps: int
-    energy_j: float | None
-    rails_j: Mapping[str, float]
-    peak_mw: float | None
-    rail_peak_mw: Mapping[str, float]
-    is_open: bool
-    #: Mean GPU and EMC clocks over the samples that report them (the roof at the span's clocks).
-    mean_gpu_mhz: float | None = None
-    mean_emc_mhz: float | None = None
-    #: Work the workload reported in the span (None: no report); FLOPs and bytes where given.
-    iterations: float | None = None
-    flops: float | None = None
-    bytes: float | None = None
-    precision: str | None = None
-    energy_source: str | None = None
-    power_period_s: float | None = None
-    #: How the total was had: "measured" (an input rail or counter read it, tegrastats' VDD_IN where
-    #: a stream's input was refused included), "inferred" (a sum of rails, in part at least), None
-    #: (nothing measured the input);
-    #: ``energy_note`` says why, in one line, where there is something to say.
-    energy_total_source: str | None = None
-    energy_note: str | None = None
-    #: Who else ran: the processes that mattered (``analysis.processes``); empty without readings.
-    processes: tuple[ProcessStats, ...] = ()
-    #: Seconds of the ``gaps`` inside the bounds: neither integrated nor observed.
-    gap_s: float = 0.0
-
-    @property
-    def duration_s(self) -> float:
-        """Edge to edge: the time the energy is integrated over (0 before two readings)."""
-        if self.first_mono is None or self.last_mono is None:
-            return 0.0
-        return self.last_mono - self.first_mono
-
-    @property
-    def observed_s(self) -> float:
-        """The duration less its gaps: the time the energy was measured over."""
-        return max(self.duration_s - self.gap_s, 0.0)
-
-    @property
-    def mean_mw(self) -> float | None:
-        """Energy ÷ observed time; None without total power or an observed time."""
-        if self.energy_j is None or self.observed_s <= 0:
-            return None
-        return self.energy_j / self.observed_s * 1e3
-
-    def rail_mean_mw(self, name: str) -> float | None:
-        joules = self.rails_j.get(name)
-        if joules is None or self.observed_s <= 0:
-            return None
-        return joules / self.observed_s * 1e3
-
-
-@dataclass(slots=True)
-class _Span:
-    """One span's edges and running sums; frozen into ``SpanStats`` when asked. ``start``/``end``
-    are its edges (-inf/inf: open that way)."""
-
-    name: str
-    start: float
-    end: float = math.inf
-    start_mono: float | None = None
-    coverage: dict[tuple[str, str], Coverage] = field(default_factory=dict)
-    samples: int = 0
-    gpu_mhz_sum: float = 0.0
-    gpu_mhz_n: int = 0
-    emc_mhz_sum: float = 0.0
-    emc_mhz_n: int = 0
-    iterations: float | None = None
-    flops: float | None = None
-    bytes: float | None = None
-    precision: str | None = None
-    processes: ProcessTally = field(default_factory=ProcessTally)
-
-    def covered(self, key: tuple[str, str]) -> Coverage:
-        found = self.coverage.get(key)
-        if found is None:
-            found = self.coverage[key] = Coverage()
-            if key == _SAMPLES:
-                found.stretch_j = {}
-            elif key[1] == POWER:
-                found.judged = True
-        return found
-
-    def freeze(self, channels: Mapping[tuple[str, str], Channel], *, is_open: bool) -> SpanStats:
-        coverage = dict(self.coverage)
-        samples = coverage.get(_SAMPLES)
-        if samples is not None:  # where the samples read no input rail (see Coverage.as_read)
-            samples = coverage[_SAMPLES] = samples.as_read(channels[_SAMPLES])
-        verdicts = {key: cov.verdict(channels[key], samples) for key, cov in coverage.items()}
-        judged = sorted(((channels[key], cov, verdicts[key].why) for key, cov in coverage.items()),
-                        key=lambda item: item[0].rank)
-        verdict_of = {id(cov): verdicts[key] for key, cov in coverage.items()}
-        covered = [item for item in judged if item[1].start is not None]
-        totalled = [(channel, cov) for channel, cov, why in covered
-                    if verdict_of[id(cov)].total_j is not None and why is None]
-        rails_j: dict[str, float] = {}
-        measured: list[str] = []  # what gave the rails their energy, finest first
-        for channel, cov, why in covered:  # each rail from the finest stream that measured it, unrefused
-            distrusted = why is not None or verdict_of[id(cov)].reasons  # its input, in part at least
-            skip = (*cov.refused, *INPUT_RAILS) if distrusted else tuple(cov.refused)
-            if cov.unread_note is not None:  # the samples' refused input: its stretches are gaps
-                skip = tuple(name for name in skip if name != channel.input_rail)
-            taken = {name: joules for name, joules in cov.rails_j.items()
-                     if name not in rails_j and name not in skip}
-            if taken:
-                rails_j.update(taken)
-                measured.append(channel.label(cov.source, taken))
-        label = period = energy = None
-        bounds = Coverage()
-        candidates = totalled or [(c, cov) for c, cov, _ in covered if cov.rails_j] \
-            or [(c, cov) for c, cov, _ in covered]
-        verdict = Verdict(None, None)
-        if candidates:  # the bounds: the finest stream of the total, else of a rail
-            channel, bounds = candidates[0]
-            verdict = verdict_of[id(bounds)]
-            if totalled:
-                energy = verdict.total_j
-                label = channel.label(bounds.source, bounds.rails_j)
-            elif measured:  # no total: every stream that measured a rail (NVML's and RAPL's counters)
-                label = " + ".join(measured)
-            period = channel.period_s if label is not None else None
-        total_source, note = span_total_source(totalled[0] if totalled else None, judged,
-                                           verdict, samples, channels[_SAMPLES])
-        peak, rail_peak = span_peaks(judged)
-        start_mono = self.start_mono if self.start_mono is not None else bounds.start
-        return SpanStats(
-            name=self.name,
-            first_mono=bounds.start,
-            last_mono=bounds.end,
-            first_wall=bounds.start_wall,
-            last_wall=bounds.end_wall,
-            start_mono=start_mono,
-            samples=self.samples,
-            gaps=bounds.gaps + verdict.unmeasured,
-            energy_j=energy,
-            rails_j=rails_j,
-            peak_mw=peak,
-            rail_peak_mw=rail_peak,
-            is_open=is_open,
-            mean_gpu_mhz=self.gpu_mhz_sum / self.gpu_mhz_n if self.gpu_mhz_n else None,
-            mean_emc_mhz=self.emc_mhz_sum / self.emc_mhz_n if self.emc_mhz_n else None,
-            iterations=self.iterations,
-            flops=self.flops,
-            bytes=self.bytes,
-            precision=self.precision,
-            energy_source=label,
-            power_period_s=period,
-            energy_total_source=total_source,
-            energy_note=note,
-            processes=self.processes.summary(),
-            gap_s=bounds.gap_s + verdict.unmeasured_s,
-        )
 
 
 class EnergyLedger:
@@ -257,10 +87,10 @@ class EnergyLedger:
         self.max_step_s = gap_step_for(interval_s)
         self._channels: dict[tuple[str, str], Channel] = {
             _SAMPLES: Channel(samples_source, POWER, interval_s, of_samples=True)}
-        self._whole = _Span("whole run", -math.inf)
-        self._open: _Span | None = None
+        self._whole = Span("whole run", -math.inf)
+        self._open: Span | None = None
         self._open_origin = ""
-        self._finished: list[_Span] = []
+        self._finished: list[Span] = []
         self._phases_started = 0
         self._last_mono: float | None = None  # the newest reading of any stream
         self._samples_input: str | None = None  # the samples' input rail, once one came
@@ -292,7 +122,109 @@ class EnergyLedger:
         emc_mhz: float | None = None,
     ) -> None:
         """One sample, in stream order. Forward only: a sample not later than the last one taken
-        (a replay played it again after a seek back) is ignored, so nothing counts twice."""
+        (a replay played it again after a seek back) is ignored, so nothing counts twice.
+
+        The usual sample goes a short way: the samples are the only stream, no phase holds it or
+        the last few, the step from the last sample is whole and not a gap (no break, not too
+        long, a total at both ends) and no value is refused. It is ``any_sample``'s arithmetic in
+        its order, without the spans, steps and streams that cannot be there; anything else goes
+        that way."""
+        channel = self._channels[_SAMPLES]
+        before, times, finished = channel.last, self._sample_times, self._finished
+        cov = self._whole.coverage.get(_SAMPLES)
+        if (before is None or total_mw is None or not rails_mw or cov is None or cov.start is None
+                or cov.total_j is None or cov.stretch_j is None or len(self._channels) > 1
+                or self._open is not None or len(times) < STRETCHES_KEPT
+                or (finished and finished[-1].end >= times[0]) or channel.broken or before.total is None
+                or not 0.0 < t_mono - before.t < channel.max_step_s or not math.isfinite(total_mw)):
+            self.any_sample(t_mono, t_wall, total_mw, rails_mw, gpu_mhz=gpu_mhz, emc_mhz=emc_mhz)
+            return
+        given = rails_mw.values()  # none refused, none dropped (``judge``, ``finite``)
+        plan = power_plan(tuple(rails_mw))
+        if (plan is None or not math.isfinite(sum(given)) or min(given) < 0.0
+                or max(given) > MAX_RAIL_MW):
+            self.any_sample(t_mono, t_wall, total_mw, rails_mw, gpu_mhz=gpu_mhz, emc_mhz=emc_mhz)
+            return
+        values = dict(rails_mw)
+        source, read = plan.source, not plan.summed  # its total is its input rail's, or a sum
+        if read:  # it reads an input rail: a stretch without one is a gap (``Coverage.as_read``)
+            channel.input_rail = source
+        reading = Point(t_mono, t_wall, values, total_mw, source)
+        # ``_take``: the step from the last sample, whole inside the run (``Step.add_to``, ``_joules``)
+        stretch = self._samples_taken - 1
+        seconds = t_mono - before.t
+        scale = seconds * 1e-3
+        x0 = before.total
+        joules = (x0 + (total_mw - x0) * 0.5) * scale
+        unread = not (read and before.source in INPUT_RAILS)  # an end read no input rail
+        cov.end, cov.end_near = t_mono, reading  # ``Coverage.reach``
+        sources, rails_j = cov.sources, cov.rails_j
+        if source not in sources and len(sources) < 4:
+            sources.append(source)
+        if len(rails_j) != len(values):
+            for name in values:
+                if name not in rails_j and len(rails_j) < MAX_NAMED:
+                    rails_j[name] = 0.0
+        cov.total_j += joules  # ``Step._add``
+        stretch_j = cov.stretch_j
+        if not unread or channel.input_rail is None:  # the stretch's fallback (``Step.fallback``)
+            stretch_j[stretch] = stretch_j.get(stretch, 0.0) + joules
+        if unread:
+            cov.unread_j += joules
+            cov.unread += 1
+            cov.unread_s += seconds
+        # each rail's joules, and its peak (``Coverage.peaks``), in one pass
+        earlier, peaks, unread_j = before.values, cov.rail_peak_mw, cov.unread_rails_j
+        for name, y in values.items():
+            x = earlier.get(name)
+            if x is not None and (kept := rails_j.get(name)) is not None:
+                rail_j = (x + (y - x) * 0.5) * scale
+                rails_j[name] = kept + rail_j
+                if unread:
+                    unread_j[name] = unread_j.get(name, 0.0) + rail_j
+            peak = peaks.get(name)
+            if peak is None:
+                if len(peaks) < MAX_NAMED:
+                    peaks[name] = y
+            elif y > peak:
+                peaks[name] = y
+        if not read:  # a sum of rails: a peak apart, a peak only where no input is read
+            if cov.sum_peak_mw is None or total_mw > cov.sum_peak_mw:
+                cov.sum_peak_mw = total_mw
+            cov.no_input += 1
+        elif cov.peak_mw is None or total_mw > cov.peak_mw:
+            cov.peak_mw = total_mw
+        channel.last = reading
+        if self._last_mono is None or t_mono > self._last_mono:
+            self._last_mono = t_mono
+        self._samples_taken += 1
+        times.append(t_mono)
+        whole = self._whole  # the one span holding it
+        whole.samples += 1
+        if gpu_mhz is not None:
+            whole.gpu_mhz_sum += gpu_mhz
+            whole.gpu_mhz_n += 1
+        if emc_mhz is not None:
+            whole.emc_mhz_sum += emc_mhz
+            whole.emc_mhz_n += 1
+        if read:
+            self._samples_input = source
+        if len(stretch_j) > 1 or stretch not in stretch_j:  # ``_settle``, no stream to judge: older go
+            last = self._samples_taken - 3
+            for old in [old for old in stretch_j if old <= last]:
+                del stretch_j[old]
+
+    def any_sample(
+        self,
+        t_mono: float,
+        t_wall: float | None,
+        total_mw: float | None,
+        rails_mw: Mapping[str, float],
+        *,
+        gpu_mhz: float | None = None,
+        emc_mhz: float | None = None,
+    ) -> None:
+        """``add_sample`` the long way: any sample, whatever the streams, spans and values."""
         channel = self._channels[_SAMPLES]
         last = channel.last
         if last is not None and t_mono <= last.t:
@@ -333,7 +265,7 @@ class EnergyLedger:
                 self._compare(t_mono, total, holding)
         self._settle()
 
-    def _compare(self, t_mono: float, total: float, holding: tuple[_Span, ...]) -> None:
+    def _compare(self, t_mono: float, total: float, holding: tuple[Span, ...]) -> None:
         """The samples' input at ``t_mono`` against every power stream's readings near it: where
         they disagree, the stretches on either side of the sample are the stream's refused ones."""
         sample = self._samples_taken - 1
@@ -475,7 +407,7 @@ class EnergyLedger:
         self.end_phase(edge)
         self._phases_started += 1
         phase_name = name if name else auto_phase_name(self._phases_started)
-        self._open = _Span(phase_name, edge, start_mono=None if math.isinf(edge) else edge)
+        self._open = Span(phase_name, edge, start_mono=None if math.isinf(edge) else edge)
         self._open_origin = origin
         return phase_name
 
@@ -553,7 +485,7 @@ class EnergyLedger:
         if self._last_mono is None or reading.t > self._last_mono:
             self._last_mono = reading.t
 
-    def _spans_between(self, a: float, b: float) -> list[_Span]:
+    def _spans_between(self, a: float, b: float) -> list[Span]:
         """The run and every phase whose edges overlap ``[a, b]`` (phases are in time order)."""
         spans = [self._whole]
         if self._open is not None and self._open.start <= b:
@@ -565,7 +497,7 @@ class EnergyLedger:
                 spans.append(span)
         return spans
 
-    def _holding(self, t: float) -> tuple[_Span, ...]:
+    def _holding(self, t: float) -> tuple[Span, ...]:
         """The run and the phase a reading at ``t`` belongs to: the latest whose edges hold it (one
         at an edge is the phase's that was open when it came)."""
         whole = self._whole
