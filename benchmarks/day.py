@@ -1,7 +1,7 @@
 """A day-long log: ``report`` against ``parse``, and a replay's first record, seek and memory.
 
 Run from the repo root: ``.venv/bin/python benchmarks/day.py [--runs N] [--skip-million]``. Builds,
-in a temporary folder, the logs issue 18 names from the real AGX Orin log in
+in a temporary folder, a day and a million lines from the real AGX Orin log in
 ../shared/tegrastats/logs (its lines re-stamped, as ``benchmarks/parse.py`` does): 86,400 lines at
 1 s, and 1,000,000 lines at 100 ms. Prints, each with what it measured:
 

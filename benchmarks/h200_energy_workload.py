@@ -1,4 +1,4 @@
-"""The energy proof workload of issue 19, run under the monitor on a real GPU (PyTorch, NVML):
+"""The energy proof workload, run under the monitor on a real GPU (PyTorch, NVML):
 
     python3 -m jtop_roof run --headless --record h200_energy.jsonl --source host --interval 100 \
         --power-hz 100 --device h200 -- python3 benchmarks/h200_energy_workload.py \

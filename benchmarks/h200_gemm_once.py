@@ -1,4 +1,4 @@
-"""One bf16 GEMM (after warm-ups) for Nsight Compute to measure (issue 13):
+"""One bf16 GEMM (after warm-ups) for Nsight Compute to measure:
 
     ncu --csv --clock-control none -k regex:nvjet --launch-skip 3 --launch-count 1 \
         --metrics gpu__time_duration.sum,dram__bytes.sum,... python3 benchmarks/h200_gemm_once.py

@@ -1,4 +1,4 @@
-"""The proof workload of issue 13, run under the monitor on a real GPU (PyTorch, CUDA):
+"""The proof workload, run under the monitor on a real GPU (PyTorch, CUDA):
 
     python3 -m jtop_roof run --headless --record h200_phases.jsonl --source host --interval 100 \
         --device h200 -- python3 benchmarks/h200_workload.py

@@ -849,7 +849,7 @@ def test_key_steps_hold_at_their_ends_and_cycles_come_round():
 
 
 async def test_the_monitor_screen_paints_what_textuals_own_update_paints(tmp_path, monkeypatch):
-    """Issue 18: ``MonitorScreen`` renders a partial update from the changed lines only; the
+    """``MonitorScreen`` renders a partial update from the changed lines only; the
     terminal ends up with the cells (characters and colours) Textual's own partial update paints,
     frame after frame (steps, a phase mark, a zoom, a theme). Only cursor moves that paint nothing
     may differ."""

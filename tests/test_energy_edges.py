@@ -1,6 +1,5 @@
-"""Phase edges at their own times and energy from the finest power stream (issue 19, items 1, 2, 4
-and 6): the ledger against integrals written here, independently (numpy's ``interp`` and the
-trapezoid), over the exact edges."""
+"""Phase edges at their own times and energy from the finest power stream: the ledger against
+integrals written here, independently (numpy's ``interp`` and the trapezoid), over the exact edges."""
 
 from __future__ import annotations
 
@@ -336,7 +335,7 @@ def test_markers_stamped_out_of_order_never_make_a_phase_end_before_it_starts():
 
 
 def test_report_gives_each_phase_the_nvml_counters_difference_between_its_edges(tmp_path):
-    """The H200 case (issue 19): NVML's power usage lags about 1 s behind, so a trapezoid over it
+    """The H200 case: NVML's power usage lags about 1 s behind, so a trapezoid over it
     puts a GEMM's tail into the idle phase after it; the counter, read at 10 Hz and interpolated at
     the markers, gives each phase what the GPU used in it."""
     from datetime import timezone

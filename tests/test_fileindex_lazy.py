@@ -1,4 +1,4 @@
-"""The replay's index built in steps (issue 18: a million lines play at once, seek anywhere).
+"""The replay's index built in steps (a million lines play at once, seek anywhere).
 
 ``STEP_BYTES`` is made small here, so that files of a few thousand lines are indexed in many steps,
 as a million-line log is with the real step: the replay starts after the first, the rest comes

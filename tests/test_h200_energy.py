@@ -1,4 +1,4 @@
-"""The energy proof of issue 19 on a real NVIDIA H200 (benchmarks/h200_energy_workload.py under
+"""The energy proof on a real NVIDIA H200 (benchmarks/h200_energy_workload.py under
 `run --headless --source host --interval 500 --power-hz 100 --device h200`): the workload read
 NVML's total-energy counter itself at each of its phase edges (tests/data/h200_energy_counters.json);
 `report` of the recording (tests/data/h200_energy.jsonl) must give every phase's GPU energy within

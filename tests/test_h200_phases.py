@@ -1,4 +1,4 @@
-"""The proof on a real NVIDIA H200 (issue 13), kept as fixtures and replayed: a workload that marked
+"""The proof on a real NVIDIA H200, kept as fixtures and replayed: a workload that marked
 its phases and reported its work through the hook under `jroof-tui run --headless --source host
 --interval 100`, the `jroof-tui probe` result of the same machine, and Nsight Compute's export of one
 of the GEMMs (`benchmarks/h200_workload.py`, `benchmarks/h200_gemm_once.py`; commands in the README).

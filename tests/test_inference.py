@@ -1,5 +1,5 @@
 """The board and power mode of a plain log, inferred from its samples, and throttle detection that
-is never silently off (issue 20, items 1-2).
+is never silently off.
 
 Real logs come from ../shared (skipped where it is absent). Held out: no test had used these logs
 for anything the inference reads before this file was written: the AGX Xavier, Jetson Nano (both),

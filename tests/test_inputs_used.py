@@ -1,4 +1,4 @@
-"""Inputs are used or refused, never dropped (issue 20, item 6): ``--trtexec`` on a log without
+"""Inputs are used or refused, never dropped: ``--trtexec`` on a log without
 stamps (``--log-start``), on another time span, into a ``record --replay`` recording; ``--workload``,
 ``--probe`` and ``--ncu`` that fit no board; ``report``'s inputs given to other commands.
 
@@ -222,7 +222,7 @@ def test_report_keeps_a_probe_and_kernels_of_its_own_device():
 
 @pytest.mark.parametrize(("command", "flag"), [
     *(("compare", flag) for flag in ("--trtexec", "--workload", "--ncu", "--probe", "--log-start")),
-    *(("export", flag) for flag in ("--workload", "--ncu", "--probe")),  # plot takes them all (issue 23)
+    *(("export", flag) for flag in ("--workload", "--ncu", "--probe")),  # plot takes them all
 ])
 def test_commands_that_would_drop_reports_inputs_refuse_them(tmp_path, command, flag):
     log = plain_log(tmp_path, 5)

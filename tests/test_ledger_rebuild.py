@@ -1,4 +1,4 @@
-"""Issue 18: a marker made in a replay reads the whole file's ledger again off the pipeline's
+"""A marker made in a replay reads the whole file's ledger again off the pipeline's
 thread (``analysis.rebuild``): the ledger shown stays until the new one is there, a newer read
 supersedes an older one, automatic phase names never repeat meanwhile, ``finish`` waits for it."""
 

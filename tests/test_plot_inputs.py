@@ -1,5 +1,5 @@
 """``plot`` takes ``report``'s inputs and draws the report they make; ``report``, ``export`` and
-``plot`` say where ``--out`` went; ``export`` takes ``--trtexec`` (issue 23, "Outputs").
+``plot`` say where ``--out`` went; ``export`` takes ``--trtexec``.
 
 The logs are one real Orin Nano 8GB Super line (tests/data/tegrastats_lines.txt, case
 ``orin_nano_super``) repeated, 1 s apart, stamped from 5 s before the TensorRT 10 excerpt's run

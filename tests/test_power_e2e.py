@@ -1,4 +1,4 @@
-"""Issue 19's "Done when", end to end: a fake INA3221 tree under ``--sysfs-root`` whose VDD_IN a
+"""The power sampler end to end: a fake INA3221 tree under ``--sysfs-root`` whose VDD_IN a
 writer thread changes on a known schedule, recorded by ``record --power-hz 50`` beside a fake
 tegrastats (whose own 1 s rails are unrelated to the tree), with a phase marked by ``jroof-tui
 mark``. The phase's edges are the mark calls'; the run's and the phase's energy are the exact

@@ -1,8 +1,8 @@
-"""Issue 21, numbers: valid but extreme work (its quotients overflow or underflow), integers past a
+"""The red team's numbers: valid but extreme work (its quotients overflow or underflow), integers past a
 float's range or Python's 4,300-digit limit in trtexec logs, report JSON, recording headers and
 ``parse --interval``, and wrong numbers that came without a word: two recorders of one file, clocks
 that run back or jump, a marker far in the future, a plain log past the caps, a truncation note
-without its times. Each case differs from the issue's own examples."""
+without its times. Each case differs from the examples first reported."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""Issue 21, from peers and planted files: the fallback marker directory another user made first,
+"""The red team, from peers and planted files: the fallback marker directory another user made first,
 monitors that are stopped or silent, a probe that is a FIFO, children that must not outlive the
 monitor (a silent tegrastats, an ssh board that never answers), endless lines, an ssh board's
 stderr and huge integers, and Nsight Compute exports past their bounds. Each case differs from the
-issue's own examples."""
+examples first reported."""
 
 from __future__ import annotations
 

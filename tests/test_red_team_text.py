@@ -1,4 +1,4 @@
-"""Issue 21, the red team's text cases: what files, peers and values put on a terminal, in a CSV, a
+"""The red team's text cases: what files, peers and values put on a terminal, in a CSV, a
 plot or the stylesheet. Each case failed on main at 5394437 (a traceback, a raw escape sequence, a
 formula cell, a flooded or misleading error line).
 

@@ -530,7 +530,7 @@ def test_a_step_longer_than_replay_waits_is_a_gap_played_at_once(tmp_path):
 
 
 def test_index_times_lines_as_it_reads_and_places_them_as_one_release_would(tmp_path, monkeypatch):
-    """Issue 18: the index releases timed lines per chunk (a million lines held ~350 MB of
+    """The index releases timed lines per chunk (a million lines held ~350 MB of
     pending stamps before); the offsets and times are those of one release at the end."""
     path = tmp_path / "day.log"
     lines = stamped_lines([s // 3 for s in range(900)])  # three lines a second, then a long break
@@ -552,7 +552,7 @@ def test_index_times_lines_as_it_reads_and_places_them_as_one_release_would(tmp_
 
 
 def test_a_long_files_ledger_is_read_while_it_plays_and_taken_when_there(tmp_path):
-    """Issue 18: ``describe`` does not make the first record wait for a day-long file's ledger;
+    """``describe`` does not make the first record wait for a day-long file's ledger;
     the pipeline takes it when it is read (and ``finish`` waits for it)."""
     from concurrent.futures import Future
 
@@ -592,7 +592,7 @@ def test_a_long_files_ledger_is_read_while_it_plays_and_taken_when_there(tmp_pat
 @pytest.mark.parametrize("name", ["tests/data/h200_phases.jsonl", "tests/data/tegrastats_lines.txt",
                                   "tests/data/logfile/agxxavier_jp5_date_header.log"])
 def test_a_span_read_in_one_go_is_what_reading_each_record_gives(name):
-    """Issue 18: a seek's backfill reads its lines in one go (``read_span``), as ``read`` would."""
+    """A seek's backfill reads its lines in one go (``read_span``), as ``read`` would."""
     path = Path(__file__).resolve().parents[1] / name
     index = fileindex.FileIndex(str(path), tz=timezone.utc, interval_s=None)
     index.index_new_data(final=True)

@@ -1,4 +1,4 @@
-"""Issue 18: a replay's seek has the interpreter to itself. While a seek's backfill is read, and a
+"""A replay's seek has the interpreter to itself. While a seek's backfill is read, and a
 moment after while it is taken in, the ledger's read of the whole file (``FileIndex.scan``, in a
 thread of its own) waits; the seek's records say that more follow at once (``backfilling``), so a
 consumer can take them in as one batch; the objects of start-up are out of the collector's sight

@@ -1,4 +1,4 @@
-"""The replay worker sleeps until the next record is due (issue 18): one wait per record of a
+"""The replay worker sleeps until the next record is due: one wait per record of a
 file that is not followed, not one every POLL_S; a followed file is still polled every POLL_S."""
 
 from __future__ import annotations

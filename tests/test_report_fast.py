@@ -1,6 +1,6 @@
 """``report``'s fast route gives the numbers of the sample route.
 
-The fast route (issue 18): a pipeline that shows nothing keeps a ``TimesOnlyHistory`` (no display
+The fast route: a pipeline that shows nothing keeps a ``TimesOnlyHistory`` (no display
 columns, no numpy) and the throttle detector asks each unit's cap once per board. The sample route
 is the one every pipeline took before: a full ``History`` and the caps asked for every sample. Both
 must give the same report JSON (floats to 1e-9 relative), on the real logs beside the repo when

@@ -112,7 +112,7 @@ def test_roofline_pane_with_a_workload_point(snap_compare):
     assert snap_compare(app, terminal_size=(120, 40), run_before=settle)
 
 
-# ------------------------------------------------------------------- issue 23: as a new user meets it
+# ---------------------------------------------------------------------------- as a new user meets it
 
 SIZES = pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "80x24"])
 
@@ -204,7 +204,7 @@ async def test_a_seek_moves_the_headers_time_on_the_next_frame():
         assert "00:00:50/" in header.plain and "00:01:00/" not in header.plain
 
 
-# ------------------------------------------------------------------- issue 24: who else ran
+# ---------------------------------------------------------------------------- who else ran
 
 #: Who else ran, every 5 s: the benchmark (run's tree), the camera daemon, a foreign python above
 #: the 5 % line, and the display server below it (% of one core; RSS in MB).

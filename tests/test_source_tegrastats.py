@@ -79,7 +79,7 @@ def test_live_samples_are_parsed_stamped_and_keep_raw(fake_env):
 
 @pytest.mark.parametrize("lines", [ROOT_LINES, NONROOT_LINES], ids=["root", "nonroot"])
 def test_live_lines_take_the_short_way_to_the_parsers_sample(fake_env, monkeypatch, lines):
-    """Issue 18: a line in the usual order is read by ``usual_sample`` (half the parser's work, in
+    """A line in the usual order is read by ``usual_sample`` (half the parser's work, in
     the reader's thread each second), and its sample is the parser's, stamped and filled alike."""
     from jtop_roof.formats.parser import parse_line
     from jtop_roof.sources import tegrastats

@@ -1,4 +1,4 @@
-"""The monitor wakes only when something changes (issue 18: the TUI's own cost): frames come when
+"""The monitor wakes only when something changes (the TUI's own cost): frames come when
 records do, and the input thread sleeps until a key comes (tui/driver.py)."""
 
 from __future__ import annotations

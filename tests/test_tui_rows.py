@@ -1,5 +1,5 @@
 """DirectRows (tui/widgets/rows.py): plots and readouts paint their rows without Textual's styles
-cache, and must paint exactly what it would (issue 18: the TUI's own cost)."""
+cache, and must paint exactly what it would (the TUI's own cost)."""
 
 from __future__ import annotations
 

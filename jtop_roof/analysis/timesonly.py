@@ -1,4 +1,4 @@
-"""The history of a pipeline that shows nothing (issue 18: ``report`` of a day-long log spent most
+"""The history of a pipeline that shows nothing (``report`` of a day-long log spent most
 of its analysis writing display columns nobody read, and a sixth of its start importing numpy).
 
 ``history_for`` gives a pipeline its history: a ``History`` (display columns, numpy) where there
