@@ -223,11 +223,13 @@ def unknown_type_note(kind: str, t_mono: float | None) -> Event:
 
 @dataclass
 class ReadStats:
-    """What a reader skipped, for commands that say so (``parse``, ``report``): the 1-based
-    numbers of lines that were not valid records, whether the file's last line was one of them (a
-    recording cut short by a kill or a full disk), and the values decoding nulled or dropped."""
+    """What a reader skipped, for commands that say so (``parse``, ``report``): how many lines
+    were not valid records and the 1-based number of the last (counts, so a file of junk does not
+    grow them), whether the file's last line was one of them (a recording cut short by a kill or a
+    full disk), and the values decoding nulled or dropped."""
 
-    skipped_lines: list[int] = field(default_factory=list)
+    skipped_lines: int = 0
+    last_skipped: int = 0
     last_line: int = 0
     tally: Tally = field(default_factory=Tally)
     #: The stream's interval as the replay's index finds it (see ``FileIndex.interval_s``).
@@ -243,7 +245,12 @@ class ReadStats:
 
     @property
     def truncated_tail(self) -> bool:
-        return bool(self.skipped_lines) and self.skipped_lines[-1] == self.last_line
+        return self.skipped_lines > 0 and self.last_skipped == self.last_line
+
+    def skip(self, number: int) -> None:
+        """Line ``number`` is not a valid record."""
+        self.skipped_lines += 1
+        self.last_skipped = number
 
 
 def iter_records(
@@ -327,13 +334,13 @@ def _recording_records(header: Mapping[str, Any], rest: Iterator[str], stats: Re
                 check_header(session)
                 placer.new_session(session)
             elif kind is None:
-                stats.skipped_lines.append(number)
+                stats.skip(number)
             elif kind not in KNOWN_TYPES and kind not in noted and len(noted) < MAX_NOTED_TYPES:
                 noted.add(kind)
                 yield unknown_type_note(kind, last_mono)
             continue
         if record.t_mono is None:  # no time to place it by (the replay's index skips it too)
-            stats.skipped_lines.append(number)
+            stats.skip(number)
             continue
         record.t_mono, gap = placer.place(record.t_mono, record.t_wall, sample=isinstance(record, Sample))
         last_mono = record.t_mono
@@ -361,7 +368,9 @@ def _plain(
 ) -> Iterator[R]:
     """``out`` of each line's Sample, in order. Lines wait until the timer can time the samples
     among them; from then on each line is timed as it comes, as the timer's ``release`` would (one
-    Timeline, same order). ``direct(line, place)``, where given, may stand for ``out`` of the line's
+    Timeline, same order). Lines before the first sample line have no time to wait for and go out
+    as read; what waits is bounded by the timer (``PlainTimer.over_held``), so memory does not grow
+    with a file of noise. ``direct(line, place)``, where given, may stand for ``out`` of the line's
     timed sample (``parse``'s JSON straight from the text): it calls ``place(stamp)`` (the
     Timeline's) for a line it takes (a sample line, so a candidate), or returns None, and the line
     is parsed. A parsed sample is held to the decoder's caps (``direct`` declines a line past them);
@@ -376,7 +385,12 @@ def _plain(
         sample = parse_line(line)
         cap_sample(sample, tally)
         if is_sample_candidate(line):
-            timer.add(sample, stamp_of(line))
+            timer.add(sample, stamp_of(line), held_size(line))
+        elif not waiting:  # no sample line waits for a time: this one has none to take
+            yield out(sample)
+            continue
+        else:
+            timer.hold(held_size(line))
         waiting.append(sample)
         _set_times(timer.release(False))
         if timer.timeline is not None:
@@ -417,6 +431,12 @@ def _plain(
         yield out(sample)
     if stats is not None:
         stats.clock_backwards = timeline.backwards
+
+
+def held_size(line: str) -> int:
+    """What a line held for the timer counts (``PlainTimer.hold``): its characters without its
+    newline, as the replay's index counts the same line read as bytes and decoded."""
+    return len(line) - line.endswith("\n")
 
 
 def _set_times(timed: list[tuple[Sample, float | None, float]]) -> None:

@@ -528,9 +528,21 @@ class FileIndex:
         if self.mode == "recording":
             self._index_record(raw, offset)
             return
-        if b"RAM " not in raw and b"CPU [" not in raw and b"cpu [" not in raw:
-            return  # logfile.is_sample_candidate, on bytes
-        self._timer.add(offset, stamp_of(raw[:40].decode("latin-1")))
+        timer = self._timer
+        if b"RAM " not in raw and b"CPU [" not in raw and b"cpu [" not in raw:  # is_sample_candidate
+            if timer.waiting and timer.timeline is None:  # held as the reader holds it (_plain)
+                text = raw.decode("utf-8", "replace")
+                if text.strip():
+                    timer.hold(len(text))
+                    if timer.over_held:
+                        self._place(timer.release(False))
+            return
+        if timer.timeline is not None:
+            timer.add(offset, stamp_of(raw[:40].decode("latin-1")))
+            return
+        timer.add(offset, stamp_of(raw[:40].decode("latin-1")), len(raw.decode("utf-8", "replace")))
+        if timer.over_held:  # at this very line, as the reader does, so both time lines alike
+            self._place(timer.release(False))
 
     def _index_record(self, raw: bytes, offset: int) -> None:
         typed = _RECORD_TYPE.match(raw)
