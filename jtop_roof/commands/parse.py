@@ -86,7 +86,7 @@ def run(args: argparse.Namespace, _defaults: Config) -> int:
         return fail(finder.message(args.file, streamed=True))
     said = []
     if stats.skipped_lines:
-        said.append(f"skipped {len(stats.skipped_lines)} lines that are not records")
+        said.append(f"skipped {stats.skipped_lines} lines that are not records")
     if stream.long_lines:
         said.append(f"skipped {stream.long_lines} lines longer than {MAX_LINE_BYTES >> 20} MiB")
     if stats.tally.nulled:

@@ -137,7 +137,7 @@ def said_notes(report: dict[str, Any], stats: ReadStats, name: str, *, kept: boo
     if stats.truncated_tail:
         notes.append(f"{name}: the last line is cut short (line {stats.last_line}); the rest is used")
     elif stats.skipped_lines:
-        notes.append(f"{name}: skipped {len(stats.skipped_lines)} lines that are not records")
+        notes.append(f"{name}: skipped {stats.skipped_lines} lines that are not records")
     return list(dict.fromkeys(notes))
 
 

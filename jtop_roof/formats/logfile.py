@@ -21,8 +21,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar, cast
+from typing import Any, BinaryIO, TypeVar
 
+from jtop_roof.formats.headers import cut_note, looks_like_header, salvage
+from jtop_roof.formats.headers import parse_header_line as parse_header_line
 from jtop_roof.formats.jsonout import line_json, parse_line_json
 from jtop_roof.formats.parser import parse_line, stamp_of
 from jtop_roof.formats.sessions import SessionPlacer, jump_gaps
@@ -39,7 +41,7 @@ from jtop_roof.formats.timing import stamp_seconds as stamp_seconds
 from jtop_roof.formats.timing import window_is_complete as window_is_complete
 from jtop_roof.formats.userfiles import wait_for_writer
 from jtop_roof.formats.usual import usual_sample
-from jtop_roof.model.codec import Tally, cap_sample, encodable_tree
+from jtop_roof.model.codec import Tally, cap_sample, json_line
 from jtop_roof.model.errors import UserError
 from jtop_roof.model.info import TimeBasis as TimeBasis
 from jtop_roof.model.records import SCHEMA_VERSION, Event, Record, Sample
@@ -59,9 +61,12 @@ MAX_LINE_BYTES = 1 << 20
 
 class LineReader:
     """Text lines of a binary stream, each at most ``limit`` bytes. A longer line is read past in
-    bounded pieces and given as a blank line (so line numbers hold), counted in ``long_lines``.
-    Undecodable bytes become U+FFFD so a damaged log never stops the reader. ``is_file``: the
-    stream is a regular file (there whole, not a live pipe)."""
+    bounded pieces and given as a blank line (so line numbers hold), counted in ``long_lines``;
+    one that starts as our recording header is read field by field as it passes and given as the
+    header it holds (``headers.salvage``: its long fields dropped and said in ``cut``), so a huge
+    header never turns a recording into a plain log. Undecodable bytes become U+FFFD so a damaged
+    log never stops the reader. ``is_file``: the stream is a regular file (there whole, not a live
+    pipe)."""
 
     def __init__(self, raw: BinaryIO, limit: int = MAX_LINE_BYTES, *, is_file: bool = False) -> None:
         self._raw = raw
@@ -73,11 +78,23 @@ class LineReader:
         readline, limit = self._raw.readline, self._limit
         while line := readline(limit + 1):
             if len(line) > limit and not line.endswith(b"\n"):
+                if looks_like_header(line):
+                    line = json_line(salvage(self._rest_of(line))).encode("utf-8", "backslashreplace")
+                    yield line.decode("utf-8", "replace")
+                    continue
                 self.long_lines += 1
                 while (more := readline(limit)) and not more.endswith(b"\n"):
                     pass
                 line = b"\n"
             yield line.decode("utf-8", "replace")
+
+    def _rest_of(self, head: bytes) -> Iterator[bytes]:
+        """``head`` and the rest of its line, in pieces of at most ``limit`` bytes."""
+        yield head
+        while more := self._raw.readline(self._limit):
+            yield more
+            if more.endswith(b"\n"):
+                return
 
     def close(self) -> None:
         self._raw.close()
@@ -139,23 +156,6 @@ def open_regular(path: str | Path) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
-
-
-def parse_header_line(line: str | bytes) -> dict[str, Any] | None:
-    """The header dict when ``line`` is our recording's header line, else None."""
-    text = line.strip()
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", errors="replace")
-    text = text.lstrip("\ufeff")
-    if not text.startswith("{"):
-        return None
-    try:
-        obj = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    if isinstance(obj, dict) and obj.get("type") == "header":
-        return cast(dict[str, Any], encodable_tree(obj))
-    return None
 
 
 def read_header(path: str | Path) -> dict[str, Any] | None:
@@ -223,11 +223,13 @@ def unknown_type_note(kind: str, t_mono: float | None) -> Event:
 
 @dataclass
 class ReadStats:
-    """What a reader skipped, for commands that say so (``parse``, ``report``): the 1-based
-    numbers of lines that were not valid records, whether the file's last line was one of them (a
-    recording cut short by a kill or a full disk), and the values decoding nulled or dropped."""
+    """What a reader skipped, for commands that say so (``parse``, ``report``): how many lines
+    were not valid records and the 1-based number of the last (counts, so a file of junk does not
+    grow them), whether the file's last line was one of them (a recording cut short by a kill or a
+    full disk), and the values decoding nulled or dropped."""
 
-    skipped_lines: list[int] = field(default_factory=list)
+    skipped_lines: int = 0
+    last_skipped: int = 0
     last_line: int = 0
     tally: Tally = field(default_factory=Tally)
     #: The stream's interval as the replay's index finds it (see ``FileIndex.interval_s``).
@@ -243,7 +245,12 @@ class ReadStats:
 
     @property
     def truncated_tail(self) -> bool:
-        return bool(self.skipped_lines) and self.skipped_lines[-1] == self.last_line
+        return self.skipped_lines > 0 and self.last_skipped == self.last_line
+
+    def skip(self, number: int) -> None:
+        """Line ``number`` is not a valid record."""
+        self.skipped_lines += 1
+        self.last_skipped = number
 
 
 def iter_records(
@@ -309,6 +316,7 @@ def _recording_records(header: Mapping[str, Any], rest: Iterator[str], stats: Re
     check_header(header)
     header_said = placer.header_interval(header)
     placer.new_session(header)
+    cut = cut_note(header)  # said at the first record's time
     noted: set[str] = set()
     last_mono: float | None = None
     probe = IntervalProbe()
@@ -322,21 +330,25 @@ def _recording_records(header: Mapping[str, Any], rest: Iterator[str], stats: Re
         record = decode_record_line(line, stats.tally)
         if record is None:
             kind = record_type(line)
-            if kind == "header":
+            if kind == "header" or (kind is None and looks_like_header(line)):  # torn: read what holds
                 session = parse_header_line(line) or {}
                 check_header(session)
                 placer.new_session(session)
+                cut = cut_note(session) or cut
             elif kind is None:
-                stats.skipped_lines.append(number)
+                stats.skip(number)
             elif kind not in KNOWN_TYPES and kind not in noted and len(noted) < MAX_NOTED_TYPES:
                 noted.add(kind)
                 yield unknown_type_note(kind, last_mono)
             continue
         if record.t_mono is None:  # no time to place it by (the replay's index skips it too)
-            stats.skipped_lines.append(number)
+            stats.skip(number)
             continue
         record.t_mono, gap = placer.place(record.t_mono, record.t_wall, sample=isinstance(record, Sample))
         last_mono = record.t_mono
+        if cut is not None:
+            yield Event("note", cut, record.t_wall, record.t_mono)
+            cut = None
         if isinstance(record, Sample):
             probe.sample(record.t_mono, after_break=gap is not None)
             if not (said_settled and said_for == placer.interval_s):  # else the same as said last
@@ -361,7 +373,9 @@ def _plain(
 ) -> Iterator[R]:
     """``out`` of each line's Sample, in order. Lines wait until the timer can time the samples
     among them; from then on each line is timed as it comes, as the timer's ``release`` would (one
-    Timeline, same order). ``direct(line, place)``, where given, may stand for ``out`` of the line's
+    Timeline, same order). Lines before the first sample line have no time to wait for and go out
+    as read; what waits is bounded by the timer (``PlainTimer.over_held``), so memory does not grow
+    with a file of noise. ``direct(line, place)``, where given, may stand for ``out`` of the line's
     timed sample (``parse``'s JSON straight from the text): it calls ``place(stamp)`` (the
     Timeline's) for a line it takes (a sample line, so a candidate), or returns None, and the line
     is parsed. A parsed sample is held to the decoder's caps (``direct`` declines a line past them);
@@ -376,7 +390,12 @@ def _plain(
         sample = parse_line(line)
         cap_sample(sample, tally)
         if is_sample_candidate(line):
-            timer.add(sample, stamp_of(line))
+            timer.add(sample, stamp_of(line), held_size(line))
+        elif not waiting:  # no sample line waits for a time: this one has none to take
+            yield out(sample)
+            continue
+        else:
+            timer.hold(held_size(line))
         waiting.append(sample)
         _set_times(timer.release(False))
         if timer.timeline is not None:
@@ -417,6 +436,12 @@ def _plain(
         yield out(sample)
     if stats is not None:
         stats.clock_backwards = timeline.backwards
+
+
+def held_size(line: str) -> int:
+    """What a line held for the timer counts (``PlainTimer.hold``): its characters without its
+    newline, as the replay's index counts the same line read as bytes and decoded."""
+    return len(line) - line.endswith("\n")
 
 
 def _set_times(timed: list[tuple[Sample, float | None, float]]) -> None:

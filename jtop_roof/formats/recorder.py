@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import json
 import os
 import stat
 import threading
@@ -42,6 +41,7 @@ from typing import Any
 import msgspec
 
 import jtop_roof
+from jtop_roof.formats.headers import bound_header, looks_like_header, parse_header_line, salvage_at
 from jtop_roof.formats.userfiles import same_input
 from jtop_roof.model.codec import json_line, record_to_json
 from jtop_roof.model.records import SCHEMA_VERSION, Event, Record, Sample
@@ -87,7 +87,7 @@ class Recorder:
             #: True when this session was appended after earlier content of the same file.
             self.appended = size > 0
             self._torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
-            self.header = {
+            full = {
                 "type": "header",
                 "schema": SCHEMA_VERSION,
                 "app": "jroof-tui",
@@ -96,7 +96,9 @@ class Recorder:
                 "start_mono": mono(),
                 **header,
             }
-            self.header["type"] = "header"
+            full["type"] = "header"
+            #: As written: every field bounded, what was cut said in its ``cut`` map.
+            self.header = bound_header(full)
             self._fd: int | None = fd
             self._append(_encode(self.header))
             _fsync(fd)
@@ -288,12 +290,16 @@ def _check_appendable(fd: int, path: str, replayed: object) -> int:
 
 
 def _starts_with_our_header(fd: int) -> bool:
-    first = os.pread(fd, _HEADER_PROBE_BYTES, 0).split(b"\n", 1)[0]
-    try:
-        obj = json.loads(first)
-    except ValueError:
+    """The file's first line is our header: read whole up to ``_HEADER_PROBE_BYTES``, field by
+    field past that (a header too long for a line, from a writer without ``bound_header``)."""
+    probe = os.pread(fd, _HEADER_PROBE_BYTES, 0)
+    if b"\n" in probe or len(probe) < _HEADER_PROBE_BYTES:
+        header = parse_header_line(probe.split(b"\n", 1)[0])
+    elif looks_like_header(probe):
+        header = salvage_at(lambda size, at: os.pread(fd, size, at), 0)[0]
+    else:
         return False
-    return isinstance(obj, dict) and obj.get("type") == "header" and obj.get("app") == "jroof-tui"
+    return header is not None and header.get("type") == "header" and header.get("app") == "jroof-tui"
 
 
 def _fsync_directory_of(path: str) -> None:

@@ -38,6 +38,12 @@ INFER_WAIT_S = 10.0
 #: The longest interval a stream's times may give (the config's bound): stamps or times years
 #: apart would otherwise make replay wait for years before calling a step a gap.
 MAX_INTERVAL_S = 3600.0
+#: Lines (sample lines or not) and bytes held while the sample lines among them wait for the
+#: interval: past either, the interval is decided from what came, as at the end of the file, so a
+#: reader never holds more (a log of a million noise lines after one stamped sample line). A real
+#: log reaches its window (``INFER_MAX_LINES`` sample lines, a few hundred KiB) long before.
+HOLD_MAX_LINES = 10_000
+HOLD_MAX_BYTES = 8 << 20
 
 K = TypeVar("K")
 
@@ -104,11 +110,14 @@ class PlainTimer(Generic[K]):
     """Times for the sample lines of a plain tegrastats log, shared by ``iter_records`` and the
     replay's index so both place every line alike (the interval rule is in the module docstring).
 
-    ``add(key, stamp)`` queues a sample line (``key``: whatever the caller finds it by: a byte
-    offset, a line); ``release(final)`` returns the queued ones that can be timed now as (key,
-    t_wall or None, t_mono). Lines wait until the interval is known: given, or inferred once enough
-    stamp groups are complete (or ``final``, or after ``wait_s``). The first stamp group's size is
-    counted then, so the Timeline can place a partial first second at its end."""
+    ``add(key, stamp, size)`` queues a sample line (``key``: whatever the caller finds it by: a byte
+    offset, a line); ``hold(size)`` counts a line that is not one, read while sample lines wait
+    (the caller holds it in their order); ``release(final)`` returns the queued ones that can be
+    timed now as (key, t_wall or None, t_mono). Lines wait until the interval is known: given, or
+    inferred once enough stamp groups are complete (or ``final``, or after ``wait_s``, or once the
+    lines held pass ``HOLD_MAX_LINES`` or ``HOLD_MAX_BYTES``: ``over_held``, for a reader to
+    release at that very line). The first stamp group's size is counted then, so the Timeline can
+    place a partial first second at its end."""
 
     def __init__(self, tz: tzinfo, interval_s: float | None, *, wait_s: float = INFER_WAIT_S,
                  clock: Callable[[], float] = time.monotonic, tz_given: bool = False) -> None:
@@ -124,16 +133,39 @@ class PlainTimer(Generic[K]):
         self._pending: list[tuple[K, str | None]] = []
         self._groups = 0
         self._since: float | None = None
+        self._held_lines = 0  # lines held since the first queued one, sample lines or not
+        self._held_bytes = 0
         self.timeline: Timeline | None = None
 
-    def add(self, key: K, stamp: str | None) -> None:
+    def add(self, key: K, stamp: str | None, size: int = 0) -> None:
         pending = self._pending
         if not pending:
             self._since = self._clock()
             self._groups = 1
+            self._held_lines = self._held_bytes = 0
         elif stamp != pending[-1][1]:
             self._groups += 1
         pending.append((key, stamp))
+        self._held_lines += 1
+        self._held_bytes += size
+
+    def hold(self, size: int) -> None:
+        """A line that is not a sample line, of ``size`` bytes: counted while sample lines wait
+        (before the first one, nothing waits, and the line need not be held)."""
+        if self._pending and self.timeline is None:
+            self._held_lines += 1
+            self._held_bytes += size
+
+    @property
+    def waiting(self) -> bool:
+        """True while sample lines wait for a time (a reader holds the lines after them too)."""
+        return bool(self._pending)
+
+    @property
+    def over_held(self) -> bool:
+        """True once the lines held while sample lines wait pass ``HOLD_MAX_LINES`` or
+        ``HOLD_MAX_BYTES``: ``release(False)`` then times them from what came."""
+        return self._held_lines > HOLD_MAX_LINES or self._held_bytes > HOLD_MAX_BYTES
 
     def settled(self) -> bool:
         """True when ``release(False)`` now times every queued line as a release at the end of the
@@ -157,7 +189,8 @@ class PlainTimer(Generic[K]):
             first_group: int | None = None
             if stamps[0] is not None:
                 waited = 0.0 if self._since is None else self._clock() - self._since
-                if not (final or window_is_complete(self._groups, len(stamps)) or waited >= self._wait_s):
+                if not (final or window_is_complete(self._groups, len(stamps)) or waited >= self._wait_s
+                        or self.over_held):
                     return []
                 self._stamped = True
                 inferred = infer_interval_s(stamps)

@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from datetime import tzinfo
 from typing import Any, BinaryIO
 
+from jtop_roof.formats.headers import cut_note, looks_like_header, salvage, salvage_at
 from jtop_roof.formats.logfile import (
     KNOWN_TYPES,
     MAX_LINE_BYTES,
@@ -52,6 +53,7 @@ from jtop_roof.formats.sessions import SessionPlacer, jump_gaps
 from jtop_roof.formats.usual import usual_sample
 from jtop_roof.model.codec import MAX_MONO_S, MAX_WALL_S, Tally
 from jtop_roof.model.records import Event, Record
+from jtop_roof.sources.walltimes import WallTimes as WallTimes
 
 READ_CHUNK = 1 << 22
 #: Bytes one ``step`` indexes (about a thousand tegrastats lines, a few milliseconds): short, so
@@ -90,51 +92,6 @@ def _number(match: re.Match[bytes] | None, high: float, low: float = 0.0) -> flo
     except ValueError:
         return None
     return value if low <= value <= high else None
-
-
-class WallTimes:
-    """The wall times of an index's entries (NaN: none), as runs of one offset from their
-    ``t_mono`` while that gives each back exactly (a plain log's timeline is one run between
-    clock jumps: 8 bytes a line less), else one float each (a recording's clocks drift apart).
-    Appended before the entry's ``t_mono`` (``FileIndex._append``), read only for entries in."""
-
-    def __init__(self, monos: array[float]) -> None:
-        self._monos = monos
-        self._starts = array("q")  # first entry of each run
-        self._offsets = array("d")  # wall - mono of each run
-        self._dense: array[float] | None = None
-        self._count = 0
-
-    def __len__(self) -> int:
-        return self._count
-
-    def __getitem__(self, index: int) -> float:
-        dense = self._dense
-        if dense is not None:
-            return dense[index]
-        return self._monos[index] + self._offsets[bisect_right(self._starts, index) - 1]
-
-    def __iter__(self) -> Iterator[float]:
-        return (self[i] for i in range(self._count))
-
-    def append(self, mono: float, wall: float) -> None:
-        dense, offsets = self._dense, self._offsets
-        if dense is None:
-            if offsets and (mono + offsets[-1] == wall or (math.isnan(wall) and math.isnan(offsets[-1]))):
-                self._count += 1
-                return
-            offset = wall - mono
-            if (mono + offset == wall or math.isnan(wall)) and len(offsets) <= 16 + self._count // 4:
-                self._starts.append(self._count)
-                offsets.append(offset)
-                self._count += 1
-                return
-            dense = array("d", self)  # runs no longer pay: one float each from here
-            dense.append(wall)
-            self._dense = dense
-        else:
-            dense.append(wall)
-        self._count += 1
 
 
 class FileIndex:
@@ -478,7 +435,13 @@ class FileIndex:
                 pos += len(raw) + 1
             if self._timer.settled():  # timed as it goes: only a chunk's lines wait in memory
                 self._place(self._timer.release(False))
-            if len(rest) > MAX_LINE_BYTES:
+            if len(rest) > MAX_LINE_BYTES and not self._skipping and self.mode != "plain" \
+                    and looks_like_header(rest):  # read field by field, up to its newline
+                header, length = salvage_at(lambda size, at: os.pread(fd, size, at), pos)
+                self._take_header(header)
+                pos += length
+                rest = b""
+            elif len(rest) > MAX_LINE_BYTES:
                 self._long_line(pos)  # not held: read past up to its newline
                 pos += len(rest)
                 rest = b""
@@ -512,25 +475,48 @@ class FileIndex:
             self._skipping = False
             return
         if len(raw) > MAX_LINE_BYTES:
-            self._long_line(offset)
+            if self.mode != "plain" and looks_like_header(raw):
+                self._take_header(salvage([raw]))
+            else:
+                self._long_line(offset)
             return
         if self.mode is None:
             if not raw.strip():
                 return
             header = parse_header_line(raw)
-            self.mode = "plain" if header is None else "recording"
             if header is not None:
-                check_header(header, f"{self.path}: ")
-                self.header = header
-                self._header_said = self._placer.header_interval(header)
-                self._placer.new_session(header)
+                self._take_header(header)
                 return
+            self.mode = "plain"
         if self.mode == "recording":
             self._index_record(raw, offset)
             return
-        if b"RAM " not in raw and b"CPU [" not in raw and b"cpu [" not in raw:
-            return  # logfile.is_sample_candidate, on bytes
-        self._timer.add(offset, stamp_of(raw[:40].decode("latin-1")))
+        timer = self._timer
+        if b"RAM " not in raw and b"CPU [" not in raw and b"cpu [" not in raw:  # is_sample_candidate
+            if timer.waiting and timer.timeline is None:  # held as the reader holds it (_plain)
+                text = raw.decode("utf-8", "replace")
+                if text.strip():
+                    timer.hold(len(text))
+                    if timer.over_held:
+                        self._place(timer.release(False))
+            return
+        if timer.timeline is not None:
+            timer.add(offset, stamp_of(raw[:40].decode("latin-1")))
+            return
+        timer.add(offset, stamp_of(raw[:40].decode("latin-1")), len(raw.decode("utf-8", "replace")))
+        if timer.over_held:  # at this very line, as the reader does, so both time lines alike
+            self._place(timer.release(False))
+
+    def _take_header(self, header: dict[str, Any]) -> None:
+        """A session's header: the file's first makes it a recording; its cut fields are said."""
+        check_header(header, f"{self.path}: ")
+        if self.mode is None:
+            self.mode, self.header = "recording", header
+            self._header_said = self._placer.header_interval(header)
+        self._placer.new_session(header)
+        note = cut_note(header)
+        if note is not None:
+            self._notes.append(note)
 
     def _index_record(self, raw: bytes, offset: int) -> None:
         typed = _RECORD_TYPE.match(raw)
@@ -541,8 +527,7 @@ class FileIndex:
             if b'"header"' in raw[:64]:
                 header = parse_header_line(raw)
                 if header is not None:
-                    check_header(header, f"{self.path}: ")
-                    self._placer.new_session(header)
+                    self._take_header(header)
             return  # the header, a cut-off line, or a record without a time
         wall = _number(_WALL_KEY.search(raw), MAX_WALL_S)
         is_sample = kind == b"sample"

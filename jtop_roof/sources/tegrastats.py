@@ -46,6 +46,7 @@ from jtop_roof.model.metrics import printable
 from jtop_roof.model.records import Event, Record, Sample
 from jtop_roof.sources import children
 from jtop_roof.sources.base import Source
+from jtop_roof.sources.nonsamples import NonSampleGate
 from jtop_roof.sources.sysfs import BoardFiles
 
 _STDERR_KEEP = 2000  # bytes of the child's stderr kept for the restart message
@@ -191,12 +192,14 @@ class TegrastatsSource(Source):
 
     def records(self) -> Iterator[Record]:
         """Samples (lines that are not samples too, flagged ``is_sample=False``, so a recording keeps
-        them), ``source_restart`` and ``gap`` events, or one ``source_error`` for a command that
-        cannot start. Closing the generator ends the child as ``stop()`` does."""
+        them, up to a rate: ``nonsamples.NonSampleGate``, a ``note`` saying how many were dropped),
+        ``source_restart`` and ``gap`` events, or one ``source_error`` for a command that cannot
+        start. Closing the generator ends the child as ``stop()`` does."""
         failures = 0
         last_wall: float | None = None
         last_mono: float | None = None
         restarted = False
+        gate = NonSampleGate(self.name)  # lines that are not samples: kept up to a rate, then counted
         wake_reader, wake = socket.socketpair()
         wake.setblocking(False)
         self._wake = wake
@@ -213,6 +216,11 @@ class TegrastatsSource(Source):
                     if isinstance(item, str):
                         reason = item
                         break
+                    said = gate.said()
+                    if said is not None:
+                        yield self._event("note", said)
+                    if not item.is_sample and not gate.keep():
+                        continue
                     if item.is_sample:
                         if restarted and last_mono is not None and item.t_mono is not None:
                             yield self._gap(last_wall, last_mono, item)
@@ -221,6 +229,9 @@ class TegrastatsSource(Source):
                         last_wall, last_mono = item.t_wall, item.t_mono
                     yield item
                 self._end(proc)
+                said = gate.said(final=True)
+                if said is not None:
+                    yield self._event("note", said)
                 if self._stop.is_set() or reason is None:
                     return
                 if isinstance(reason, FatalReason):
