@@ -59,7 +59,7 @@ class Collector:
 
     def take_until(self, predicate: Callable[[Any], bool]) -> list:
         """Records up to and including the first that matches."""
-        taken = []
+        taken: list[Any] = []
         deadline = time.monotonic() + WAIT_S
         while time.monotonic() < deadline:
             try:

@@ -8,11 +8,10 @@ their stamps cut off, so that the interval (and so every duration and joule) is 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_support import jroof
 
 DATA = Path(__file__).parent / "data" / "fake_tegrastats_orinnano_super.txt"
 
@@ -32,8 +31,7 @@ def logs(tmp_path: Path) -> dict[str, Path]:
 
 
 def report(path: Path, fmt: str = "json", *extra: str) -> str:
-    done = subprocess.run([sys.executable, "-m", "jtop_roof", "report", str(path), "--format", fmt,
-                           "--tz", "UTC", *extra], capture_output=True, text=True, timeout=120)
+    done = jroof("report", path, "--format", fmt, "--tz", "UTC", *extra)
     assert done.returncode == 0, done.stderr
     return done.stdout
 

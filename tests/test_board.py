@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_support import jroof as run_cli
 from tui_support import make_config, park_replay, paused_replay, replay_app, wait_until
 
 from jtop_roof.model.info import SourceInfo
@@ -24,11 +23,6 @@ DEMO_LOG = ROOT / "jtop_roof" / "sources" / "data" / "demo_orinnano_super.log"
 # A real non-root Orin Nano line: no GPU clock (GR3D_FREQ 0%), no EMC_FREQ.
 NONROOT = [line for line in (ROOT / "tests" / "data" / "fake_tegrastats_orinnano_nonroot.txt").read_text()
            .splitlines() if line and not line.startswith("#")]
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "jtop_roof", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=60)
 
 
 def busy_sample(gpu_mhz=1020, emc_mhz=3199, engines=None) -> Sample:

@@ -7,15 +7,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_support import jroof
 from factories import COUNT, write_synthetic
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def jroof(*args: str, stdin: str | None = None, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "jtop_roof", *args], input=stdin, capture_output=True,
-                          text=True, timeout=60, **kwargs)
 
 
 @pytest.mark.parametrize(
@@ -35,7 +31,7 @@ def jroof(*args: str, stdin: str | None = None, **kwargs) -> subprocess.Complete
     ],
 )
 def test_user_errors_are_one_line_and_exit_2(tmp_path, args, needle):
-    result = jroof(*args, stdin="", cwd=tmp_path)
+    result = jroof(*args, input="", cwd=tmp_path)
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0], result.stderr
@@ -45,7 +41,7 @@ def test_user_errors_are_one_line_and_exit_2(tmp_path, args, needle):
 
 def test_parse_reads_stdin_and_reports_lines_that_are_not_samples():
     log = (DATA / "logfile" / "tx2_jp4_date_header.log").read_text()
-    result = jroof("parse", "-", stdin=log)
+    result = jroof("parse", "-", input=log)
     assert result.returncode == 0, result.stderr
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     lines = [line for line in log.splitlines() if line.strip() and not line.startswith("#")]

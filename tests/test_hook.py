@@ -10,6 +10,7 @@ from datetime import timezone
 from pathlib import Path
 
 import pytest
+from cli_support import jroof as subprocess_run_cli
 
 from jtop_roof import hook
 from jtop_roof.analysis.ledger import COMMAND_ORIGIN, EnergyLedger
@@ -343,14 +344,6 @@ async def test_replaying_a_log_with_its_trtexec_puts_the_timed_phase_on_the_roof
         assert "timed: memory-bound" in text  # INT8 ResNet-50 at 162 OP/B, under the 324 ridge
     out = subprocess_run_cli("--trtexec", str(BENCH_TRT))
     assert out.returncode == 2 and "--trtexec goes with --replay" in out.stderr
-
-
-def subprocess_run_cli(*args: str):
-    import subprocess
-    import sys
-
-    return subprocess.run([sys.executable, "-m", "jtop_roof", *args], capture_output=True, text=True,
-                          timeout=60, cwd=ROOT)
 
 
 def restamped_now(log: Path, tmp_path: Path) -> Path:

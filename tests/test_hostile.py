@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import jroof
 from tui_support import FIXTURE, make_config, wait_until
 
 from jtop_roof.analysis.history import DYNAMIC_BYTES, History
@@ -95,11 +96,6 @@ def strict_json(text: str) -> Any:
     def refuse(name: str) -> Any:
         raise ValueError(f"not JSON: {name}")
     return json.loads(text, parse_constant=refuse)
-
-
-def jroof(*args: str, timeout: float = 120, **kwargs: Any) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "jtop_roof", *args], capture_output=True, text=True,
-                          timeout=timeout, **kwargs)
 
 
 @pytest.fixture

@@ -8,18 +8,16 @@ The command-line cases run ``python -m jtop_roof`` in a temporary folder, so tha
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
+import cli_support
 import pytest
 
 HUGE = "9" * 5000
 
 
 def jroof(where: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "jtop_roof", *args], capture_output=True, text=True,
-                          timeout=60, cwd=where, stdin=subprocess.DEVNULL, encoding="utf-8",
-                          errors="backslashreplace")
+    return cli_support.jroof(*args, cwd=where, errors="backslashreplace")
 
 
 @pytest.mark.parametrize("args", [

@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import unicodedata
 from pathlib import Path
 
+import cli_support
 import pytest
 
 START = 1_700_000_000.0
@@ -31,9 +31,7 @@ def hidden(text: str) -> list[str]:
 
 
 def jroof(where: Path, *args: str | bytes) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "jtop_roof", *args], capture_output=True, text=True,
-                          timeout=120, cwd=where, stdin=subprocess.DEVNULL, encoding="utf-8",
-                          errors="surrogateescape")
+    return cli_support.jroof(*args, cwd=where, errors="surrogateescape")
 
 
 def recording(path: Path, name: str) -> Path:

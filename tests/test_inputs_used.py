@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from cli_support import jroof
 
 from jtop_roof.formats.trtexec import read_trtexec
 from jtop_roof.formats.trtexec_span import LogSpan, LogStartError, parse_log_start, place_run
@@ -45,11 +45,6 @@ def plain_log(tmp_path: Path, count: int) -> Path:
     path = tmp_path / "plain.log"
     path.write_text((nano_line() + "\n") * count)
     return path
-
-
-def jroof(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "jtop_roof", *map(str, args)], capture_output=True,
-                          text=True, timeout=120)
 
 
 def refused(result: subprocess.CompletedProcess[str], *needles: str) -> str:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from cli_support import jroof
 from factories import synthetic_sample
 from hypothesis import given
 from hypothesis import strategies as st
@@ -44,12 +45,6 @@ def test_every_unsafe_character_is_escaped_and_others_left_as_they_are():
     assert safe.endswith('é→ä漢\u00a0\u200f"')
     plain = '{"name":"café"}'
     assert terminal_safe(plain) is plain  # nothing to escape: the text itself, not a copy
-
-
-def jroof(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "jtop_roof", *args], capture_output=True, text=True,
-                          encoding="utf-8", timeout=WAIT_S, cwd=ROOT,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
 
 
 def evil_recording(path: Path) -> Path:

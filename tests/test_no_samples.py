@@ -4,11 +4,10 @@ report with exit 0. The read API raises the same line."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_support import jroof
 
 from jtop_roof.api import read
 from jtop_roof.model.errors import UserError
@@ -30,11 +29,6 @@ INPUTS = {
                      '"mono": 1.0}\nnot json\n',
                      "no samples in {}: a jroof recording header and 2 more lines, none a sample"),
 }
-
-
-def jroof(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "jtop_roof", *args], capture_output=True, text=True,
-                          timeout=60, cwd=cwd, input=stdin)
 
 
 @pytest.fixture
@@ -71,10 +65,10 @@ def test_compare_and_plot_refuse_it_too(inputs, name):
 def test_standard_input_is_named_so(inputs, name, printed):
     text = INPUTS[name][0]
     line = said(name, "standard input").replace("the file is empty", "nothing came")
-    reported = jroof("report", "-", cwd=inputs, stdin=text)
+    reported = jroof("report", "-", cwd=inputs, input=text)
     assert (reported.returncode, reported.stderr) == (2, line)
     # parse streams a pipe: what it read is printed as it came (non_sample lines), then the error.
-    parsed = jroof("parse", "-", cwd=inputs, stdin=text)
+    parsed = jroof("parse", "-", cwd=inputs, input=text)
     assert parsed.returncode == 2 and parsed.stderr.endswith(line)
     assert len(parsed.stdout.splitlines()) == printed
 

@@ -7,18 +7,17 @@ from __future__ import annotations
 import io
 import os
 import subprocess
-import sys
 from pathlib import Path
 
+import cli_support
 import pytest
 
 LOG = Path(__file__).parent / "data" / "logfile" / "agxorin_jp6_500ms.log"
 
 
 def jroof(*args: str, cwd: Path, **kwargs) -> subprocess.CompletedProcess[bytes]:
-    """The command as a user runs it; stdout and stderr are pipes unless given."""
-    streams = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **kwargs}
-    return subprocess.run([sys.executable, "-m", "jtop_roof", *args], timeout=120, cwd=cwd, **streams)
+    """The command as a user runs it, in bytes."""
+    return cli_support.jroof(*args, cwd=cwd, text=False, **kwargs)
 
 
 @pytest.mark.parametrize("command", [

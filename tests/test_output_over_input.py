@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cli_support
 import pytest
 
 DATA = Path(__file__).parent / "data"
@@ -22,8 +23,7 @@ def jroof(*args: str, cwd: Path, stdin: Path | None = None, stdout: Path | None 
     """The command as a shell runs it: ``< stdin`` and ``>> stdout`` when given."""
     with open(stdin if stdin is not None else os.devnull, "rb") as source, \
             open(stdout, "ab") if stdout is not None else open(os.devnull, "wb") as target:
-        return subprocess.run([sys.executable, "-m", "jtop_roof", *args], stdin=source, stdout=target,
-                              stderr=subprocess.PIPE, timeout=120, cwd=cwd, env=env)
+        return cli_support.jroof(*args, stdin=source, stdout=target, cwd=cwd, env=env, text=False)
 
 
 def one_refusal(result: subprocess.CompletedProcess[bytes], *words: str) -> str:

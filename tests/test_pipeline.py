@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_support import jroof as run_cli
 from tui_support import FIXTURE, make_config, park_replay, paused_replay, wait_until
 
 from jtop_roof.analysis.pipeline import Pipeline, RecordingSink, StreamContext
@@ -29,11 +28,6 @@ from jtop_roof.tui.app import JroofApp
 
 UTC = parse_tz("UTC")
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "jtop_roof", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=60)
 
 
 def phase_figures(phases) -> list[tuple]:

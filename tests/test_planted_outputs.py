@@ -14,17 +14,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from cli_support import jroof
 
 from jtop_roof.formats.userfiles import OutputError, create_output
 from jtop_roof.runtime.child import Child
 
 LOG = Path(__file__).parent / "data" / "logfile" / "agxorin_jp6_500ms.log"
 OLD = b"the user's own bytes\n"
-
-
-def jroof(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "jtop_roof", *args], capture_output=True, text=True,
-                          timeout=120, cwd=cwd, stdin=subprocess.DEVNULL)
 
 
 def fifo_with_a_reader(path: Path) -> int:

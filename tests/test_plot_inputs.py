@@ -18,9 +18,10 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from cli_support import run_main as jroof
 from factories import write_synthetic
 
-from jtop_roof.commands.main import build_parser, main
+from jtop_roof.commands.main import build_parser
 from jtop_roof.commands.options import config_of, file_args, readable
 from jtop_roof.commands.plot import undrawn_input
 from jtop_roof.commands.report import reported
@@ -55,16 +56,6 @@ def orin_log(tmp_path: Path) -> Path:
     path.write_text("".join(f"{(start + timedelta(seconds=n)).strftime('%m-%d-%Y %H:%M:%S')} {body}\n"
                             for n in range(120)))
     return path
-
-
-def jroof(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) of the command line, run in this process."""
-    try:
-        code = main([str(arg) for arg in args])
-    except SystemExit as exc:  # argparse's own refusals
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def one_line(err: str) -> str:

@@ -37,7 +37,8 @@ def real_samples(count: int = 12) -> list[Sample]:
     return samples
 
 
-def recorded(tmp_path: Path, vdd_in: callable, soc_ma: callable = lambda mw: mw / MV * 1000,
+def recorded(tmp_path: Path, vdd_in: Callable[[float], float],
+             soc_ma: Callable[[float], float] = lambda mw: mw / MV * 1000,
              *, unreadable: bool = False) -> list[Record]:
     """The samples, and between them the fake tree's readings at ``HZ``: each second the tree is
     set to what the line says the chip read (``vdd_in(mW)`` gives VDD_IN's mA at 5 V)."""

@@ -4,20 +4,14 @@ by ``record`` (the power readings of a fake board tree reach the recording and i
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_support import jroof
 from power_tree import FakeIna3221
 
 COMMANDS = (("record", "out.jsonl", "--source", "demo", "--duration", "1"), ("--source", "demo"),
             ("serve", "--source", "demo"), ("run", "--headless", "--record", "r.jsonl", "--", "true"))
-
-
-def jroof(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "jtop_roof", *args], capture_output=True, text=True,
-                          timeout=60, cwd=cwd, stdin=subprocess.DEVNULL)
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -249,7 +249,7 @@ class _FakeTensor:
 
 
 def _fake_torch(calls: list[str]) -> types.ModuleType:
-    torch = types.ModuleType("torch")
+    torch: Any = types.ModuleType("torch")
     torch.__version__ = "9.9.9"
     torch.float32, torch.float16, torch.int8, torch.int32 = np.float32, np.float16, np.int8, np.int32
     torch.bfloat16 = "bfloat16"  # numpy has none: stands in as float32

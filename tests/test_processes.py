@@ -268,31 +268,46 @@ def test_the_pane_marks_the_benchmark_and_a_busy_stranger():
 
 
 def test_record_of_the_host_lists_a_busy_yes_in_the_whole_run(tmp_path):
-    """The issue's done-when: `yes > /dev/null` runs beside `record --source host --duration 8`."""
+    """`yes > /dev/null` runs beside `record --source host --duration 8`: the whole run lists it by
+    name, with the share of a core that its own ticks in /proc say it got meanwhile. That share is
+    measured, not assumed, so the machine's load changes the figure but not the verdict."""
     import json
     import shutil
     import subprocess
     import sys
+    import time
 
     jroof = Path(sys.executable).parent / "jroof-tui"
     yes = shutil.which("yes")
     if yes is None or not jroof.exists():
         pytest.skip("needs yes and the installed jroof-tui")
+    tick_s = 1 / os.sysconf("SC_CLK_TCK")
+
+    def cpu_s(pid: int) -> float:
+        """utime + stime (fields 14 and 15 of /proc/PID/stat; the name may hold spaces)."""
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) * tick_s
+
     out = tmp_path / "r.jsonl"
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path), "XDG_RUNTIME_DIR": str(tmp_path)}
     with open(os.devnull, "wb") as null:
         busy = subprocess.Popen([yes], stdout=null)
         try:
+            cpu, wall = cpu_s(busy.pid), time.monotonic()
             subprocess.run([str(jroof), "record", str(out), "--source", "host", "--duration", "8",
                             "--sysfs-root", str(tmp_path)],
                            env=env, check=True, timeout=60, capture_output=True)
+            share = (cpu_s(busy.pid) - cpu) / (time.monotonic() - wall) * 100
         finally:
             busy.kill()
             busy.wait()
     report = json.loads(subprocess.run([str(jroof), "report", str(out), "--format", "json"], env=env,
                                        check=True, capture_output=True, timeout=60).stdout)
     found = [p for p in report["whole"]["processes"] if p["pid"] == busy.pid]
-    assert found and found[0]["name"] == "yes" and found[0]["cpu_percent_mean"] >= 50
+    assert found and found[0]["name"] == "yes", report["whole"]["processes"]
+    # jroof reads a 5 s window of the run, /proc's share is over all of it: under a changing load
+    # the two differ, but not threefold (an unread process is 0, a whole core is 100).
+    assert share / 3 <= found[0]["cpu_percent_mean"] <= share * 3, (found[0], share)
 
 
 def _proc_tree(root: Path, diskstats: str, net_dev: str, disks: list[str]) -> ProcIoCounters:

@@ -15,6 +15,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from cli_support import jroof
 from factories import write_synthetic
 from source_support import finishes
 from tui_support import ScriptedSource
@@ -26,11 +27,6 @@ from jtop_roof.runtime.config import Config
 
 ROOT = Path(__file__).resolve().parents[1]
 WAIT_S = 60
-
-
-def jroof(*args: str, env: dict[str, str] | None = None, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "jtop_roof", *args], capture_output=True, text=True,
-                          timeout=WAIT_S, cwd=ROOT, env=env, **kwargs)
 
 
 @pytest.fixture

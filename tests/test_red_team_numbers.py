@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import jroof
 from tui_support import make_config, wait_until
 
 from jtop_roof.analysis.ledger import SpanStats
@@ -39,11 +40,6 @@ HEADER = {"type": "header", "schema": 1, "app": "jroof-tui", "version": "0.1.0",
           "start_wall": 1.9e9, "start_mono": 7.0, "tz": "UTC", "interval_ms": 500}
 BODY = ("RAM 3100/7607MB (lfb 12x4MB) SWAP 0/3803MB (cached 0MB) CPU [7%@1510,4%@1510] EMC_FREQ 3%@2133 "
         "GR3D_FREQ 9%@[624] cpu@51.2C VDD_IN 6120mW/6120mW")
-
-
-def jroof(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "jtop_roof", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=REPO)
 
 
 def strict_json(text: str) -> Any:

@@ -13,10 +13,10 @@ import io
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+import cli_support
 import pytest
 
 START_WALL, START_MONO, STEP = 1_700_000_000.0, 50.0, 0.5
@@ -24,9 +24,8 @@ START_WALL, START_MONO, STEP = 1_700_000_000.0, 50.0, 0.5
 
 def jroof(where: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """The command line, run in ``where`` (not the checkout: ``-m`` imports from the working folder)."""
-    return subprocess.run([sys.executable, "-m", "jtop_roof", *args], capture_output=True, text=True,
-                          timeout=120, env=None if env is None else {**os.environ, **env}, cwd=where,
-                          encoding="utf-8", errors="backslashreplace", stdin=subprocess.DEVNULL)
+    return cli_support.jroof(*args, env=None if env is None else {**os.environ, **env}, cwd=where,
+                             errors="backslashreplace")
 
 
 def _sample(i: int, rail: str, zone: str) -> dict[str, Any]:

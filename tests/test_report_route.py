@@ -239,7 +239,8 @@ _STEPPED = st.lists(st.tuples(st.tuples(
 def _events(stream: list[tuple[Any, ...]], context: StreamContext, quiet_below: float) -> list[Any]:
     detector = detectors.ThrottleDetector()
     detector._quiet_below = quiet_below
-    events, t = [], 0.0
+    events: list[Any] = []
+    t = 0.0
     for step, cores, gpu, emc in stream:
         t += step
         events += detector.observe(Sample(t_wall=t, t_mono=t, cpus=cores, gpu=gpu, emc=emc), context)

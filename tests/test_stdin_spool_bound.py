@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
+import cli_support
 import pytest
 
 LOG = Path(__file__).parent / "data" / "logfile" / "agxorin_jp6_500ms.log"
@@ -19,8 +19,7 @@ def jroof(*args: str, tmp: Path, data: bytes, cap: str | None) -> subprocess.Com
     env.pop("JROOF_STDIN_MAX_BYTES", None)
     if cap is not None:
         env["JROOF_STDIN_MAX_BYTES"] = cap
-    return subprocess.run([sys.executable, "-m", "jtop_roof", *args], input=data, capture_output=True,
-                          timeout=120, env=env, cwd=tmp)
+    return cli_support.jroof(*args, input=data, env=env, cwd=tmp, text=False)
 
 
 @pytest.mark.parametrize("command", [
