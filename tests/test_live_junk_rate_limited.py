@@ -27,7 +27,12 @@ def real_lines() -> list[str]:
 
 
 def dropped_in(notes: list[str]) -> int:
-    return sum(int(re.search(r"dropped ([\d,]+) line", note).group(1).replace(",", "")) for note in notes)
+    total = 0
+    for note in notes:
+        found = re.search(r"dropped ([\d,]+) line", note)
+        assert found is not None, note
+        total += int(found.group(1).replace(",", ""))
+    return total
 
 
 def test_a_board_spewing_binary_is_recorded_as_a_few_lines_and_a_count(tmp_path):
