@@ -75,6 +75,7 @@ from jtop_roof.formats.userfiles import create_output
 from jtop_roof.model.codec import finite_or_null
 from jtop_roof.model.extras import install_hint
 from jtop_roof.model.jsonsafe import terminal_safe
+from jtop_roof.outputs.export_arrow import arrow_array
 from jtop_roof.outputs.export_fill import Cells, Row, iter_rows
 from jtop_roof.outputs.export_scan import PROCESS_COLUMNS, TABLES, ExportError, Scan, scan_file
 from jtop_roof.outputs.export_types import ExportTable, export_table, parquet_schema
@@ -86,11 +87,12 @@ __all__ = ["FORMATS", "PROCESS_COLUMNS", "TABLES", "Export", "ExportError", "Sca
 
 FORMATS = ("csv", "jsonl", "parquet")
 NEEDS_PYARROW = "parquet needs pyarrow: " + install_hint("parquet", "pyarrow")
-#: Rows per Parquet row group.
-PARQUET_BATCH = 65_536
+#: Rows per Parquet row group: its columns are held in memory until it is written (16,384 rows
+#: of a board's 60 columns: some 8 MB), so the export's memory does not grow with the file.
+PARQUET_BATCH = 16_384
 #: Rows typed into Arrow arrays at a time (a row group is built of these, so that the rows held
-#: as Python objects at once stay few: memory does not grow with the file).
-ARROW_CHUNK = 8_192
+#: as Python objects at once stay few).
+ARROW_CHUNK = 2_048
 
 
 # ------------------------------------------------------------------------------------ writers
@@ -146,31 +148,34 @@ def pyarrow_modules() -> tuple[Any, Any] | None:
 def write_parquet(rows: Iterable[Row], table: ExportTable, out: IO[bytes],
                   metadata: Mapping[str, str]) -> int:
     """``rows`` (``iter_rows`` with ``TYPED_CELLS``) in ``table``'s types, with ``metadata``: a row
-    group each ``PARQUET_BATCH`` rows, each column typed into Arrow ``ARROW_CHUNK`` rows at a time."""
+    group each ``PARQUET_BATCH`` rows, typed into Arrow (``export_arrow``) ``ARROW_CHUNK`` rows at
+    a time, so that the rows held as Python objects stay few: memory does not grow with the file."""
     modules = pyarrow_modules()
     if modules is None:
         raise ExportError(NEEDS_PYARROW)
     pa, pq = modules
     schema = parquet_schema(pa, table, metadata)
-    types = [schema.field(at).type for at in range(len(table.columns))]
+    kinds = [(table.types[column], schema.field(at).type) for at, column in enumerate(table.columns)]
     count = 0
     rows = iter(rows)
     with pq.ParquetWriter(out, schema) as writer:
         while True:
-            chunks: list[list[Any]] = [[] for _ in types]
+            chunks: list[list[Any]] = [[] for _ in kinds]
             batch = 0
             while batch < PARQUET_BATCH:
                 chunk = list(islice(rows, min(ARROW_CHUNK, PARQUET_BATCH - batch)))
                 if not chunk:
                     break
                 batch += len(chunk)
-                for arrays, values, kind in zip(chunks, zip(*chunk, strict=True), types, strict=True):
-                    arrays.append(pa.array(values, type=kind))
+                for arrays, values, (kind, arrow_type) in zip(chunks, zip(*chunk, strict=True), kinds,
+                                                              strict=True):
+                    arrays.append(arrow_array(pa, kind, arrow_type, values))
+                del chunk
             if batch == 0 and count:
                 break
             count += batch
-            columns = [pa.chunked_array(arrays, type=kind)
-                       for arrays, kind in zip(chunks, types, strict=True)]
+            columns = [pa.chunked_array(arrays, type=arrow_type)
+                       for arrays, (_, arrow_type) in zip(chunks, kinds, strict=True)]
             writer.write_table(pa.Table.from_arrays(columns, schema=schema), row_group_size=PARQUET_BATCH)
             if batch < PARQUET_BATCH:
                 break

@@ -2,10 +2,11 @@
 ``report`` finds them) and, on the way, which columns the file has (``Scan``), so that every row
 the second pass writes has the same columns in the same order (``export`` documents them).
 
-The column families are found by the shape of each sample: the names of its engines, zones,
-rails and fans, its core and GPC counts and which parts it has. Samples of one board share a few
-shapes, so each shape is looked at once; only the engines' values are looked at on every sample
-(a column for an engine's load or clock exists only where the file gives that value).
+The column families are found from what each sample shows: the names of its engines, zones,
+rails and fans, its core and GPC counts and which parts it has. A sample that shows nothing new
+(the names all known, no more cores: nearly every sample of a board) costs a few set tests; only
+the engines' values are looked at on every sample, until each engine has shown both (a column for
+an engine's load or clock exists only where the file gives that value).
 Nothing here imports Textual.
 """
 
@@ -35,9 +36,6 @@ PROCESS_COLUMNS = (*TIMES, "phase", "source", "period_s", "gap_s", "floor_pct", 
                    "cpu_pct", "rss_mb", "gpu_mem_mb", "benchmark")
 #: Columns per family at most (a hostile file may name a new rail on every line).
 MAX_FAMILY = 256
-#: Sample shapes remembered at most (a hostile file may have a new one on every line: then they
-#: are looked at anew, which gives the same columns).
-MAX_SHAPES = 4096
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]")
 IO_COLUMNS = ("disk_read", "disk_write", "net_rx", "net_tx")
 
@@ -119,9 +117,6 @@ class _Seen:
         self.engine_values: dict[str, list[bool]] = {}
         #: The engines of which a value is still to be seen (the rest need no look).
         self._open_engines: dict[str, list[bool]] = {}
-        #: Shapes looked at, each with how many of its names each family dropped (counted again on
-        #: each sample of the shape, as a look at each sample would).
-        self._shapes: dict[tuple[object, ...], tuple[int, int, int, int] | None] = {}
 
     def watch(self, records: Iterable[Record]) -> Iterator[Record]:
         """``records``, passed on as each is looked at."""
@@ -150,21 +145,16 @@ class _Seen:
             self._add_sample(record)
 
     def _add_sample(self, s: Sample) -> None:
-        gpu, fans = s.gpu, s.fans
-        shape = (s.t_wall is None, s.ram is None, s.swap is None, s.emc is None, s.io is None,
-                 len(s.cpus) if s.cpus else 0, -1 if gpu is None else len(gpu.gpc_mhz),
-                 tuple(s.engines), tuple(s.temps_c), tuple(s.rails), tuple(fans) if fans else ())
-        shapes = self._shapes
-        if shape in shapes:
-            drops = shapes[shape]
-            if drops is not None:
-                families = (self.engines, self.zones, self.rails, self.fans)
-                for family, dropped in zip(families, drops, strict=True):
-                    family.dropped += dropped
-        else:
-            if len(shapes) >= MAX_SHAPES:
-                shapes.clear()
-            shapes[shape] = self._add_shape(s)
+        has, gpu, fans = self.has, s.gpu, s.fans
+        if not (s.engines.keys() <= self.engines.names.keys() and s.temps_c.keys() <= self.zones.names.keys()
+                and s.rails.keys() <= self.rails.names.keys()
+                and (not fans or fans.keys() <= self.fans.names.keys())
+                and (not s.cpus or len(s.cpus) <= self.cores)
+                and (gpu is None or (has["gpu"] and len(gpu.gpc_mhz) <= self.gpcs))
+                and (s.t_wall is None or has["wall"]) and (s.ram is None or has["ram"])
+                and (s.swap is None or has["swap"]) and (s.emc is None or has["emc"])
+                and (s.io is None or has["io"])):
+            self._add_shape(s)
         open_engines = self._open_engines
         if open_engines:
             for name, engine in s.engines.items():
@@ -178,9 +168,10 @@ class _Seen:
                 if seen[0] and seen[1]:
                     del open_engines[name]
 
-    def _add_shape(self, s: Sample) -> tuple[int, int, int, int] | None:
-        """The columns of a sample of a shape not seen yet (``_add_sample``'s shape); how many of
-        its names each family drops (engines, zones, rails, fans), None where none."""
+    def _add_shape(self, s: Sample) -> None:
+        """The columns of a sample that shows something not seen yet (a name, a part, more cores):
+        what a look at every sample would find (``_add_sample``). A name past ``MAX_FAMILY`` is
+        never known, so each sample naming it comes here and counts it as dropped."""
         has = self.has
         has["wall"] |= s.t_wall is not None
         has["ram"] |= s.ram is not None
@@ -203,12 +194,6 @@ class _Seen:
             self.fans.add(name)
         has["io"] |= s.io is not None
         has["power"] |= bool(s.rails) and power_plan(tuple(s.rails)) is not None
-        families = ((self.engines, s.engines), (self.zones, s.temps_c), (self.rails, s.rails),
-                    (self.fans, s.fans or {}))
-        if not any(family.dropped for family, _ in families):
-            return None
-        drops = [sum(name not in family.names for name in names) for family, names in families]
-        return drops[0], drops[1], drops[2], drops[3]
 
 
 def scan_file(path: str, *, tz: tzinfo, interval_s: float | None = None,
