@@ -19,7 +19,7 @@ from factories import COUNT, recording_header, synthetic_sample, write_synthetic
 from jtop_roof.model.codec import json_line, record_to_json
 from jtop_roof.model.records import Engine, Rail, Sample
 from jtop_roof.outputs import export as ex
-from jtop_roof.outputs.export_arrow import arrow_array
+from jtop_roof.outputs.export_arrow import ArrowGroup
 from jtop_roof.outputs.export_types import BOOL, FLOAT, INT, TEXT, TIME
 
 UTC = timezone.utc
@@ -32,28 +32,29 @@ def pa():
 
 
 def test_arrow_columns_from_buffers_equal_pyarrows_own(pa):
+    """Each column type, with nulls, NaN, text beyond ASCII and times to the microsecond, through
+    two groups of one ``ArrowGroup`` (its buffers are filled again for the second, shorter one)."""
     moment = datetime(2025, 10, 26, 0, 0, 1, 500_001, tzinfo=UTC)
-    cases = [
-        (FLOAT, pa.float64(), [1.0, None, math.nan, -0.0, 1e300, None]),
-        (FLOAT, pa.float64(), [2.5, 3.0]),
-        (INT, pa.int64(), [1020, None, -5, 10**12]),
-        (INT, pa.int64(), [None, None]),
-        (BOOL, pa.bool_(), [True, None, False, True, True, False, False, False, True]),
-        (TEXT, pa.string(), ["idle", None, "", "phase é \u202e", "=x"]),
-        (TEXT, pa.string(), [None]),
-        (TIME, pa.timestamp("us", tz="UTC"), [moment, None, moment + timedelta(days=3000),
-                                              datetime(1, 1, 1, tzinfo=UTC)]),
-        (FLOAT, pa.float64(), []),
-    ]
-    for kind, arrow_type, values in cases:
-        made = arrow_array(pa, kind, arrow_type, tuple(values))
-        made.validate(full=True)
-        expected = pa.array(values, type=arrow_type)
-        assert made.type == arrow_type
-        assert made.null_count == expected.null_count, (kind, values)
-        assert made.to_pylist() == expected.to_pylist() or kind == FLOAT, (kind, values)
-        if kind == FLOAT:  # NaN != NaN: compare as text
-            assert [repr(v) for v in made.to_pylist()] == [repr(v) for v in expected.to_pylist()]
+    kinds = [(FLOAT, pa.float64()), (INT, pa.int64()), (BOOL, pa.bool_()), (TEXT, pa.string()),
+             (TIME, pa.timestamp("us", tz="UTC"))]
+    first = [(1.0, 1020, True, "idle", moment), (None, None, None, None, None),
+             (math.nan, -5, False, "", moment + timedelta(days=3000)),
+             (-0.0, 10**12, True, "phase é \u202e", datetime(1, 1, 1, tzinfo=UTC)),
+             (1e300, 7, False, "=x", None)]
+    second = [(2.5, 3, False, "b", moment), (3.0, 4, True, "c", moment)]
+    group = ArrowGroup(pa, kinds, len(first))
+    for rows, cut in ((first, 2), (second, 1)):
+        group.add(rows[:cut])
+        group.add(rows[cut:])
+        made = group.arrays()
+        assert group.count == 0
+        for at, (_, arrow_type) in enumerate(kinds):
+            made[at].validate(full=True)
+            expected = pa.array([row[at] for row in rows], type=arrow_type)
+            assert made[at].type == arrow_type and made[at].null_count == expected.null_count
+            assert [repr(v) for v in made[at].to_pylist()] == [repr(v) for v in expected.to_pylist()]
+    with pytest.raises(ValueError):
+        group.add(first + second)
 
 
 def test_row_groups_are_cut_at_the_batch_whatever_the_count(tmp_path, monkeypatch, pa):

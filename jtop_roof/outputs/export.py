@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import csv
 import importlib
+import importlib.util
 import json
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -75,7 +76,7 @@ from jtop_roof.formats.userfiles import create_output
 from jtop_roof.model.codec import finite_or_null
 from jtop_roof.model.extras import install_hint
 from jtop_roof.model.jsonsafe import terminal_safe
-from jtop_roof.outputs.export_arrow import arrow_array
+from jtop_roof.outputs.export_arrow import ArrowGroup
 from jtop_roof.outputs.export_fill import Cells, Row, iter_rows
 from jtop_roof.outputs.export_scan import PROCESS_COLUMNS, TABLES, ExportError, Scan, scan_file
 from jtop_roof.outputs.export_types import ExportTable, export_table, parquet_schema
@@ -87,12 +88,13 @@ __all__ = ["FORMATS", "PROCESS_COLUMNS", "TABLES", "Export", "ExportError", "Sca
 
 FORMATS = ("csv", "jsonl", "parquet")
 NEEDS_PYARROW = "parquet needs pyarrow: " + install_hint("parquet", "pyarrow")
-#: Rows per Parquet row group: its columns are held in memory until it is written (16,384 rows
-#: of a board's 60 columns: some 8 MB), so the export's memory does not grow with the file.
-PARQUET_BATCH = 16_384
-#: Rows typed into Arrow arrays at a time (a row group is built of these, so that the rows held
-#: as Python objects at once stay few).
-ARROW_CHUNK = 2_048
+#: Rows per Parquet row group: its columns are held in memory until it is written (8,192 rows of
+#: a board's 60 columns: some 4 MB, 30 MB at the peak with the writer's), so the export's memory
+#: does not grow with the file (a million samples in under 100 MB).
+PARQUET_BATCH = 8_192
+#: Rows typed into a row group's columns at a time (``export_arrow.ArrowGroup``), so that the
+#: rows held as Python objects at once stay few.
+ARROW_CHUNK = 1_024
 
 
 # ------------------------------------------------------------------------------------ writers
@@ -137,6 +139,14 @@ def write_jsonl(rows: Iterable[Row], columns: list[str], out: IO[str]) -> int:
     return count
 
 
+def pyarrow_found() -> bool:
+    """Whether pyarrow is installed, without importing it (some 25 MB)."""
+    try:
+        return importlib.util.find_spec("pyarrow") is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def pyarrow_modules() -> tuple[Any, Any] | None:
     """(pyarrow, pyarrow.parquet), or None where pyarrow is not installed."""
     try:
@@ -156,27 +166,21 @@ def write_parquet(rows: Iterable[Row], table: ExportTable, out: IO[bytes],
     pa, pq = modules
     schema = parquet_schema(pa, table, metadata)
     kinds = [(table.types[column], schema.field(at).type) for at, column in enumerate(table.columns)]
+    group = ArrowGroup(pa, kinds, PARQUET_BATCH)
     count = 0
     rows = iter(rows)
     with pq.ParquetWriter(out, schema) as writer:
         while True:
-            chunks: list[list[Any]] = [[] for _ in kinds]
-            batch = 0
-            while batch < PARQUET_BATCH:
-                chunk = list(islice(rows, min(ARROW_CHUNK, PARQUET_BATCH - batch)))
+            while group.count < PARQUET_BATCH:
+                chunk = list(islice(rows, min(ARROW_CHUNK, PARQUET_BATCH - group.count)))
                 if not chunk:
                     break
-                batch += len(chunk)
-                for arrays, values, (kind, arrow_type) in zip(chunks, zip(*chunk, strict=True), kinds,
-                                                              strict=True):
-                    arrays.append(arrow_array(pa, kind, arrow_type, values))
-                del chunk
+                group.add(chunk)
+            batch = group.count
             if batch == 0 and count:
                 break
             count += batch
-            columns = [pa.chunked_array(arrays, type=arrow_type)
-                       for arrays, (_, arrow_type) in zip(chunks, kinds, strict=True)]
-            writer.write_table(pa.Table.from_arrays(columns, schema=schema), row_group_size=PARQUET_BATCH)
+            writer.write_table(pa.Table.from_arrays(group.arrays(), schema=schema))
             if batch < PARQUET_BATCH:
                 break
     return count
@@ -224,7 +228,7 @@ def export_file(
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r}: one of {', '.join(FORMATS)}")
     if fmt == "parquet":
-        if pyarrow_modules() is None:
+        if not pyarrow_found():
             raise ExportError(NEEDS_PYARROW)
         if out is None:
             raise ExportError("parquet is binary: give --out PATH")
@@ -241,6 +245,8 @@ def export_file(
     try:
         if fmt == "parquet":
             assert out is not None
+            if pyarrow_modules() is None:  # imported after the scan: its memory is not the scan's
+                raise ExportError(NEEDS_PYARROW)
             with open(create_output(out, inputs=[path]), "wb") as binary:
                 return write_parquet(rows, shape, binary, scan.metadata)
         if out is None:
