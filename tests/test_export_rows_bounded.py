@@ -1,7 +1,8 @@
 """Export's rows are built straight from the records, and a Parquet export holds a bounded part of
 the file at once: the Arrow columns made from buffers equal pyarrow's own conversion of the same
 cells, row groups are cut at the batch size whatever the count, a Parquet export does not load
-pandas, and a sample that shows a new name after thousands that show none still gets its column."""
+pandas (nor a CSV export numpy), and a sample that shows a new name after thousands that show
+none still gets its column."""
 
 from __future__ import annotations
 
@@ -94,6 +95,17 @@ def test_a_parquet_export_does_not_load_pandas(tmp_path, pa):
     code = ("import sys; from datetime import timezone; from jtop_roof.outputs import export as ex; "
             f"ex.export_file({str(path)!r}, 'parquet', {str(tmp_path / 'x.parquet')!r}, tz=timezone.utc); "
             "print('pandas' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+
+
+def test_a_csv_export_does_not_load_numpy(tmp_path):
+    """Only Parquet needs numpy (some 12 MB): a CSV export's memory stays the reader's."""
+    path = tmp_path / "run.jsonl"
+    write_synthetic(path)
+    code = ("import sys; from datetime import timezone; from jtop_roof.outputs import export as ex; "
+            f"ex.export_file({str(path)!r}, 'csv', {str(tmp_path / 'x.csv')!r}, tz=timezone.utc); "
+            "print('numpy' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
 

@@ -76,7 +76,6 @@ from jtop_roof.formats.userfiles import create_output
 from jtop_roof.model.codec import finite_or_null
 from jtop_roof.model.extras import install_hint
 from jtop_roof.model.jsonsafe import terminal_safe
-from jtop_roof.outputs.export_arrow import ArrowGroup
 from jtop_roof.outputs.export_fill import Cells, Row, iter_rows
 from jtop_roof.outputs.export_scan import PROCESS_COLUMNS, TABLES, ExportError, Scan, scan_file
 from jtop_roof.outputs.export_types import ExportTable, export_table, parquet_schema
@@ -164,6 +163,8 @@ def write_parquet(rows: Iterable[Row], table: ExportTable, out: IO[bytes],
     if modules is None:
         raise ExportError(NEEDS_PYARROW)
     pa, pq = modules
+    from jtop_roof.outputs.export_arrow import ArrowGroup  # numpy: only Parquet needs it
+
     schema = parquet_schema(pa, table, metadata)
     kinds = [(table.types[column], schema.field(at).type) for at, column in enumerate(table.columns)]
     group = ArrowGroup(pa, kinds, PARQUET_BATCH)
