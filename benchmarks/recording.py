@@ -16,11 +16,12 @@ what it measured:
    process: whether the hand-written writer still pays;
 3. whole processes, CPU time of the child (user + system), best of N, interleaved: ``jroof-tui
    parse DAY.log > /dev/null``, ``jroof-tui report DAY.jsonl --format json`` and ``jroof-tui export
-   DAY.jsonl --out X.csv``, with the ratios report/parse (goal <= 2x) and export/report (goal
-   <= 1.5x);
+   DAY.jsonl --out X.csv`` (and ``--format parquet``, with its peak RSS), with the ratios
+   report/parse (goal <= 2x) and export/report (goal <= 1.5x);
 4. ``--million``: a 1,000,000-sample recording (100 ms apart): its report as a whole process
-   (goal <= 15 s CPU) and a replay's first record in the pipeline (``day.py``'s replay child: open,
-   ``Runtime.describe``/``apply``, first record; goal < 1 s wall).
+   (goal <= 15 s CPU), a replay's first record in the pipeline (``day.py``'s replay child: open,
+   ``Runtime.describe``/``apply``, first record; goal < 1 s wall), and its export to CSV and to
+   Parquet (CPU against the report's, goal <= 1.5x; Parquet's peak RSS, goal <= 100 MB).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import argparse
 import itertools
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -104,17 +106,45 @@ def parse_text(log: Path, runs: int) -> None:
           f"({min(plain) / min(written):.2f}x)")
 
 
+def child_cpu_rss(command: list[str]) -> tuple[float, float]:
+    """User + system CPU seconds and peak RSS (MB) of one child process (``os.wait4``: its own,
+    not the most of every child so far)."""
+    child = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode:
+        raise subprocess.CalledProcessError(child.returncode, command)
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def exports(recording: Path, out: Path, runs: int) -> tuple[list[float], list[float], list[float]]:
+    """CPU of ``export`` to CSV and to Parquet, and Parquet's peak RSS (MB), ``runs`` each."""
+    cli = [sys.executable, "-m", "jtop_roof", "export", str(recording)]
+    csv, parquet, rss = [], [], []
+    for _ in range(runs):
+        csv.append(child_cpu([*cli, "--out", str(out.with_suffix(".csv"))]))
+        cpu, peak = child_cpu_rss([*cli, "--out", str(out.with_suffix(".parquet")), "--format", "parquet"])
+        parquet.append(cpu)
+        rss.append(peak)
+    return csv, parquet, rss
+
+
 def processes(log: Path, recording: Path, out: Path, runs: int) -> None:
     cli = [sys.executable, "-m", "jtop_roof"]
-    parse, report, export = [], [], []
-    for _ in range(runs):  # interleaved, so a busy spell of the machine hits all three
+    parse, report, export, parquet, rss = [], [], [], [], []
+    for _ in range(runs):  # interleaved, so a busy spell of the machine hits them all
         parse.append(child_cpu([*cli, "parse", str(log)]))
         report.append(child_cpu([*cli, "report", str(recording), "--format", "json"]))
-        export.append(child_cpu([*cli, "export", str(recording), "--out", str(out)]))
+        csv, table, peak = exports(recording, out, 1)
+        export += csv
+        parquet += table
+        rss += peak
     print(f"\nwhole processes, CPU time (user + system), {runs} runs each:")
     print(f"  jroof-tui parse DAY.log > /dev/null:           {spread(parse)}")
     print(f"  jroof-tui report DAY.jsonl --format json:      {spread(report)}")
     print(f"  jroof-tui export DAY.jsonl --out X.csv:        {spread(export)}")
+    print(f"  jroof-tui export DAY.jsonl --out X.parquet:    {spread(parquet)}; peak RSS "
+          f"{min(rss):.0f}-{max(rss):.0f} MB")
     ratio = min(report) / min(parse)
     print(f"  report of the recording / parse of the log: {ratio:.2f}x (goal <= 2x: "
           f"{'met' if ratio <= 2.0 else 'NOT met'})")
@@ -136,6 +166,12 @@ def million(tmp: Path, runs: int) -> None:
     first = [replay_child(recording, "first")["first_record_s"] for _ in range(runs)]
     print(f"  replay: open + Runtime.describe/apply + first record into the pipeline, wall: "
           f"{spread(first)} (goal < 1 s: {'met' if max(first) < 1.0 else 'NOT met'})")
+    csv, parquet, rss = exports(recording, tmp / "million", runs)
+    ratio = min(csv) / min(report)
+    print(f"  jroof-tui export FILE --out X.csv, CPU: {spread(csv)} ({ratio:.2f}x the report; goal <= 1.5x: "
+          f"{'met' if ratio <= 1.5 else 'NOT met'})")
+    print(f"  jroof-tui export FILE --out X.parquet, CPU: {spread(parquet)}; peak RSS {min(rss):.0f}-"
+          f"{max(rss):.0f} MB (goal <= 100 MB: {'met' if max(rss) <= 100 else 'NOT met'})")
 
 
 def main() -> int:

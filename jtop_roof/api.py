@@ -114,11 +114,7 @@ def read(path: str, *, tz: str | None = None, interval_ms: int | None = None,
         raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
     exported = export_rows(path, tz=zone, interval_s=interval_s, config=config, aware=True)
     table = exported.table
-    columns: dict[str, list[Any]] = {c: [] for c in table.columns}
-    appenders = [(c, columns[c].append) for c in table.columns]
-    for row in exported.rows:
-        for column, append in appenders:
-            append(row[column])
+    columns = export_types.columns_of(table, exported.rows)
     samples: dict[str, np.ndarray] = {}
     text: dict[str, list[str | None]] = {}
     for column, values in columns.items():

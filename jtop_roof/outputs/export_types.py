@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone, tzinfo
+from itertools import islice
 from typing import Any
 
 import jtop_roof
@@ -49,6 +50,8 @@ _PANDAS_META = {FLOAT: ("float64", "float64"), INT: ("int64", "Int64"), TEXT: ("
                 TIME: ("datetimetz", "datetime64[us]"), BOOL: ("bool", "boolean")}
 #: The Parquet metadata keys, each present only where the file or the pipeline says it
 #: (``jroof.schema``: the version of the recording schema, ``model.records.SCHEMA_VERSION``).
+#: Rows turned into columns at a time (``columns_of``).
+COLUMNS_CHUNK = 8_192
 METADATA_KEYS = ("jroof.version", "jroof.schema", "jroof.recorded_by", "jroof.table", "jroof.source",
                  "jroof.board", "jroof.device", "jroof.device_source", "jroof.power_mode",
                  "jroof.power_mode_source", "jroof.tz")
@@ -96,29 +99,6 @@ def utc_time(t_wall: float | None) -> datetime | None:
         return None
 
 
-def typed_rows(rows: Iterator[dict[str, Any]], table: ExportTable, *, aware: bool = False
-               ) -> Iterator[dict[str, Any]]:
-    """``rows`` (``export.iter_rows``: keys ``table.columns`` in order, ``time`` filled from
-    ``t_wall``), each value of its type; ``time`` as an aware datetime where ``aware`` (Parquet,
-    frames), else as ISO 8601 text."""
-    converters = {INT: int, FLOAT: float, BOOL: bool}
-    kinds = [(column, converters.get(table.types[column])) for column in table.columns
-             if table.types[column] not in (TEXT, TIME)]
-    has_time = TIME_COLUMN in table.types
-    for row in rows:
-        for column, convert in kinds:
-            value = row[column]
-            if value is not None and convert is not None and type(value) is not convert:
-                row[column] = convert(value)
-        if has_time:
-            moment = utc_time(row["t_wall"])
-            if moment is not None and not aware:
-                row[TIME_COLUMN] = moment.isoformat(timespec="microseconds")
-            else:
-                row[TIME_COLUMN] = moment
-        yield row
-
-
 def _pandas_metadata(table: ExportTable) -> str:
     """pandas' own Parquet metadata: what ``pandas.read_parquet`` turns each column into (nullable
     ``Int64`` and ``boolean``, ``str``), without an index."""
@@ -139,15 +119,22 @@ def parquet_schema(pa: Any, table: ExportTable, metadata: Mapping[str, str]) -> 
                      metadata={**metadata, "pandas": _pandas_metadata(table)})
 
 
-def frame(pd: Any, table: ExportTable, rows: Iterable[Mapping[str, Any]]) -> Any:
-    """The pandas DataFrame of ``rows`` (``typed_rows(..., aware=True)``) in ``table``'s dtypes:
-    equal to ``pandas.read_parquet`` of the same rows exported."""
-    values: dict[str, list[Any]] = {column: [] for column in table.columns}
-    appenders = [(column, values[column].append) for column in table.columns]
-    for row in rows:
-        for column, append in appenders:
-            append(row[column])
-    return columns_frame(pd, table, values)
+def frame(pd: Any, table: ExportTable, rows: Iterable[Sequence[Any]]) -> Any:
+    """The pandas DataFrame of ``rows`` (``export.export_rows(..., aware=True)``: cells in the
+    order of ``table.columns``) in ``table``'s dtypes: equal to ``pandas.read_parquet`` of the same
+    rows exported."""
+    return columns_frame(pd, table, columns_of(table, rows))
+
+
+def columns_of(table: ExportTable, rows: Iterable[Sequence[Any]]) -> dict[str, list[Any]]:
+    """``rows`` (cells in the order of ``table.columns``) as one list of values a column, taken
+    ``COLUMNS_CHUNK`` rows at a time."""
+    values: list[list[Any]] = [[] for _ in table.columns]
+    rows = iter(rows)
+    while chunk := list(islice(rows, COLUMNS_CHUNK)):
+        for column, cells in zip(values, zip(*chunk, strict=True), strict=True):
+            column.extend(cells)
+    return dict(zip(table.columns, values, strict=True))
 
 
 def columns_frame(pd: Any, table: ExportTable, values: Mapping[str, list[Any]]) -> Any:

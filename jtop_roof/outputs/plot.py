@@ -37,6 +37,7 @@ from jtop_roof.model.jsonsafe import shown_text
 from jtop_roof.model.metrics import fmt_si, fmt_si_unit, for_terminal
 from jtop_roof.outputs.compare import CompareError, file_report
 from jtop_roof.outputs.export import ExportError, iter_rows, scan_file
+from jtop_roof.outputs.export_types import FLOAT, INT, column_type
 from jtop_roof.roofline.devices import rate_word
 from jtop_roof.roofline.measured import Probe
 from jtop_roof.runtime.config import Config
@@ -157,12 +158,13 @@ def caught_lines(caught: Sequence[warnings.WarningMessage]) -> list[str]:
 
 
 def _columns(rows: Any, columns: Sequence[str]) -> dict[str, np.ndarray]:
-    """Numeric columns as float arrays (None -> NaN); text columns are not needed here."""
-    numeric = [c for c in columns if c not in ("phase", "throttle", "power_total_source")]
-    values: dict[str, list[float]] = {c: [] for c in numeric}
+    """Numeric columns as float arrays (None -> NaN) of ``iter_rows``' rows; text and time columns
+    are not needed here."""
+    numeric = [(at, c) for at, c in enumerate(columns) if column_type(c) in (FLOAT, INT)]
+    values: dict[str, list[float]] = {c: [] for _, c in numeric}
     for row in rows:
-        for c in numeric:
-            value = row[c]
+        for at, c in numeric:
+            value = row[at]
             values[c].append(math.nan if value is None else float(value))
     return {c: np.asarray(v, dtype=float) for c, v in values.items()}
 
