@@ -124,7 +124,7 @@ def _play_whole(make: Callable[[], Pipeline], records: Callable[[], Iterable[Rec
 
 
 _gc_lock = threading.Lock()
-_gc_held: list[tuple[int, ...]] = []  # the thresholds before the first of the plays now going
+_gc_held: list[tuple[int, int, int]] = []  # the thresholds before the first of the plays now going
 
 
 @contextmanager
