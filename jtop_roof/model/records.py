@@ -181,7 +181,11 @@ def total_power(rails: dict[str, Rail]) -> PowerTotal | None:
     if not rails:
         return None
     plan = power_plan(tuple(rails))
-    return None if plan is None else plan.total(list(rails.values()))
+    if plan is None:
+        return None
+    if not plan.summed:  # the input rail's own reading (``PowerPlan.total``), read by its name
+        return PowerTotal(rails[plan.source].now_mw, plan.source)
+    return plan.total(list(rails.values()))
 
 
 @dataclass(frozen=True, slots=True)
