@@ -316,10 +316,11 @@ def _recording_records(header: Mapping[str, Any], rest: Iterator[str], stats: Re
     number = 1
     for line in rest:
         number += 1
-        if not line.strip():
+        text = line.strip()
+        if not text:
             continue
         stats.last_line = number
-        record = decode_record_line(line, stats.tally)
+        record = decode_record(text, stats.tally)  # ``decode_record_line``, stripped once
         if record is None:
             kind = record_type(line)
             if kind == "header":
