@@ -294,7 +294,8 @@ def _read(lines: Iterable[str], tz: tzinfo | str | None, interval_s: float | Non
             continue
         header = parse_header_line(line)
         if header is not None:
-            yield from map(out, _recording_records(header, it, stats if stats is not None else ReadStats()))
+            records = _recording_records(header, it, stats if stats is not None else ReadStats())
+            yield from cast("Iterator[R]", records) if out is _as_is else map(out, records)
         else:
             yield from _plain(line, it, as_tz(tz), interval_s, stats, out, direct, tz_given)
         return

@@ -52,6 +52,11 @@ LEDGER_WAIT_S = 0.25
 _NO_LOCK: AbstractContextManager[object] = nullcontext()
 
 
+def never() -> bool:
+    """``pump``'s ``stopped`` where nothing stops it but the stream's end."""
+    return False
+
+
 def build_pipeline(
     config: Config, info: SourceInfo, *, interval_s: float | None = None, history_s: float = 0.0,
     recorder: Recorder | None = None, replayed: bool = False,
@@ -190,7 +195,7 @@ def _observed(records: Iterator[Record], observer: BoardObserver) -> Iterator[Re
 
 def pump(
     records: Iterable[Record], sink: RecordingSink, deliver: Callable[[Record], object], *,
-    stopped: Callable[[], bool] = lambda: False, write_failed: Callable[[OSError], bool] = lambda _: False,
+    stopped: Callable[[], bool] = never, write_failed: Callable[[OSError], bool] = lambda _: False,
     lock: AbstractContextManager[object] = _NO_LOCK,
 ) -> Record | None:
     """The one pump loop: each record is written to the recording first (write-ahead, in this
@@ -203,6 +208,16 @@ def pump(
     marker's "now" then comes from the newest sample written)."""
     last: Record | None = None
     try:
+        if stopped is never and lock is _NO_LOCK:  # none to ask, none to hold: the loop without them
+            for record in records:
+                try:
+                    sink.write(record)
+                except OSError as exc:
+                    if not write_failed(exc):
+                        break
+                deliver(record)
+                last = record
+            return last
         for record in records:
             if stopped():
                 break
@@ -293,7 +308,7 @@ class Runtime:
         _settle_start_up()
 
     def pump(self, deliver: Callable[[Record], object] | None = None, *,
-             stopped: Callable[[], bool] = lambda: False,
+             stopped: Callable[[], bool] = never,
              write_failed: Callable[[OSError], bool] = lambda _: False,
              lock: AbstractContextManager[object] = _NO_LOCK) -> Record | None:
         """Run the source through ``pump`` into ``deliver`` (default: this pipeline's ``ingest``);
