@@ -90,7 +90,7 @@ READ_AHEAD = 128
 #: ``READ_AHEAD`` records holds about 6 objects the collector tracks a sample (the Sample, its
 #: lists and dicts), past the default 700: every batch set off a collection that freed nothing and
 #: moved the batch on to older generations, whose full collections then walked the whole heap
-#: (a tenth of a recording's report). Raised, a collection comes every few thousand records.
+#: (5-8 % of a recording's report here). Raised, a collection comes every few thousand records.
 PLAY_GC_THRESHOLD = 10_000
 
 
