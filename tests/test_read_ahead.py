@@ -82,3 +82,45 @@ def test_a_plain_log_is_played_in_batches_of_read_ahead(monkeypatch):
     runtime.play_whole(make, records)
     # the first look's sample, then each record of a batch played once the whole batch was read
     assert ingested[1:READ_AHEAD + 1] == [1 + READ_AHEAD] * READ_AHEAD
+
+
+def test_a_whole_play_raises_the_collectors_threshold_and_gives_it_back():
+    """A batch's records would set off a collection each (``PLAY_GC_THRESHOLD``): while a whole
+    stream plays the first threshold is raised, and afterwards it is what it was."""
+    import gc
+
+    from jtop_roof.model.info import SourceInfo
+    from jtop_roof.runtime.config import Config
+
+    seen: list[int] = []
+
+    def records() -> Iterator[Record]:
+        seen.append(gc.get_threshold()[0])
+        yield Sample(t_mono=0.0, t_wall=None)
+
+    before = gc.get_threshold()
+    runtime.play_whole(lambda: runtime.build_pipeline(Config(), SourceInfo("replay"), interval_s=1.0),
+                       records)
+    assert seen == [max(before[0], runtime.PLAY_GC_THRESHOLD)]
+    assert gc.get_threshold() == before
+
+
+def test_plays_that_overlap_give_back_the_threshold_of_before_the_first():
+    import gc
+
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        first, second = runtime.few_collections(), runtime.few_collections()
+        first.__enter__()
+        second.__enter__()
+        assert gc.get_threshold() == (runtime.PLAY_GC_THRESHOLD, 10, 10)
+        first.__exit__(None, None, None)  # the first ends before the second
+        assert gc.get_threshold() == (runtime.PLAY_GC_THRESHOLD, 10, 10)
+        second.__exit__(None, None, None)
+        assert gc.get_threshold() == (700, 10, 10)
+        gc.set_threshold(0)  # automatic collection off: left off
+        with runtime.few_collections():
+            assert gc.get_threshold()[0] == 0
+    finally:
+        gc.set_threshold(*before)

@@ -301,7 +301,8 @@ def _read(lines: Iterable[str], tz: tzinfo | str | None, interval_s: float | Non
             continue
         header = parse_header_line(line)
         if header is not None:
-            yield from map(out, _recording_records(header, it, stats if stats is not None else ReadStats()))
+            records = _recording_records(header, it, stats if stats is not None else ReadStats())
+            yield from cast("Iterator[R]", records) if out is _as_is else map(out, records)
         else:
             yield from _plain(line, it, as_tz(tz), interval_s, stats, out, direct, tz_given)
         return
@@ -324,10 +325,11 @@ def _recording_records(header: Mapping[str, Any], rest: Iterator[str], stats: Re
     number = 1
     for line in rest:
         number += 1
-        if not line.strip():
+        text = line.strip()
+        if not text:
             continue
         stats.last_line = number
-        record = decode_record_line(line, stats.tally)
+        record = decode_record(text, stats.tally)  # ``decode_record_line``, stripped once
         if record is None:
             kind = record_type(line)
             if kind == "header" or (kind is None and looks_like_header(line)):  # torn: read what holds

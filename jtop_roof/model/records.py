@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Annotated
 
 from msgspec import Meta, Struct
@@ -181,7 +182,13 @@ def total_power(rails: dict[str, Rail]) -> PowerTotal | None:
     if not rails:
         return None
     plan = power_plan(tuple(rails))
-    return None if plan is None else plan.total(list(rails.values()))
+    if plan is None:
+        return None
+    if not plan.summed:  # the input rail's own reading (``PowerPlan.total``), read by its name
+        return PowerTotal(rails[plan.source].now_mw, plan.source)
+    if len(plan.places) == len(rails):  # every rail, in their order: the plan's sum without places
+        return PowerTotal(sum(map(_NOW_MW, rails.values())), plan.source)
+    return plan.total(list(rails.values()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +207,7 @@ class PowerPlan:
         return PowerTotal(sum([rails[place].now_mw for place in self.places]), self.source)
 
 
+_NOW_MW = attrgetter("now_mw")
 # Bounded: a hostile log may name rails anew on every line.
 _POWER_PLAN_LIMIT, _POWER_PLAN_KEY_CHARS = 1024, 1024
 _power_plans: dict[tuple[str, ...], PowerPlan | None] = {}

@@ -227,31 +227,17 @@ def _record(line: Line) -> Record | None:
 
 
 def sample_of(line: SampleLine) -> Sample:
-    """The Sample of a typed sample line: its parts are the decoded Structs themselves."""
+    """The Sample of a typed sample line: its parts are the decoded Structs themselves (its maps and
+    lists too: the line is the decoder's own, made for this Sample alone). Positional: the fields of
+    ``Sample`` in their order (``test_schema_sample_of`` holds it to them by name)."""
     engines: dict[str, Any] = line.engines
-    if engines:
-        engines = {name: _OFF if type(engine) is str else engine for name, engine in engines.items()}
-    return Sample(
-        t_wall=line.t,
-        t_mono=line.mono,
-        raw=line.raw,
-        is_sample=not line.non_sample,
-        ram=line.ram_mb,
-        swap=line.swap_mb,
-        iram=line.iram_kb,
-        cpus=line.cpu,
-        gpu=line.gpu,
-        emc=line.emc,
-        engines=engines,
-        temps_c=line.temps_c,
-        temps_max_c=line.temps_max_c,
-        rails=line.rails_mw,
-        throttle_reasons=line.throttle_reasons,
-        oc_events=line.oc_event_cnt,
-        unknown=line.unknown or [],
-        fans=line.fans,
-        io=line.io_mb_s,
-    )
+    if "off" in engines.values():  # an engine printed ``off``: the Engine that says so, in place
+        for name, engine in engines.items():
+            if engine.__class__ is str:
+                engines[name] = _OFF
+    return Sample(line.t, line.mono, line.raw, not line.non_sample, line.ram_mb, line.swap_mb, line.iram_kb,
+                  line.cpu, line.gpu, line.emc, engines, line.temps_c, line.temps_max_c, line.rails_mw,
+                  line.throttle_reasons, line.oc_event_cnt, None, line.unknown or [], line.fans, line.io_mb_s)
 
 
 def _power(line: PowerLine) -> PowerReading:

@@ -151,15 +151,32 @@ class BoardObserver:
                 self._cpus = len(cpus)
             if self._online is None or online > self._online:
                 self._online = online
-        part = self._part(online, record.t_mono)
+        parts = self._parts
+        if parts and self._pending is None and (online is None or online == parts[-1].online):
+            part = parts[-1]  # ``_part``'s usual answer, without the call
+        else:
+            part = self._part(online, record.t_mono)
         part.samples += 1
+        top, saturated = part.max, part.saturated  # ``_Part.clock`` of each unit, inline
         if cpus:  # into its part only: the whole's are the parts' together (``observation``)
-            part.clock("cpu", top_mhz, top_load)
+            if top_mhz > top.get("cpu", 0.0):
+                top["cpu"] = float(top_mhz)
+            if top_load >= SATURATED_PCT:
+                saturated["cpu"] = saturated.get("cpu", 0) + 1
         gpu, emc = record.gpu, record.emc
         if gpu is not None:
-            part.clock("gpu", gpu.mhz or 0, gpu.load_pct or 0.0)
+            gpc = gpu.gpc_mhz
+            mhz = (max(gpc) if gpc else None) or 0  # ``Gpu.mhz``
+            if mhz > top.get("gpu", 0.0):
+                top["gpu"] = float(mhz)
+            if (gpu.load_pct or 0.0) >= SATURATED_PCT:
+                saturated["gpu"] = saturated.get("gpu", 0) + 1
         if emc is not None:
-            part.clock("emc", emc.mhz or 0, emc.load_pct or 0.0)
+            mhz = emc.mhz or 0
+            if mhz > top.get("emc", 0.0):
+                top["emc"] = float(mhz)
+            if (emc.load_pct or 0.0) >= SATURATED_PCT:
+                saturated["emc"] = saturated.get("emc", 0) + 1
 
     def _part(self, online: int | None, t_mono: float | None) -> _Part:
         """The part this sample belongs to: the current one, or another count of online cores

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from itertools import chain, islice
 from typing import TypeVar
@@ -52,6 +52,11 @@ LEDGER_WAIT_S = 0.25
 _NO_LOCK: AbstractContextManager[object] = nullcontext()
 
 
+def never() -> bool:
+    """``pump``'s ``stopped`` where nothing stops it but the stream's end."""
+    return False
+
+
 def build_pipeline(
     config: Config, info: SourceInfo, *, interval_s: float | None = None, history_s: float = 0.0,
     recorder: Recorder | None = None, replayed: bool = False,
@@ -81,6 +86,12 @@ FIRST_LOOK, FIRST_LOOK_RECORDS = 2000, 20_000
 #: played by turns, record by record, each step evicts the other's working set from the CPU's
 #: caches, and the pipeline's cost per sample about doubles (a day-long log: 2.05 s against 1.55 s).
 READ_AHEAD = 128
+#: The collector's first threshold while a whole stream plays (``few_collections``). A batch of
+#: ``READ_AHEAD`` records holds about 6 objects the collector tracks a sample (the Sample, its
+#: lists and dicts), past the default 700: every batch set off a collection that freed nothing and
+#: moved the batch on to older generations, whose full collections then walked the whole heap
+#: (5-8 % of a recording's report here). Raised, a collection comes every few thousand records.
+PLAY_GC_THRESHOLD = 10_000
 
 
 def play_whole(make: Callable[[], Pipeline], records: Callable[[], Iterable[Record]]
@@ -92,6 +103,12 @@ def play_whole(make: Callable[[], Pipeline], records: Callable[[], Iterable[Reco
     played again, through a fresh pipeline that knows the whole's board from its first sample:
     every sample is judged against the board the whole file shows, while the stream is read once
     in the usual case."""
+    with few_collections():
+        return _play_whole(make, records)
+
+
+def _play_whole(make: Callable[[], Pipeline], records: Callable[[], Iterable[Record]]
+                ) -> tuple[Pipeline, list[Event]]:
     pipeline = make()
     if not pipeline.board.open_to_inference:
         return pipeline, _played(pipeline, read_ahead_of(records()))
@@ -109,6 +126,32 @@ def play_whole(make: Callable[[], Pipeline], records: Callable[[], Iterable[Reco
     fresh = make()
     fresh.observe_board(whole)
     return fresh, _played(fresh, read_ahead_of(records()))
+
+
+_gc_lock = threading.Lock()
+_gc_held: list[tuple[int, int, int]] = []  # the thresholds before the first of the plays now going
+
+
+@contextmanager
+def few_collections() -> Iterator[None]:
+    """The collector's first threshold at least ``PLAY_GC_THRESHOLD`` while this holds, then as it
+    was (plays in several threads at once: as before the first, once the last ends). Only when
+    the collector runs changes, never what it frees: a cycle is freed a little later."""
+    with _gc_lock:
+        if not _gc_held:
+            before = gc.get_threshold()
+            _gc_held.append(before)
+            if before[0]:  # 0: automatic collection is off, and stays off
+                gc.set_threshold(max(before[0], PLAY_GC_THRESHOLD), *before[1:])
+        else:
+            _gc_held.append(_gc_held[0])
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            before = _gc_held.pop()
+            if not _gc_held:
+                gc.set_threshold(*before)
 
 
 def read_ahead_of(records: Iterable[Record], observer: BoardObserver | None = None) -> Iterator[Record]:
@@ -152,7 +195,7 @@ def _observed(records: Iterator[Record], observer: BoardObserver) -> Iterator[Re
 
 def pump(
     records: Iterable[Record], sink: RecordingSink, deliver: Callable[[Record], object], *,
-    stopped: Callable[[], bool] = lambda: False, write_failed: Callable[[OSError], bool] = lambda _: False,
+    stopped: Callable[[], bool] = never, write_failed: Callable[[OSError], bool] = lambda _: False,
     lock: AbstractContextManager[object] = _NO_LOCK,
 ) -> Record | None:
     """The one pump loop: each record is written to the recording first (write-ahead, in this
@@ -165,6 +208,16 @@ def pump(
     marker's "now" then comes from the newest sample written)."""
     last: Record | None = None
     try:
+        if stopped is never and lock is _NO_LOCK:  # none to ask, none to hold: the loop without them
+            for record in records:
+                try:
+                    sink.write(record)
+                except OSError as exc:
+                    if not write_failed(exc):
+                        break
+                deliver(record)
+                last = record
+            return last
         for record in records:
             if stopped():
                 break
@@ -255,7 +308,7 @@ class Runtime:
         _settle_start_up()
 
     def pump(self, deliver: Callable[[Record], object] | None = None, *,
-             stopped: Callable[[], bool] = lambda: False,
+             stopped: Callable[[], bool] = never,
              write_failed: Callable[[OSError], bool] = lambda _: False,
              lock: AbstractContextManager[object] = _NO_LOCK) -> Record | None:
         """Run the source through ``pump`` into ``deliver`` (default: this pipeline's ``ingest``);
