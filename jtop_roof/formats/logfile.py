@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, BinaryIO, TypeVar, cast
 
 from jtop_roof.formats.headers import cut_note, looks_like_header, salvage
 from jtop_roof.formats.headers import parse_header_line as parse_header_line
