@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import nullcontext
+from typing import Any
 
 import pytest
 
@@ -34,9 +35,12 @@ def _records(closed: list[bool]) -> Iterator[Record]:
 
 
 def _run(failing: set[float], go_on: bool, *, long_way: bool) -> tuple[list, list, Record | None, list]:
-    sink, delivered, closed = _Sink(failing), [], []
-    kwargs = {"stopped": lambda: False, "lock": nullcontext()} if long_way else {}
-    last = pump(_records(closed), sink, delivered.append, write_failed=lambda _: go_on, **kwargs)
+    sink = _Sink(failing)
+    delivered: list[Record] = []
+    closed: list[bool] = []
+    kwargs: dict[str, Any] = {"stopped": lambda: False, "lock": nullcontext()} if long_way else {}
+    last = pump(_records(closed), sink, delivered.append,  # type: ignore[arg-type]  # a fake sink
+                write_failed=lambda _: go_on, **kwargs)
     return sink.written, delivered, last, closed
 
 

@@ -40,7 +40,7 @@ def test_every_field_of_the_line_lands_in_the_sample_field_of_its_meaning() -> N
         swap=line.swap_mb, iram=line.iram_kb, cpus=line.cpu, gpu=line.gpu, emc=line.emc,
         engines={"NVENC": Engine(off=True), "VIC": Engine(14.0, 15)}, temps_c=line.temps_c,
         temps_max_c=line.temps_max_c, rails=line.rails_mw, throttle_reasons=line.throttle_reasons,
-        oc_events=line.oc_event_cnt, stamp=None, unknown=line.unknown, fans=line.fans, io=line.io_mb_s,
+        oc_events=line.oc_event_cnt, stamp=None, unknown=line.unknown or [], fans=line.fans, io=line.io_mb_s,
     )
     got = sample_of(line)
     for field in dataclasses.fields(Sample):
