@@ -1,4 +1,4 @@
-"""The red team, from peers and planted files: the fallback marker directory another user made first,
+"""Peers and planted files: the fallback marker directory another user made first,
 monitors that are stopped or silent, a probe that is a FIFO, children that must not outlive the
 monitor (a silent tegrastats, an ssh board that never answers), endless lines, an ssh board's
 stderr and huge integers, and Nsight Compute exports past their bounds. Each case differs from the

@@ -1,9 +1,9 @@
-"""The red team's text cases: what files, peers and values put on a terminal, in a CSV, a
+"""Text from files, peers and values: what files, peers and values put on a terminal, in a CSV, a
 plot or the stylesheet. Each case failed on main at 5394437 (a traceback, a raw escape sequence, a
 formula cell, a flooded or misleading error line).
 
 The command-line cases run ``python -m jtop_roof`` and build their files without importing the
-package, so that ``PYTHONPATH=<old tree> pytest tests/test_red_team_text.py`` runs them against an
+package, so that ``PYTHONPATH=<old tree> pytest tests/test_hostile_text_in.py`` runs them against an
 old tree; the rest import what they check inside the test."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The red team's side files, outputs over inputs, the workload's process group and the server's
+"""Side files, outputs over inputs, the workload's process group and the server's
 deadline, as an attacker or a careless second run would meet them. Each case failed on main at
 5394437 (checked with that commit's command line)."""
 

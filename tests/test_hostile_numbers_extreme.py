@@ -1,4 +1,4 @@
-"""The red team's numbers: valid but extreme work (its quotients overflow or underflow), integers past a
+"""Numbers at the edges: valid but extreme work (its quotients overflow or underflow), integers past a
 float's range or Python's 4,300-digit limit in trtexec logs, report JSON, recording headers and
 ``parse --interval``, and wrong numbers that came without a word: two recorders of one file, clocks
 that run back or jump, a marker far in the future, a plain log past the caps, a truncation note
