@@ -40,6 +40,19 @@ def test_a_typed_number_no_int_holds_is_one_line_and_exit_2(tmp_path, args):
     assert not (tmp_path / "out.jsonl").exists()
 
 
+@pytest.mark.parametrize("flag", ["--gpu-mhz", "--emc-mhz"])
+@pytest.mark.parametrize("value", ["1e300", "250000"])
+def test_a_clock_no_chip_runs_at_is_refused_not_turned_into_infinite_roofs(tmp_path, flag, value):
+    done = jroof(tmp_path, "roof", "--device", "orin-nano-8gb-super", flag, value)
+    assert done.returncode == 2 and done.stdout == "", done.stdout[-2000:]
+    assert len(done.stderr.strip("\n").split("\n")) == 1 and "is no clock" in done.stderr
+
+
+def test_a_clock_above_the_devices_maximum_is_still_used_as_given(tmp_path):
+    done = jroof(tmp_path, "roof", "--device", "orin-nano-8gb-super", "--gpu-mhz", "1100")
+    assert done.returncode == 0 and "compute 108%" in done.stdout and "used as given" in done.stderr
+
+
 def test_a_power_mode_typed_as_its_number_is_still_found(tmp_path):
     done = jroof(tmp_path, "roof", "--device", "orin-nano-8gb-super", "--power-mode", "0002")
     assert done.returncode == 0 and "power mode MAXN_SUPER (id 2)" in done.stdout, done.stderr

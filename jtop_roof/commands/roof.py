@@ -95,6 +95,11 @@ def devices_json(db: Mapping[str, Device]) -> dict[str, Any]:
     } for device in db.values()]}
 
 
+#: No processor or memory clock comes near 100 GHz: past it a typed clock is a slip (1e300), and
+#: every ceiling it gives would be infinite.
+MAX_CLOCK_MHZ = 100_000.0
+
+
 def _clock(
     flag: str, given: float | None, top: float | None, scope: str, device: Device, warnings: list[str]
 ) -> float:
@@ -108,6 +113,8 @@ def _clock(
         return top
     if not math.isfinite(given) or given <= 0:
         raise DeviceError(f"{flag} must be a positive number of MHz, got {given!r}")
+    if given > MAX_CLOCK_MHZ:
+        raise DeviceError(f"{flag} {given:g} MHz is no clock (at most {MAX_CLOCK_MHZ:g} MHz, 100 GHz)")
     if top is not None and given > top:
         warnings.append(f"warning: {flag} {given:g} is above {scope} maximum of {top:g} MHz; used as given")
     return given
