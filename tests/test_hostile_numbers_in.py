@@ -53,6 +53,19 @@ def test_a_clock_above_the_devices_maximum_is_still_used_as_given(tmp_path):
     assert done.returncode == 0 and "compute 108%" in done.stdout and "used as given" in done.stderr
 
 
+@pytest.mark.parametrize("address", [HUGE, "127.0.0.1:99999999", "[::1]:²"])
+def test_a_bad_prometheus_address_in_the_config_file_is_one_line_and_exit_2(tmp_path, address):
+    """As the flag is: before anything starts, not the metrics quietly off."""
+    config = tmp_path / "config.yaml"
+    config.write_text(f"prometheus: '{address}'\n", encoding="utf-8")
+    done = jroof(tmp_path, "record", "out.jsonl", "--source", "demo", "--duration", "1",
+                 "--config", str(config))
+    assert done.returncode == 2, done.stderr[-2000:]
+    lines = done.stderr.strip("\n").split("\n")
+    assert len(lines) == 1 and "config key 'prometheus'" in lines[0] and len(lines[0]) < 1200
+    assert not (tmp_path / "out.jsonl").exists()
+
+
 def test_a_power_mode_typed_as_its_number_is_still_found(tmp_path):
     done = jroof(tmp_path, "roof", "--device", "orin-nano-8gb-super", "--power-mode", "0002")
     assert done.returncode == 0 and "power mode MAXN_SUPER (id 2)" in done.stdout, done.stderr

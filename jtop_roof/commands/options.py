@@ -201,6 +201,11 @@ def config_of(args: argparse.Namespace, flags: Mapping[str, str] | None = None) 
     if getattr(args, "command", None) != "devices":  # the list an unknown id's refusal points to
         given = getattr(args, "device", None) is not None
         check_device(config, "--device" if given else "config key 'device'")
+    if config.prometheus is not None and not hasattr(args, "prometheus"):  # the flag is checked as typed
+        try:
+            listen_address(config.prometheus)
+        except argparse.ArgumentTypeError as exc:
+            raise UserError(f"config key 'prometheus': {exc}") from None
     return config
 
 
