@@ -65,17 +65,21 @@ def run_headless(
     pipeline = runtime.pipeline
     lock = threading.Lock()  # the marker listener's thread and this loop share the pipeline
 
+    # A marker's or work report's time is taken as it comes, before the lock: a pump stalled on a
+    # slow write holds the lock, and the marker must not take the time the stall ended.
     def on_marker(kind: str, name: str | None, origin: str = "script",
                   at: tuple[float | None, float | None] | None = None) -> None:
+        stamp = at or pipeline.now()
         with lock:
-            _, error = pipeline.mark(kind, name, origin, *(at or pipeline.now()))
+            _, error = pipeline.mark(kind, name, origin, *stamp)
         if error is not None:
             _say(f"jroof-tui: cannot write {recorder.path}: {error.strerror or error}")
 
     def on_work(report: WorkReport) -> None:
+        stamp = pipeline.now()
         with lock:
             _, error = pipeline.work(report.iterations, report.flops, report.bytes, report.precision,
-                                     *pipeline.now())
+                                     *stamp)
         if error is not None:
             _say(f"jroof-tui: cannot write {recorder.path}: {error.strerror or error}")
 
