@@ -55,6 +55,15 @@ def hermetic_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
 
 
 @pytest.fixture
+def runtime_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private ``XDG_RUNTIME_DIR`` (0700) of the test's own: the monitors' marker sockets."""
+    folder = tmp_path / "run"
+    folder.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture
 def jroof_main(capsys: pytest.CaptureFixture[str]) -> Callable[..., Ran]:
     """``jroof_main("report", path, ...)``: the exit status, stdout and stderr of ``main`` here."""
     return functools.partial(run_main, capsys)

@@ -32,14 +32,6 @@ from jtop_roof.runtime.headless import run_headless
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture
-def runtime_dir(tmp_path, monkeypatch):
-    folder = tmp_path / "run"
-    folder.mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
-    return folder
-
-
 def test_the_hook_reaches_a_monitor_through_its_socket(runtime_dir):
     got: list[WorkReport] = []
     listener = MarkerListener(lambda kind, name: None, on_work=got.append)

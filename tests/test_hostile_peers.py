@@ -115,14 +115,6 @@ STOPPABLE_MONITOR = textwrap.dedent(
 )
 
 
-@pytest.fixture
-def runtime_dir(tmp_path, monkeypatch):
-    folder = tmp_path / "run"
-    folder.mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
-    return folder
-
-
 def stopped(pid: int) -> bool:
     """Wait until the process shows as stopped."""
     deadline = time.monotonic() + WAIT_S

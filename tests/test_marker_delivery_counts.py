@@ -17,14 +17,6 @@ from jtop_roof.runtime.control import DeliveryError, MarkerListener, WorkReport,
 BURST = 150
 
 
-@pytest.fixture
-def runtime_dir(tmp_path, monkeypatch):
-    folder = tmp_path / "run"
-    folder.mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
-    return folder
-
-
 def _work_in_child(gate: int, results: int, iterations: int) -> None:
     """A forked benchmark process: wait for the gate to open with the others, report, say what
     the hook returned (its count, or the error it raised), and leave."""

@@ -18,14 +18,6 @@ ROOT = Path(__file__).resolve().parents[1]
 GONE_WITHIN_S = 20.0
 
 
-@pytest.fixture
-def runtime_dir(tmp_path, monkeypatch):
-    folder = tmp_path / "run"
-    folder.mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
-    return folder
-
-
 def live_members(group: int) -> list[int]:
     """The processes of ``group`` that still run (a zombie waits only for its reaper)."""
     members = []
