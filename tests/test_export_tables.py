@@ -204,7 +204,7 @@ def test_records_are_the_models_objects(tmp_path):
 
 
 def test_the_export_schema_page_documents_every_fixed_column_and_metadata_key():
-    """The schema section (docs/export.md) names each column every file of a table has, and each Parquet key."""
+    """docs/export.md's schema section names each column every file of a table has, and each Parquet key."""
     from jtop_roof.outputs.export_types import METADATA_KEYS
 
     page = (Path(__file__).resolve().parents[1] / "docs" / "export.md").read_text(encoding="utf-8")

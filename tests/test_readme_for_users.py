@@ -51,4 +51,5 @@ def test_every_relative_link_of_the_readme_and_docs_leads_to_a_file_and_heading(
 
 def test_the_slug_is_githubs():
     assert slug(" `jroof-tui export`, `plot` and `serve`") == "jroof-tui-export-plot-and-serve"
-    assert slug("The export schema: tables, columns and types") == "the-export-schema-tables-columns-and-types"
+    schema = "the-export-schema-tables-columns-and-types"
+    assert slug("The export schema: tables, columns and types") == schema
