@@ -203,11 +203,11 @@ def test_records_are_the_models_objects(tmp_path):
         list(read(str(path)).__class__(str(tmp_path / "gone.jsonl"), {}, {}, {}).records())
 
 
-def test_the_readme_documents_every_fixed_column_and_metadata_key():
-    """The schema section names each column every file of a table has, and each Parquet key."""
+def test_the_export_schema_page_documents_every_fixed_column_and_metadata_key():
+    """docs/export.md's schema section names each column every file of a table has, and each Parquet key."""
     from jtop_roof.outputs.export_types import METADATA_KEYS
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## The export schema", 1)[1].split("\n## ", 1)[0]
+    page = (Path(__file__).resolve().parents[1] / "docs" / "export.md").read_text(encoding="utf-8")
+    section = page.split("## The export schema", 1)[1].split("\n## ", 1)[0]
     for name in (*ex.PROCESS_COLUMNS, "throttle", "counter_NAME_mj", "power_total_source", *METADATA_KEYS):
         assert f"`{name}`" in section, name

@@ -1,7 +1,7 @@
 """The proof on a real NVIDIA H200, kept as fixtures and replayed: a workload that marked
 its phases and reported its work through the hook under `jroof-tui run --headless --source host
 --interval 100`, the `jroof-tui probe` result of the same machine, and Nsight Compute's export of one
-of the GEMMs (`benchmarks/h200_workload.py`, `benchmarks/h200_gemm_once.py`; commands in the README).
+of the GEMMs (`benchmarks/h200_workload.py`, `benchmarks/h200_gemm_once.py`; commands in docs/validation.md).
 """
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ COMMAND = Command(
     name="export",
     help="one flat row per sample or power reading (csv, jsonl, parquet) for pandas and spreadsheets",
     description="Export every sample of a recording or a tegrastats log as one flat row, with the "
-    "phase and the throttle events as columns (names in the README).",
+    "phase and the throttle events as columns (names in docs/export.md).",
     epilog="example: jroof-tui export run1.jsonl --out run1.csv",
     add_arguments=add_arguments,
     run=run,

@@ -1,5 +1,5 @@
 """The JSON form of records: what ``jroof-tui parse`` prints and what a recording stores, one
-object per line (documented in the README), as dicts. A recording is read by the typed decoder
+object per line (documented in docs/recordings.md), as dicts. A recording is read by the typed decoder
 (``model.schema``); the decoder here is its lenient route, for a line a value of which does not fit
 the schema's types. Decoding is hostile-input safe: every value is type-
 and range-checked, bad ones become None and are counted in a :class:`Tally`; a lone surrogate (JSON's

@@ -21,7 +21,7 @@ from jtop_roof.model.thermal import trip_points
 #: Hints kept from one description (a header may hold thousands), and characters kept of each.
 MAX_HINTS = 20
 MAX_HINT_CHARS = 400
-#: The words a ``*_source`` takes: what a number rests on (README: "What each number rests on").
+#: The words a ``*_source`` takes: what a number rests on (docs/report.md: "What each number rests on").
 MEASURED, GIVEN, ASSUMED, INFERRED = "measured", "given", "assumed", "inferred"
 #: Keys of ``max_clocks`` the panes and the roofline read.
 CLOCK_KEYS = ("gpu_mhz", "emc_mhz", "cpu_mhz")

@@ -3,7 +3,7 @@ reads a recording's lines straight into the model's objects.
 
 A line is a JSON object whose ``type`` names its kind (``header``, ``sample``, ``power``,
 ``processes``, ``marker``, ``work``, ``event``); every record has ``t`` (wall clock, unix s) and
-``mono`` (the stream's monotonic clock, s). The keys are those of schema 1 (the README's
+``mono`` (the stream's monotonic clock, s). The keys are those of schema 1 (docs/recordings.md's
 "Recordings"): a recording written by any jroof reads the same.
 
 The leaf parts of a sample (``CpuCore``, ``Memory``, ``Gpu``, ``Rail``...) are themselves Structs

@@ -15,7 +15,7 @@ from typing import Any
 from jtop_roof.analysis.assumptions import Sourced
 from jtop_roof.outputs.text import md_cell
 
-#: What each source word means, said once above the md block (README: "What each number rests on").
+#: What each source word means, said once above the md block (docs/report.md: "What each number rests on").
 WORDS = ("measured: read off the board, its log or a counter; given: a flag or file you gave; "
          "assumed: a default, not known; inferred: worked out from other data")
 #: Report-wide sources a csv row carries beside each span's figures.
