@@ -99,7 +99,8 @@ def power_series(series: dict[str, np.ndarray]) -> list[tuple[str, np.ndarray]]:
 def clock_series(series: dict[str, np.ndarray]) -> list[tuple[str, np.ndarray]]:
     """(name, MHz) of the clocks panel: GPU, EMC and the mean of the online CPU cores."""
     cpu = _mean([v for _, v in _family(series, "cpu", "_mhz")])
-    named = (("GPU", series.get("gpu_mhz")), ("EMC", series.get("emc_mhz")), ("CPU (mean of online cores)", cpu))
+    named = (("GPU", series.get("gpu_mhz")), ("EMC", series.get("emc_mhz")),
+             ("CPU (mean of online cores)", cpu))
     return [(name, values) for name, values in named if values is not None]
 
 
@@ -127,10 +128,11 @@ def draw_term(series: dict[str, np.ndarray], report: dict[str, Any], *, size: Te
 
     t = series["t_s"]
     spans = phase_spans(report)
+    plt.main()  # clear_figure clears the active subplot only: the whole figure is the main one
     plt.clear_figure()
+    plt.subplots(2, 1)
     plt.limit_size(False, False)  # the size asked for, not the size of whatever stdout is
     plt.plotsize(size.width, size.height - FOOTER_LINES)
-    plt.subplots(2, 1)
     device = shown_text(str(report.get("device") or "device unknown"))
     mode = shown_text(str(report.get("power_mode") or "mode unknown"))
     panels = (("power (W)", power_series(series)), ("clock (MHz)", clock_series(series)))
