@@ -40,6 +40,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=FIGURE_FORMATS, default=None,
                         help="png, svg or pdf (default: from --out's suffix)")
     parser.add_argument("--title", metavar="TEXT", default=None, help="the figure's title (default: FILE)")
+    parser.add_argument("--term", action="store_true",
+                        help="draw power, clocks and phases in the terminal with plotext (no matplotlib); "
+                        "with --out, the text goes to that file, without colours")
+    parser.add_argument("--size", metavar="WxH", default=None,
+                        help="--term's size in characters (default: the terminal's)")
     file_flags(parser, refuse=())
     trtexec_flags(parser)
     roof_flags(parser)
@@ -50,6 +55,10 @@ def run(args: argparse.Namespace, config: Config) -> int:
     from jtop_roof.outputs.plot import default_out, figure_format, plot_file, pyplot
 
     tz, interval_s = file_args(args)
+    if args.term:
+        return run_term(args, config, tz, interval_s)
+    if args.size is not None:
+        raise FlagError("--size is --term's: the figure's size in characters")
     if args.file == "-" and args.out is None:
         raise FlagError("plot -: give --out PATH (standard input has no name to make one from)")
     out = args.out or default_out(args.file)
@@ -68,6 +77,42 @@ def run(args: argparse.Namespace, config: Config) -> int:
                             title=args.title or Path(args.file).name, report=report, probe=inputs.probe,
                             fmt=fmt)
     tell_written(written, f"figure, {fmt}")
+    return 0
+
+
+def run_term(args: argparse.Namespace, config: Config, tz: Any, interval_s: float | None) -> int:
+    """``plot --term``: the text figure on stdout (colours where it is a terminal), or in ``--out``
+    without colours; what only the matplotlib figure draws (a format, the roofline) is refused."""
+    import sys
+
+    from jtop_roof.commands.report import reported
+    from jtop_roof.outputs.plot_term import parse_size, plot_term, terminal_size
+
+    if args.format is not None:
+        raise FlagError(f"--format {args.format}: --term draws text; leave --format out")
+    for flag, value in (("--workload", args.workload), ("--ncu", args.ncu), ("--probe", args.probe)):
+        if value is not None:
+            raise FlagError(f"{flag} {value}: plot draws it on the roofline, which --term has none of")
+    size = parse_size(args.size) if args.size is not None else terminal_size()
+    out = args.out or STDOUT
+    refuse_out_over_inputs(out, input_files(args, args.file))
+    with readable(args.file) as path:
+        report, _ = reported(args, config, path, tz=tz, interval_s=interval_s, command="plot")
+        fitted = (report.get("trtexec") or {}).get("interval_s")  # a plain log fitted to trtexec's run
+        text = plot_term(path, size=size, colour=out == STDOUT and sys.stdout.isatty(), tz=tz,
+                         interval_s=fitted or interval_s, config=config,
+                         title=args.title or Path(args.file).name, report=report)
+    if out == STDOUT:
+        sys.stdout.write(text)
+        return 0
+    from jtop_roof.formats.userfiles import create_output
+
+    try:
+        with open(create_output(out, inputs=[args.file]), "w", encoding="utf-8") as target:
+            target.write(text)
+    except OSError as exc:
+        raise FlagError(f"cannot write {out}: {exc.strerror or exc}") from None
+    tell_written(out, "figure, text")
     return 0
 
 
@@ -96,7 +141,8 @@ COMMAND = Command(
     description="Draw a recording or a tegrastats log: clocks, loads, power and temperatures over "
     "time with phases and throttle events, and the roofline where phases reported their work. It "
     "takes report's inputs (--trtexec, --workload, --ncu, --probe, --device, --power-mode) and draws "
-    "what report finds with them. Needs matplotlib: " + install_hint("plot", "matplotlib") + ".",
+    "what report finds with them. Needs matplotlib: " + install_hint("plot", "matplotlib") + "; "
+    "--term draws power, clocks and phases in the terminal with plotext instead.",
     epilog="example: jroof-tui plot run1.jsonl --trtexec trtexec.log --workload resnet50.yaml --out run1.svg",
     add_arguments=add_arguments,
     run=run,
