@@ -11,8 +11,6 @@ from pathlib import Path
 import pytest
 from cli_support import run_main as run
 
-pytest.importorskip("plotext")
-
 DATA = Path(__file__).parent / "data"
 H200 = DATA / "h200_phases.jsonl"
 TRTEXEC = DATA / "trtexec" / "trt10_resnet50_int8_15w_excerpt.log"
