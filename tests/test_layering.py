@@ -1,6 +1,7 @@
 """The house's rules, read from the package itself: layers are its folders, ordered by
 ``jtop_roof.LAYERS``; every import (lazy ones inside functions too) goes to the same layer or a lower
-one; no import cycle; Textual only under ``tui/``; no module over 600 lines; a small package top.
+one; no import cycle; Textual only under ``tui/``; one place builds a ``Runtime``; no module over
+600 lines; a small package top.
 Also Python 3.10 compatibility (ruff with target py310)."""
 
 from __future__ import annotations
@@ -130,6 +131,37 @@ def test_only_the_tui_imports_textual():
             offenders += [f"{name}: {n}" for n in names if n.split(".")[0] in UI_PACKAGES
                           and (n, name) != ("plotext", "jtop_roof.outputs.plot_term")]
     assert offenders == []
+
+
+def runtime_builds(package: Path) -> list[str]:
+    """Every call of ``Runtime`` in ``package``, as ``module.py:line``."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and (
+                    isinstance(node.func, ast.Name) and node.func.id == "Runtime"
+                    or isinstance(node.func, ast.Attribute) and node.func.attr == "Runtime"):
+                found.append(f"{path.relative_to(package).as_posix()}:{node.lineno}")
+    return found
+
+
+def test_a_runtime_is_built_in_one_place():
+    """One factory builds every command's runtime, so its lifecycle has one start."""
+    builds = runtime_builds(PACKAGE)
+    assert len(builds) == 1 and builds[0].startswith("runtime/runtime.py:"), builds
+
+
+def test_a_second_runtime_build_is_caught(tmp_path: Path):
+    """The check above reads calls, not text: a second build anywhere in a copy is found."""
+    copy = tmp_path / "jtop_roof"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    serve = copy / "outputs" / "serve.py"
+    serve.write_text(serve.read_text(encoding="utf-8")
+                     + "\n\ndef again(source, config):\n    return runtime.Runtime(source, config)\n",
+                     encoding="utf-8")
+    builds = runtime_builds(copy)
+    assert len(builds) == len(runtime_builds(PACKAGE)) + 1 == 2, builds
+    assert any(build.startswith("outputs/serve.py:") for build in builds), builds
 
 
 def test_importing_everything_but_the_tui_loads_no_textual():

@@ -7,7 +7,7 @@ from jtop_roof.commands.base import warn
 from jtop_roof.formats.recorder import Recorder
 from jtop_roof.outputs.serve import MetricsServer, ServeError, start_exporter
 from jtop_roof.runtime.config import Config
-from jtop_roof.runtime.runtime import Runtime
+from jtop_roof.runtime.runtime import Runtime, start_runtime
 from jtop_roof.sources.base import Source
 
 
@@ -16,9 +16,7 @@ def headless_runtime(
 ) -> tuple[Runtime, MetricsServer | None]:
     """The source described, its pipeline recording to ``recorder``, and the metrics server (None
     without ``--prometheus``, or when it cannot listen: said once, and recording goes on)."""
-    runtime = Runtime(source, config, recorder=recorder)
-    described = runtime.describe()
-    runtime.apply(described)
+    runtime, described = start_runtime(source, config, recorder=recorder)
     for note in described.notes:
         warn(note)
     if config.prometheus is None:

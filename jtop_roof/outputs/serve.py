@@ -97,7 +97,7 @@ from jtop_roof.outputs.listen import is_loopback as is_loopback
 from jtop_roof.outputs.listen import parse_listen as parse_listen
 from jtop_roof.outputs.slots import ConnectionSlots
 from jtop_roof.runtime.config import Config
-from jtop_roof.runtime.runtime import Runtime
+from jtop_roof.runtime.runtime import start_runtime
 from jtop_roof.runtime.signals import give_back_signals, take_signals
 from jtop_roof.sources.base import Source
 
@@ -528,9 +528,7 @@ def run_serve(
         say(f"jroof-tui: serving metrics on {_show(host, port)}, beyond this machine: anyone who can reach "
             "it can read them (no authentication, no TLS)")
     # Forward only: energy from now, never a replayed file's whole.
-    runtime = Runtime(source, config, whole_file=False)
-    described = runtime.describe()
-    runtime.apply(described)
+    runtime, described = start_runtime(source, config, whole_file=False)
     for note in described.notes:  # an input beside the stream used in part, or not
         say(f"jroof-tui: {note}")
     metrics = Metrics(runtime.pipeline, source_kind=source.kind, board=board)

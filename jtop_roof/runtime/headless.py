@@ -17,7 +17,7 @@ from jtop_roof.model.metrics import for_terminal
 from jtop_roof.model.records import Event, Record, Sample
 from jtop_roof.runtime.config import Config
 from jtop_roof.runtime.control import WorkReport, start_listener, takes_script_markers
-from jtop_roof.runtime.runtime import Runtime
+from jtop_roof.runtime.runtime import Runtime, start_runtime
 from jtop_roof.runtime.signals import give_back_signals, take_signals
 from jtop_roof.sources.base import Source
 
@@ -60,8 +60,7 @@ def run_headless(
     installs signal handlers.
     """
     if runtime is None:
-        runtime = Runtime(source, config or Config(), recorder=recorder)
-        runtime.apply(runtime.describe())
+        runtime, _ = start_runtime(source, config or Config(), recorder=recorder)
     pipeline = runtime.pipeline
     lock = threading.Lock()  # the marker listener's thread and this loop share the pipeline
 

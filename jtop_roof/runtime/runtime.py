@@ -382,6 +382,26 @@ class Runtime:
         return tuple(extras), () if note is None else (note,)
 
 
+def open_runtime(source: Source, config: Config, *, recorder: Recorder | None = None,
+                 history_s: float = 0.0, whole_file: bool = True,
+                 clock: Callable[[], float] = time.monotonic,
+                 wall_clock: Callable[[], float] = time.time) -> Runtime:
+    """The one place a ``Runtime`` is built (the monitor, ``record``/``run --headless`` and
+    ``serve``); the monitor describes it in its source's thread, the others call ``start_runtime``."""
+    return Runtime(source, config, recorder=recorder, history_s=history_s, whole_file=whole_file,
+                   clock=clock, wall_clock=wall_clock)
+
+
+def start_runtime(source: Source, config: Config, *, recorder: Recorder | None = None,
+                  whole_file: bool = True) -> tuple[Runtime, Described]:
+    """A runtime built, described and applied in the caller's thread, with what ``describe``
+    found (its notes are the caller's to say)."""
+    runtime = open_runtime(source, config, recorder=recorder, whole_file=whole_file)
+    described = runtime.describe()
+    runtime.apply(described)
+    return runtime, described
+
+
 def _settle_start_up() -> None:
     """Start-up is over (the process's first ``apply``; in the monitor, its screen is built): what
     exists now (modules, the screen: about 100k objects) is moved out of the collector's sight

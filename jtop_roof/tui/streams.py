@@ -25,7 +25,7 @@ from jtop_roof.model.records import PowerReading, ProcessReading, Record, Sample
 from jtop_roof.outputs.serve import MetricsServer, start_exporter
 from jtop_roof.runtime.config import Config
 from jtop_roof.runtime.control import WorkReport
-from jtop_roof.runtime.runtime import Described, Runtime
+from jtop_roof.runtime.runtime import Described, Runtime, open_runtime
 from jtop_roof.runtime.session import auto_record_path, open_recording
 from jtop_roof.sources.base import ReplayControls, Source
 from jtop_roof.tui.messages import RecordingFailed, RecordsReceived, SourceDescribed, SourceEnded
@@ -146,8 +146,8 @@ class Boards:
         """``boards``: each source with its recorder (None: not recording); ``mono``/``wall``:
         the clocks a live marker is stamped with; ``command_phase``: see ``receive``."""
         self.streams = [
-            Stream(Runtime(source, config, recorder=recorder, history_s=config.history_s,
-                           clock=mono, wall_clock=wall))
+            Stream(open_runtime(source, config, recorder=recorder, history_s=config.history_s,
+                                clock=mono, wall_clock=wall))
             for source, recorder in boards
         ]
         self._command_phase = command_phase  # None once started (or given up for the command's own)
