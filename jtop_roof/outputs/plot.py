@@ -79,6 +79,48 @@ def figure_format(out: str) -> str:
     return fmt
 
 
+def plotted(path: str, *, tz: tzinfo, interval_s: float | None, config: Config | None,
+            report: dict[str, Any] | None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """What a figure of ``path`` draws (the figure's and ``plot --term``'s one route): export's rows
+    as columns, and the report (``report``, else the file's own); PlotError without samples."""
+    try:
+        scan = scan_file(path, tz=tz, interval_s=interval_s, config=config)
+        series = _columns(iter_rows(path, scan, tz=tz, interval_s=interval_s), scan.columns)
+        if report is None:
+            report = file_report(path, tz=tz, interval_s=interval_s, config=config)
+    except (ExportError, CompareError) as exc:
+        raise PlotError(str(exc)) from None
+    if not len(series.get("t_s", ())):
+        raise PlotError(f"{path}: no samples to plot")
+    return series, report
+
+
+def power_series(series: dict[str, np.ndarray]) -> list[tuple[str, np.ndarray]]:
+    """(name, watts) of the power panel: the total input (unless a rail is the total itself) and
+    every rail."""
+    total = series.get("power_total_mw")
+    rails = _family(series, "rail_", "_mw")
+    drawn: list[tuple[str, np.ndarray]] = []
+    if total is not None and not any(np.array_equal(v, total, equal_nan=True) for _, v in rails):
+        drawn.append((TOTAL_INPUT, total / 1000.0))
+    for name, values in rails:
+        same = total is not None and np.array_equal(values, total, equal_nan=True)
+        drawn.append((f"{name} (total input)" if same else name, values / 1000.0))
+    return drawn
+
+
+def clock_series(series: dict[str, np.ndarray]) -> list[tuple[str, np.ndarray | None]]:
+    """(name, MHz) of the clocks panel: GPU, EMC and the mean of the online CPU cores (None: not
+    in the file)."""
+    cpu = _mean([v for _, v in _family(series, "cpu", "_mhz")])
+    return [("GPU", series.get("gpu_mhz")), ("EMC", series.get("emc_mhz")),
+            ("CPU (mean of online cores)", cpu)]
+
+
+#: The power panel's line for the sum of the rails.
+TOTAL_INPUT = "total input (sum of rails)"
+
+
 def plot_file(path: str, out: str | None = None, *, tz: tzinfo, interval_s: float | None = None,
               config: Config | None = None, title: str | None = None, report: dict[str, Any] | None = None,
               probe: Probe | None = None, fmt: str | None = None) -> str:
@@ -89,15 +131,7 @@ def plot_file(path: str, out: str | None = None, *, tz: tzinfo, interval_s: floa
     out = out or default_out(path)
     fmt = fmt or figure_format(out)
     plt = pyplot()
-    try:
-        scan = scan_file(path, tz=tz, interval_s=interval_s, config=config)
-        series = _columns(iter_rows(path, scan, tz=tz, interval_s=interval_s), scan.columns)
-        if report is None:
-            report = file_report(path, tz=tz, interval_s=interval_s, config=config)
-    except (ExportError, CompareError) as exc:
-        raise PlotError(str(exc)) from None
-    if not len(series.get("t_s", ())):
-        raise PlotError(f"{path}: no samples to plot")
+    series, report = plotted(path, tz=tz, interval_s=interval_s, config=config, report=report)
     # Names come from files and users: "$x_1$" in a phase, a rail or a title is drawn as typed,
     # not parsed as mathtext (which fails, or draws something else).
     with plt.rc_context({"text.parse_math": False}), warnings.catch_warnings(record=True) as caught:
@@ -226,25 +260,18 @@ def draw(plt: Any, series: dict[str, np.ndarray], report: dict[str, Any], *, con
     def _line(ax: Any, t: np.ndarray, y: np.ndarray | None, label: str, **style: Any) -> None:
         _draw_line(ax, t, y, label, breaks, **style)
 
-    cpu_mhz = _mean([v for _, v in _family(series, "cpu", "_mhz")])
     cpu_load = _mean([v for _, v in _family(series, "cpu", "_load_pct")])
     clocks, loads, power, temps = axes
-    _line(clocks, t, series.get("gpu_mhz"), "GPU")
-    _line(clocks, t, series.get("emc_mhz"), "EMC")
-    _line(clocks, t, cpu_mhz, "CPU (mean of online cores)")
+    for name, mhz in clock_series(series):
+        _line(clocks, t, mhz, name)
     clocks.set_ylabel("clock (MHz)")
     _line(loads, t, series.get("gpu_load_pct"), "GPU")
     _line(loads, t, series.get("emc_load_pct"), "EMC")
     _line(loads, t, cpu_load, "CPU (mean)")
     loads.set_ylabel("load (%)")
     loads.set_ylim(-2, 102)
-    total = series.get("power_total_mw")
-    rails = _family(series, "rail_", "_mw")
-    if total is not None and not any(np.array_equal(values, total, equal_nan=True) for _, values in rails):
-        _line(power, t, total / 1000.0, "total input (sum of rails)", color="black")
-    for name, values in rails:
-        same = total is not None and np.array_equal(values, total, equal_nan=True)
-        _line(power, t, values / 1000.0, f"{name} (total input)" if same else name)
+    for name, watts in power_series(series):
+        _line(power, t, watts, name, **({"color": "black"} if name == TOTAL_INPUT else {}))
     power.set_ylabel("power (W)")
     for name, values in _family(series, "temp_", "_c"):
         _line(temps, t, values, name)

@@ -3,8 +3,9 @@
 Two panels over time (seconds from the first sample): power (total input and every rail, W) and
 clocks (GPU, EMC, the mean of the online CPU cores, MHz); each phase's edges marked on both and its
 name written over the power panel, and listed below with its span. The samples come from
-``export``'s rows through ``outputs.plot``'s own reader (``_columns``), the phases from the one
-report (``phase_spans``): nothing is computed twice, and nothing here imports matplotlib.
+``export``'s rows through ``outputs.plot``'s own route (``plotted``, ``power_series``,
+``clock_series``), the phases from the one report (``phase_spans``): nothing is computed twice,
+and nothing here imports matplotlib.
 Long runs are reduced to each column's minimum and maximum, so a one-sample spike stays drawn.
 """
 
@@ -21,9 +22,7 @@ import numpy as np
 
 from jtop_roof.model.errors import UserError
 from jtop_roof.model.jsonsafe import shown_text
-from jtop_roof.outputs.compare import CompareError, file_report
-from jtop_roof.outputs.export import ExportError, iter_rows, scan_file
-from jtop_roof.outputs.plot import PhaseSpan, _columns, _family, _mean, phase_spans
+from jtop_roof.outputs.plot import PhaseSpan, clock_series, phase_spans, plotted, power_series
 from jtop_roof.runtime.config import Config
 
 #: Below this the panels have no room for their axes (plotext draws nothing useful).
@@ -70,38 +69,8 @@ def plot_term(path: str, *, size: TermSize, colour: bool, tz: tzinfo, interval_s
               report: dict[str, Any] | None = None) -> str:
     """The figure of ``path`` as text (ANSI colours only when ``colour``), ending in a newline.
     ``report``: the file's report as ``jroof-tui report`` built it (default: the file's own)."""
-    try:
-        scan = scan_file(path, tz=tz, interval_s=interval_s, config=config)
-        series = _columns(iter_rows(path, scan, tz=tz, interval_s=interval_s), scan.columns)
-        if report is None:
-            report = file_report(path, tz=tz, interval_s=interval_s, config=config)
-    except (ExportError, CompareError) as exc:
-        raise TermPlotError(str(exc)) from None
-    if not len(series.get("t_s", ())):
-        raise TermPlotError(f"{path}: no samples to plot")
+    series, report = plotted(path, tz=tz, interval_s=interval_s, config=config, report=report)
     return draw_term(series, report, size=size, colour=colour, title=title or path)
-
-
-def power_series(series: dict[str, np.ndarray]) -> list[tuple[str, np.ndarray]]:
-    """(name, watts) of the power panel: the total input (unless a rail is the total itself) and
-    every rail, as ``outputs.plot`` draws them."""
-    total = series.get("power_total_mw")
-    rails = _family(series, "rail_", "_mw")
-    drawn: list[tuple[str, np.ndarray]] = []
-    if total is not None and not any(np.array_equal(v, total, equal_nan=True) for _, v in rails):
-        drawn.append(("total input (sum of rails)", total / 1000.0))
-    for name, values in rails:
-        same = total is not None and np.array_equal(values, total, equal_nan=True)
-        drawn.append((f"{name} (total input)" if same else name, values / 1000.0))
-    return drawn
-
-
-def clock_series(series: dict[str, np.ndarray]) -> list[tuple[str, np.ndarray]]:
-    """(name, MHz) of the clocks panel: GPU, EMC and the mean of the online CPU cores."""
-    cpu = _mean([v for _, v in _family(series, "cpu", "_mhz")])
-    named = (("GPU", series.get("gpu_mhz")), ("EMC", series.get("emc_mhz")),
-             ("CPU (mean of online cores)", cpu))
-    return [(name, values) for name, values in named if values is not None]
 
 
 def reduced(t: np.ndarray, y: np.ndarray, columns: int) -> tuple[list[float], list[float]]:
@@ -135,7 +104,8 @@ def draw_term(series: dict[str, np.ndarray], report: dict[str, Any], *, size: Te
     plt.plotsize(size.width, size.height - FOOTER_LINES)
     device = shown_text(str(report.get("device") or "device unknown"))
     mode = shown_text(str(report.get("power_mode") or "mode unknown"))
-    panels = (("power (W)", power_series(series)), ("clock (MHz)", clock_series(series)))
+    clocks = [(name, mhz) for name, mhz in clock_series(series) if mhz is not None]
+    panels = (("power (W)", power_series(series)), ("clock (MHz)", clocks))
     for row, (ylabel, lines) in enumerate(panels, start=1):
         plt.subplot(row, 1)
         if row == 1:
