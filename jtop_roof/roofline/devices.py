@@ -21,6 +21,7 @@ from typing import Any
 import yaml  # type: ignore[import-untyped,unused-ignore]
 
 from jtop_roof.model.errors import UserError
+from jtop_roof.roofline.calibration import ModeCalibration, parse_calibration
 
 #: The precisions a roof can be drawn for, in display order.
 PRECISIONS = ("fp64", "fp32", "fp16_tensor", "bf16_tensor", "int8_tensor")
@@ -42,7 +43,7 @@ _ENTRY_KEYS = frozenset(
 _MODE_KEYS = frozenset(
     {
         "id", "name", "watts", "cpu_cores_online", "max_cpu_mhz", "max_gpu_mhz", "max_emc_mhz",
-        "tpc_pg_mask", "active_sms", "source",
+        "tpc_pg_mask", "active_sms", "source", "calibration",
     }
 )
 _SHOWN_CHARS = 40
@@ -68,6 +69,8 @@ class PowerMode:
     #: SMs left running by the mode; None means all of the device's SMs.
     active_sms: int | None = None
     source: str | None = None
+    #: What the mode costs in energy (idle per rail, ε, π0); None: the database has none for it.
+    calibration: ModeCalibration | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +214,8 @@ def _mode(where: str, value: object) -> PowerMode:
         tpc_pg_mask=_opt_int(where, raw, "tpc_pg_mask", zero_ok=True),
         active_sms=_opt_int(where, raw, "active_sms"),
         source=_opt_text(where, raw, "source"),
+        calibration=parse_calibration(where, raw["calibration"]) if raw.get("calibration") is not None
+        else None,
     )
 
 
