@@ -178,7 +178,7 @@ def test_report_formats_and_errors(tmp_path):
                            "throttle_detection_note", "power_mode_check", "power_mode_note", "events",
                            "whole", "phases", "assumptions"}
     span_keys = {"name", "start", "end", "start_s", "end_s", "duration_s", "observed_s", "samples", "gaps",
-                 "open", "energy_j", "power_w", "ceilings", "throttled_s", "workload", "roofline",
+                 "open", "energy_j", "power_w", "ceilings", "loads", "throttled_s", "workload", "roofline",
                  "energy_source", "energy_total_source", "energy_note", "power_period_s", "processes"}
     assert all(set(span) == span_keys for span in [report["whole"], *report["phases"]])
     fp16 = report["phases"][2]

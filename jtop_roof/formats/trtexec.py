@@ -79,6 +79,7 @@ _LEGACY_WALLTIME = re.compile(rf"walltime: {_NUM}{_UNIT}")
 _GPU_TOTAL = re.compile(rf"(?:Total GPU Compute Time|total compute time): {_NUM}{_UNIT}")
 _GPU_MEAN = re.compile(rf"GPU Compute Time: .*?\bmean = {_NUM}{_UNIT}")
 _LEGACY_MEAN = re.compile(rf"mean: {_NUM}{_UNIT}")
+_ENQUEUE_MEAN = re.compile(rf"Enqueue Time: .*?\bmean = {_NUM}{_UNIT}")
 _OPTION = re.compile(r"(Precision|Model|Prototxt|Load engine|Save engine|Batch|TensorRT version): ?(.*)")
 _CMD_MODEL = ("--onnx=", "--uff=", "--deploy=", "--model=")
 _CMD_ENGINE = ("--loadEngine=", "--saveEngine=")
@@ -135,6 +136,8 @@ class TrtexecRun:
     command: str | None
     #: True for ``&&&& PASSED``, False for FAILED/WAIVED, None when the log ends first.
     passed: bool | None
+    #: Mean host time to enqueue one query (``Enqueue Time: ... mean``): the launch cost per query.
+    enqueue_mean_s: float | None = None
 
     def phase(self, name: str) -> Phase | None:
         for p in self.phases:
@@ -191,6 +194,7 @@ class _Draft:
     walltime_s: float | None = None
     legacy_walltime_s: float | None = None
     gpu_mean_s: float | None = None
+    enqueue_mean_s: float | None = None
     gpu_total_s: float | None = None
     warmup_queries: int | None = None
     warmup_s: float | None = None
@@ -357,6 +361,10 @@ class TrtexecReader:
         if m is not None:
             d.gpu_mean_s = _seconds(m.group(1), m.group(2))
             return
+        m = _ENQUEUE_MEAN.match(body)
+        if m is not None:
+            d.enqueue_mean_s = _seconds(m.group(1), m.group(2))
+            return
         if body in ("Host Latency", "GPU Compute", "Enqueue Time"):
             d.legacy_block = body
             return
@@ -430,6 +438,7 @@ class TrtexecReader:
             throughput_source=source,
             host_walltime_s=walltime,
             gpu_compute_mean_s=d.gpu_mean_s,
+            enqueue_mean_s=d.enqueue_mean_s,
             gpu_compute_total_s=d.gpu_total_s,
             warmup_queries=d.warmup_queries,
             warmup_s=d.warmup_s,

@@ -279,6 +279,7 @@ def span_json(
         "energy_j": {"total": span.energy_j, "rails": dict(sorted(span.rails_j.items()))},
         "power_w": {"mean": _w(span.mean_mw), "peak": _w(span.peak_mw), "rails": rails},
         "ceilings": _ceilings(span, pipeline.board),
+        "loads": {"gpu_pct": span.mean_gpu_load_pct, "emc_pct": span.mean_emc_load_pct},
         "throttled_s": pipeline.throttled_s(span),
         "workload": _workload(span, idle_w),
         "roofline": None if span.iterations is None else _roofline(pipeline.placement(span, workload)),

@@ -70,10 +70,13 @@ def trtexec_json(run: TrtexecRun, placement: RunPlacement | None) -> dict[str, A
     """trtexec's own figures, and how much of its timed window the file covers: ``coverage`` (0 to
     1, null where unknown), ``coverage_source`` and ``coverage_note``; ``unmeasured`` (why the timed
     window measured nothing per query, or null); ``interval_s``/``interval_source`` (``inferred``)
-    where a plain log's interval was fitted to the run, else null."""
+    where a plain log's interval was fitted to the run, else null; ``gpu_compute_mean_s`` and
+    ``enqueue_mean_s``: trtexec's mean GPU time and host enqueue time of one query (null where not
+    printed), which tell a GPU-bound run from a launch-bound one."""
     return {"iterations": run.iterations, "throughput_per_s": run.throughput_per_s,
             "throughput_source": run.throughput_source, "host_walltime_s": run.host_walltime_s,
             "precision": run.precision, "model": run.model or run.engine,
+            "gpu_compute_mean_s": run.gpu_compute_mean_s, "enqueue_mean_s": run.enqueue_mean_s,
             "unmeasured": run.unmeasured,
             "coverage": None if placement is None else placement.coverage,
             "coverage_source": None if placement is None else placement.coverage_source,

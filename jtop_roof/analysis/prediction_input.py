@@ -1,0 +1,117 @@
+"""What a saved report says about one run, for predicting the board's other power modes.
+
+``run_facts`` reads a report (``report --format json``) into ``RunFacts``: the span that carries the
+workload (trtexec's ``timed`` phase when there is one), its throughput, power per rail, clocks, loads
+and trtexec's per-query GPU and enqueue times. Nothing is recomputed: every figure is the report's.
+A mapping that is no report, or a report with no workload anywhere, raises ``PredictInputError``
+(one line); a workload without a throughput is kept, and the prediction then says why it can't.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from jtop_roof.model.errors import UserError
+
+#: The phase whose figures a trtexec run's report counts (its build and warm-up do not).
+TIMED = "timed"
+
+
+class PredictInputError(UserError):
+    """A file that is no report, or a report with no workload; the message is one line."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunFacts:
+    """One run's figures as its report gives them; None where the report has none."""
+
+    device: str | None
+    power_mode: str | None
+    span: str
+    iterations: float | None
+    throughput_per_s: float | None
+    #: Mean total input power (W) and mean power per rail (W) over the span.
+    power_w: float | None
+    rails_w: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    gpu_mhz: float | None = None
+    emc_mhz: float | None = None
+    sms: int | None = None
+    bandwidth_bytes_per_s: float | None = None
+    gpu_load_pct: float | None = None
+    emc_load_pct: float | None = None
+    #: DRAM bytes per second the workload itself reported (its roofline point), where it did.
+    achieved_bytes_per_s: float | None = None
+    #: trtexec's mean GPU compute time and host enqueue time of one query (s).
+    gpu_compute_s: float | None = None
+    enqueue_s: float | None = None
+    throttled_s: float | None = None
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _span(report: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The span with the workload: the ``timed`` phase, else the phase or whole run with a
+    throughput (most iterations first), else any with a workload."""
+    phases = [p for p in report.get("phases") or [] if isinstance(p, Mapping)]
+    spans = [*phases, _map(report.get("whole"))]
+    worked = [s for s in spans if isinstance(s.get("workload"), Mapping)]
+    timed = [s for s in worked if s.get("name") == TIMED]
+    if timed:
+        return timed[0]
+    paced = [s for s in worked if _num(s["workload"].get("throughput_per_s"))]
+    if paced:
+        return max(paced, key=lambda s: _num(s["workload"].get("iterations")) or 0.0)
+    return worked[0] if worked else None
+
+
+def run_facts(report: Any, where: str) -> RunFacts:
+    """The run's figures; ``where`` names the file in the one-line error."""
+    if not isinstance(report, Mapping) or not isinstance(report.get("whole"), Mapping) \
+            or not isinstance(report.get("phases"), list):
+        raise PredictInputError(f"{where}: not a report JSON (save one with `report --format json`)")
+    span = _span(report)
+    if span is None:
+        raise PredictInputError(f"{where}: the report has no workload (make it with --trtexec, a hook "
+                                "or --workload): nothing to predict from")
+    work, power, ceilings = _map(span.get("workload")), _map(span.get("power_w")), _map(span.get("ceilings"))
+    loads, roofline = _map(span.get("loads")), _map(span.get("roofline"))
+    trtexec = _map(report.get("trtexec"))
+    rails = {str(name): w for name, r in _map(power.get("rails")).items()
+             if (w := _num(_map(r).get("mean"))) is not None}
+    sms = _num(ceilings.get("sms"))
+    return RunFacts(
+        device=_text(report.get("device")),
+        power_mode=_text(report.get("power_mode")),
+        span=_text(span.get("name")) or "whole run",
+        iterations=_num(work.get("iterations")),
+        throughput_per_s=_num(work.get("throughput_per_s")),
+        power_w=_num(power.get("mean")),
+        rails_w=MappingProxyType(rails),
+        gpu_mhz=_num(ceilings.get("gpu_mhz")),
+        emc_mhz=_num(ceilings.get("emc_mhz")),
+        sms=None if sms is None else int(sms),
+        bandwidth_bytes_per_s=_num(ceilings.get("bandwidth_bytes_per_s")),
+        gpu_load_pct=_num(loads.get("gpu_pct")),
+        emc_load_pct=_num(loads.get("emc_pct")),
+        achieved_bytes_per_s=_num(roofline.get("achieved_bytes_per_s")),
+        gpu_compute_s=_num(trtexec.get("gpu_compute_mean_s")) if span.get("name") == TIMED else None,
+        enqueue_s=_num(trtexec.get("enqueue_mean_s")) if span.get("name") == TIMED else None,
+        throttled_s=_num(span.get("throttled_s")),
+    )
