@@ -34,6 +34,8 @@ class RunFacts:
     span: str
     iterations: float | None
     throughput_per_s: float | None
+    #: The report's energy per iteration of the span (measured), the truth a prediction is checked on.
+    j_per_iter: float | None
     #: Mean total input power (W) and mean power per rail (W) over the span.
     power_w: float | None
     rails_w: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
@@ -66,11 +68,13 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _span(report: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The span with the workload: the ``timed`` phase, else the phase or whole run with a
-    throughput (most iterations first), else any with a workload."""
+def _span(report: Mapping[str, Any], phase: str | None) -> Mapping[str, Any] | None:
+    """The span with the workload: the phase named ``phase`` when given, else the ``timed`` phase,
+    else the phase or whole run with a throughput (most iterations first), else any with a workload."""
     phases = [p for p in report.get("phases") or [] if isinstance(p, Mapping)]
     spans = [*phases, _map(report.get("whole"))]
+    if phase is not None:
+        spans = [s for s in phases if s.get("name") == phase][:1]
     worked = [s for s in spans if isinstance(s.get("workload"), Mapping)]
     timed = [s for s in worked if s.get("name") == TIMED]
     if timed:
@@ -81,12 +85,12 @@ def _span(report: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return worked[0] if worked else None
 
 
-def run_facts(report: Any, where: str) -> RunFacts:
-    """The run's figures; ``where`` names the file in the one-line error."""
+def run_facts(report: Any, where: str, phase: str | None = None) -> RunFacts:
+    """The run's figures (of ``phase`` where given); ``where`` names the file in the one-line error."""
     if not isinstance(report, Mapping) or not isinstance(report.get("whole"), Mapping) \
             or not isinstance(report.get("phases"), list):
         raise PredictInputError(f"{where}: not a report JSON (save one with `report --format json`)")
-    span = _span(report)
+    span = _span(report, phase)
     if span is None:
         raise PredictInputError(f"{where}: the report has no workload (make it with --trtexec, a hook "
                                 "or --workload): nothing to predict from")
@@ -102,6 +106,7 @@ def run_facts(report: Any, where: str) -> RunFacts:
         span=_text(span.get("name")) or "whole run",
         iterations=_num(work.get("iterations")),
         throughput_per_s=_num(work.get("throughput_per_s")),
+        j_per_iter=_num(work.get("j_per_iter")),
         power_w=_num(power.get("mean")),
         rails_w=MappingProxyType(rails),
         gpu_mhz=_num(ceilings.get("gpu_mhz")),

@@ -25,11 +25,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-throughput", type=float, metavar="X", dest="min_throughput", default=None,
                         help="the cheapest item must reach X iterations/s (default: any)")
     parser.add_argument("--out", metavar="PATH", default=None, help=OUT_HELP)
+    parser.add_argument("--predict", action="store_true",
+                        help="add predicted rows for the board's modes not run, and where several modes "
+                        "ran, the prediction's own leave-one-mode-out error (see `predict`)")
     file_flags(parser)
 
 
 def run(args: argparse.Namespace, config: Config) -> int:
-    from jtop_roof.outputs.compare import compare, load_item, split_spec, to_json, to_markdown
+    from jtop_roof.outputs.compare import compare, load_item_report, split_spec, to_json, to_markdown
 
     if len(args.items) < 2:
         return fail("compare needs at least two items (FILE, FILE#PHASE or a report JSON)")
@@ -42,19 +45,33 @@ def run(args: argparse.Namespace, config: Config) -> int:
         return fail("- is standard input, which can be read once: give it as one item only")
     inputs = input_files(args, *inputs)
     refuse_out_over_inputs(args.out, inputs)
-    items = []
+    items, reports = [], []
     with readable(STDIN) if STDIN in inputs else nullcontext(STDIN) as spool:
         for spec, path in zip(args.items, inputs, strict=True):
             if path != STDIN:
-                items.append(load_item(spec, tz=tz, interval_s=interval_s, config=config, warn=warn,
-                                       tz_given=args.tz is not None))
+                item, report = load_item_report(spec, tz=tz, interval_s=interval_s, config=config, warn=warn,
+                                                tz_given=args.tz is not None)
+                items.append(item)
+                reports.append(report)
                 continue
             phase = split_spec(spec)[1]
             suffix = "" if phase is None else f"#{phase}"
-            items.append(load_item(spool + suffix, tz=tz, interval_s=interval_s, config=config, warn=warn,
-                                   label=f"stdin{suffix}", file=STDIN, tz_given=args.tz is not None))
+            item, report = load_item_report(spool + suffix, tz=tz, interval_s=interval_s, config=config,
+                                            warn=warn, label=f"stdin{suffix}", file=STDIN,
+                                            tz_given=args.tz is not None)
+            items.append(item)
+            reports.append(report)
     result = compare(items, args.min_throughput)
-    return emit(to_json(result) if args.format == "json" else to_markdown(result), args.out, inputs)
+    if not args.predict:
+        return emit(to_json(result) if args.format == "json" else to_markdown(result), args.out, inputs)
+    from jtop_roof.outputs.compare_predict import add_predictions, item_facts, predict_markdown
+    from jtop_roof.roofline.devices import load_devices
+
+    runs = [(str(item["label"]), item_facts(item, report)) for item, report in zip(result["items"], reports,
+                                                                                      strict=True)]
+    result = add_predictions(result, runs, load_devices(config.devices))
+    text = to_json(result) if args.format == "json" else to_markdown(result) + predict_markdown(result)
+    return emit(text, args.out, inputs)
 
 
 COMMAND = Command(

@@ -167,14 +167,19 @@ def split_spec(spec: str) -> tuple[str, str | None]:
     return path, phase
 
 
-def load_item(
+def load_item(spec: str, **options: Any) -> dict[str, Any]:
+    """One item (see the module docstring) as its JSON object (``load_item_report``'s options)."""
+    return load_item_report(spec, **options)[0]
+
+
+def load_item_report(
     spec: str, *, tz: tzinfo, interval_s: float | None = None, config: Config | None = None,
     warn: Callable[[str], None] | None = None, label: str | None = None, file: str | None = None,
     tz_given: bool = False,
-) -> dict[str, Any]:
-    """One item (see the module docstring) as its JSON object; ``file``: what its ``file`` says
-    where that is not the path read (``-``: standard input, read from where it was spooled);
-    ``tz_given``: ``tz`` is the user's ``--tz`` (its stamps' zone is then given, not assumed)."""
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One item and the report it was taken from (``compare --predict`` reads both); ``file``: what its
+    ``file`` says where that is not the path read (``-``: standard input, read from where it was
+    spooled); ``tz_given``: ``tz`` is the user's ``--tz`` (its stamps' zone is then given, not assumed)."""
     path, phase = split_spec(spec)
     if not os.path.isfile(path):
         raise CompareError(f"cannot read {path}: " + ("not a regular file" if os.path.exists(path)
@@ -192,7 +197,7 @@ def load_item(
             raise CompareError(f"cannot read {path}: {exc.strerror or exc}") from None
         report = file_report(path, tz=tz, interval_s=interval_s, config=config, warn=warn, tz_given=tz_given)
     name = label if label is not None else Path(path).stem + ("" if phase is None else f"#{phase}")
-    return item_from_report(report, name, phase, file=path if file is None else file)
+    return item_from_report(report, name, phase, file=path if file is None else file), report
 
 
 def item_from_report(report: Mapping[str, Any], label: str, phase: str | None = None, *,
