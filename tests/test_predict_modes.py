@@ -172,6 +172,18 @@ def test_an_unknown_memory_share_is_assumed_wide():
     assert got.split.memory_share == (0.0, 0.5, 1.0)
 
 
+def test_leave_one_mode_out_pairs_only_runs_of_one_workload():
+    """Another model's run in another mode is no truth for this one's prediction."""
+    from jtop_roof.outputs.predict import lomo
+
+    r50 = replace(RUN, workload="resnet50.onnx fp32+int8")
+    other = replace(RUN, power_mode="15W", throughput_per_s=550.0, workload="resnet18.onnx fp16")
+    same = replace(other, workload=r50.workload)
+    assert lomo([("a", r50), ("b", other)], load_devices()) == []
+    assert [(r["from_mode"], r["to_mode"]) for r in lomo([("a", r50), ("b", same)], load_devices())] == [
+        ("MAXN_SUPER", "15W"), ("15W", "MAXN_SUPER")]
+
+
 def test_the_report_input_takes_the_timed_phase():
     report = {"device": DEVICE, "power_mode": "7W", "whole": {"name": "whole run", "workload": {}},
               "phases": [{"name": "build", "workload": None},

@@ -51,6 +51,9 @@ class RunFacts:
     gpu_compute_s: float | None = None
     enqueue_s: float | None = None
     throttled_s: float | None = None
+    #: What ran, where the report says (trtexec's model and precision): runs of different
+    #: workloads are never checked against each other.
+    workload: str | None = None
 
 
 def _num(value: Any) -> float | None:
@@ -119,4 +122,5 @@ def run_facts(report: Any, where: str, phase: str | None = None) -> RunFacts:
         gpu_compute_s=_num(trtexec.get("gpu_compute_mean_s")) if span.get("name") == TIMED else None,
         enqueue_s=_num(trtexec.get("enqueue_mean_s")) if span.get("name") == TIMED else None,
         throttled_s=_num(span.get("throttled_s")),
+        workload=(None if not trtexec.get("model") else f"{trtexec.get('model')} {trtexec.get('precision')}"),
     )

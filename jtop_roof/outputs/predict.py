@@ -10,7 +10,8 @@ JSON of ``predict`` (stable keys): ``device``, ``from_mode``, ``span`` (the repo
 what was assumed), ``*_source`` (``inferred``: a model's figure, never measured), ``reason`` (why
 nothing could be predicted, else null) and ``j_per_iter_note`` (why the energy alone is null).
 
-The leave-one-mode-out rows (``lomo``): for each ordered pair of runs in different modes, the
+The leave-one-mode-out rows (``lomo``): for each ordered pair of runs in different modes (of the
+same trtexec model and precision, where the reports name them), the
 second run's mode predicted from the first run, beside what the second run measured: ``from``,
 ``to``, ``iters_per_s`` (predicted, measured, error), ``j_per_iter`` (the same), and whether the
 measured value lies in the predicted range (``in_range``). Nothing here imports Textual.
@@ -92,11 +93,13 @@ def to_markdown(data: Mapping[str, Any]) -> str:
 
 
 def lomo(runs: Sequence[tuple[str, RunFacts]], devices: Mapping[str, Device]) -> list[dict[str, Any]]:
-    """Leave one mode out: each run's mode predicted from each other run in another mode."""
+    """Leave one mode out: each run's mode predicted from each other run of the same workload (as
+    far as the reports tell) in another mode."""
     rows = []
     for name_a, a in runs:
         for name_b, b in runs:
-            if a is b or a.power_mode is None or b.power_mode is None or a.power_mode == b.power_mode:
+            if (a is b or a.power_mode is None or b.power_mode is None or a.power_mode == b.power_mode
+                    or a.workload != b.workload):
                 continue
             try:
                 got = predict(a, devices, [b.power_mode]).predictions[0]
