@@ -36,7 +36,8 @@ def report(tmp: Path, run: str) -> str:
         sys.exit(f"{log} or {trt} is missing: put ../shared beside the repository")
     out = tmp / f"{run}.json"
     # the 7W caps are the same on the Orin Nano 8GB and its Super: the board is given
-    jroof("report", str(log), "--trtexec", str(trt), "--device", DEVICE, "--format", "json", "--out", str(out))
+    jroof("report", str(log), "--trtexec", str(trt), "--device", DEVICE, "--format", "json",
+          "--out", str(out))
     return str(out)
 
 
