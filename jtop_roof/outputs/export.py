@@ -79,13 +79,13 @@ from jtop_roof.model.jsonsafe import terminal_safe
 from jtop_roof.outputs.export_fill import Cells, Row, iter_rows
 from jtop_roof.outputs.export_scan import PROCESS_COLUMNS, TABLES, ExportError, Scan, scan_file
 from jtop_roof.outputs.export_types import ExportTable, export_table, parquet_schema
+from jtop_roof.outputs.output_formats import export_format, export_names
 from jtop_roof.outputs.report import spreadsheet_text
 from jtop_roof.runtime.config import Config
 
-__all__ = ["FORMATS", "PROCESS_COLUMNS", "TABLES", "Export", "ExportError", "Scan", "export_file",
+__all__ = ["PROCESS_COLUMNS", "TABLES", "Export", "ExportError", "Scan", "export_file",
            "export_rows", "iter_rows", "scan_file", "write_csv", "write_jsonl", "write_parquet"]
 
-FORMATS = ("csv", "jsonl", "parquet")
 NEEDS_PYARROW = "parquet needs pyarrow: " + install_hint("parquet", "pyarrow")
 #: Rows per Parquet row group: its columns are held in memory until it is written (8,192 rows of
 #: a board's 60 columns: some 4 MB, 30 MB at the peak with the writer's), so the export's memory
@@ -112,7 +112,7 @@ class _Counted:
 
 
 def write_csv(rows: Iterable[Row], columns: list[str], out: IO[str]) -> int:
-    """``rows`` (``iter_rows`` with ``CSV_CELLS``: text cells already ``spreadsheet_text``) under a
+    """``rows`` (``iter_rows`` with text cells already ``spreadsheet_text``) under a
     header of ``columns``; a missing value is an empty cell."""
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(columns)
@@ -187,8 +187,8 @@ def write_parquet(rows: Iterable[Row], table: ExportTable, out: IO[bytes],
     return count
 
 
-#: How each output writes text and time cells (``export_fill.Cells``).
-CSV_CELLS = Cells(text=spreadsheet_text)
+#: How text and time cells are written where no format says (``export_fill.Cells``; each format of
+#: ``output_formats`` says its own).
 JSONL_CELLS = Cells()
 TYPED_CELLS = Cells(aware=True)
 
@@ -226,14 +226,16 @@ def export_file(
     """Export ``table`` of ``path`` to ``out`` (stdout when None; not for parquet) in ``fmt``;
     returns the rows written. ``trtexec``, ``log_start``: as ``scan_file``'s. Raises ExportError
     (one line) for input or output that cannot be used."""
-    if fmt not in FORMATS:
-        raise ExportError(f"unknown format {fmt!r}: one of {', '.join(FORMATS)}")
-    if fmt == "parquet":
-        if not pyarrow_found():
-            raise ExportError(NEEDS_PYARROW)
-        if out is None:
-            raise ExportError("parquet is binary: give --out PATH")
-    cells = {"csv": CSV_CELLS, "jsonl": JSONL_CELLS}.get(fmt, TYPED_CELLS)
+    try:
+        spec = export_format(fmt)
+    except KeyError:
+        raise ExportError(f"unknown format {fmt!r}: one of {', '.join(export_names())}") from None
+    missing = spec.missing()
+    if missing is not None:
+        raise ExportError(missing)
+    if spec.binary and out is None:
+        raise ExportError(f"{fmt} is binary: give --out PATH")
+    cells = Cells(text=spreadsheet_text, aware=spec.aware) if spec.spreadsheet else Cells(aware=spec.aware)
     exported = export_rows(path, tz=tz, interval_s=interval_s, config=config, table=table, trtexec=trtexec,
                            log_start=log_start, cells=cells)
     scan, shape, rows = exported.scan, exported.table, exported.rows
@@ -242,19 +244,18 @@ def export_file(
             warn(f"{path}: {note}")
         if scan.stats.truncated_tail:
             warn(f"{path}: the last line is cut short (line {scan.stats.last_line}); the rest is used")
-    columns = list(shape.columns)
     try:
-        if fmt == "parquet":
+        if spec.load is not None and not spec.load():
+            raise ExportError(spec.install())
+        if spec.binary:
             assert out is not None
-            if pyarrow_modules() is None:  # imported after the scan: its memory is not the scan's
-                raise ExportError(NEEDS_PYARROW)
             with open(create_output(out, inputs=[path]), "wb") as binary:
-                return write_parquet(rows, shape, binary, scan.metadata)
+                return spec.write(rows, shape, binary, scan.metadata)
         if out is None:
             target = stdout if stdout is not None else sys.stdout
-            return write_csv(rows, columns, target) if fmt == "csv" else write_jsonl(rows, columns, target)
+            return spec.write(rows, shape, target, scan.metadata)
         with open(create_output(out, inputs=[path]), "w", encoding="utf-8", newline="") as stream:
-            return write_csv(rows, columns, stream) if fmt == "csv" else write_jsonl(rows, columns, stream)
+            return spec.write(rows, shape, stream, scan.metadata)
     except BrokenPipeError:
         raise  # `export ... | head`: the reader left; the command line says nothing
     except OSError as exc:

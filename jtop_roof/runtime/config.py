@@ -25,7 +25,6 @@ from jtop_roof.model.settings import MAX_SPEED, MIN_SPEED, DetectorSettings, Thr
 from jtop_roof.sources.power import DEFAULT_POWER_HZ, MAX_POWER_HZ
 
 SOURCES = ("auto", "tegrastats", "host", "demo")
-REPORT_FORMATS = ("md", "json", "csv")  # jroof-tui report --format
 #: The shortest sampling interval.
 MIN_INTERVAL_MS = 10
 #: Bounds of the other numbers (each one's error states them): an hour, a week, far past any use and
