@@ -80,25 +80,25 @@ def _found(module: str) -> bool:
 
 
 def _write_csv(rows: Iterable[Row], table: ExportTable, out: IO[Any], metadata: Mapping[str, str]) -> int:
-    from jtop_roof.outputs.export import write_csv
+    from jtop_roof.outputs.export_writers import write_csv
 
     return write_csv(rows, list(table.columns), out)
 
 
 def _write_jsonl(rows: Iterable[Row], table: ExportTable, out: IO[Any], metadata: Mapping[str, str]) -> int:
-    from jtop_roof.outputs.export import write_jsonl
+    from jtop_roof.outputs.export_writers import write_jsonl
 
     return write_jsonl(rows, list(table.columns), out)
 
 
 def _write_parquet(rows: Iterable[Row], table: ExportTable, out: IO[Any], metadata: Mapping[str, str]) -> int:
-    from jtop_roof.outputs.export import write_parquet
+    from jtop_roof.outputs.export_writers import write_parquet
 
     return write_parquet(rows, table, out, metadata)
 
 
 def _load_pyarrow() -> bool:
-    from jtop_roof.outputs.export import pyarrow_modules
+    from jtop_roof.outputs.export_writers import pyarrow_modules
 
     return pyarrow_modules() is not None
 
