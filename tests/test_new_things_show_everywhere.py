@@ -207,3 +207,26 @@ def test_an_event_kind_shows_in_the_report_and_its_legend(stall, jroof_main):
 def test_a_kind_not_declared_is_a_plain_event():
     assert event_kinds.event_kind("from_a_newer_version") == event_kinds.EventKind(
         "from_a_newer_version", "from_a_newer_version", "info")
+
+
+# ------------------------------------------------------------------------------------ a pane
+
+
+def test_a_pane_s_layout_comes_from_its_spec_not_the_stylesheet():
+    """No pane that the compact layout sums up is named in app.tcss: its height and its compact
+    and focus rules are made from its PaneSpec, so a new pane's come with its spec line."""
+    import re
+
+    from jtop_roof.tui.app import JroofApp
+    from jtop_roof.tui.layout import pane_css
+    from jtop_roof.tui.panes import PANES, CpuPane, PaneSpec
+
+    tcss = re.sub(r"/\*.*?\*/", "", (ROOT / "jtop_roof" / "tui" / "app.tcss").read_text(), flags=re.S)
+    for spec in PANES:
+        if spec.summary:
+            assert f"#{spec.id}" not in tcss, spec.id
+    assert JroofApp.CSS == pane_css(PANES)
+    css = pane_css([*PANES, PaneSpec("fans", "col-left", CpuPane, height="2fr", max_height=9)])
+    assert "#fans { height: 2fr; max-height: 9; }" in css
+    assert "Screen.-compact #fans," in css or "Screen.-compact #fans {" in css
+    assert "Screen.-focus #fans.-focused" in css
