@@ -36,8 +36,8 @@ def _write_tsv(rows: Iterable[list[Any]], table: Any, out: IO[Any], metadata: Ma
 
 
 @pytest.fixture
-def tsv() -> Iterator[formats.ExportFormat]:
-    fmt = formats.ExportFormat("tsv", ".tsv", "tsv (tabs between cells)", _write_tsv)
+def tabbed() -> Iterator[formats.ExportFormat]:
+    fmt = formats.ExportFormat("tabbed", ".tabbed", "tabbed (tabs between cells)", _write_tsv)
     remove = formats.register_export(fmt)
     yield fmt
     remove()
@@ -52,20 +52,20 @@ def shout() -> Iterator[formats.ReportFormat]:
     remove()
 
 
-def test_an_export_format_added_is_a_choice_its_help_and_its_suffix(tsv, jroof_main, tmp_path):
+def test_an_export_format_added_is_a_choice_its_help_and_its_suffix(tabbed, jroof_main, tmp_path):
     said = jroof_main("export", "--help")
-    assert "tsv (tabs between cells)" in " ".join(said.stdout.split())
-    out = tmp_path / "run.tsv"  # no --format: the suffix says which
+    assert "tabbed (tabs between cells)" in " ".join(said.stdout.split())
+    out = tmp_path / "run.tabbed"  # no --format: the suffix says which
     ran = jroof_main("export", LOG, "--out", out)
     assert ran.returncode == 0, ran.stderr
     header, first = out.read_text().splitlines()[:2]
     assert header.split("\t")[:2] == ["t_wall", "time"]
     assert len(first.split("\t")) == len(header.split("\t"))
-    assert jroof_main("export", LOG, "--format", "tsv").stdout.startswith("t_wall\ttime\t")
+    assert jroof_main("export", LOG, "--format", "tabbed").stdout.startswith("t_wall\ttime\t")
 
 
 def test_a_format_not_registered_is_refused_by_the_command_line(jroof_main):
-    ran = jroof_main("export", LOG, "--format", "tsv")
+    ran = jroof_main("export", LOG, "--format", "tabbed")
     assert ran.returncode == 2 and "invalid choice" in ran.stderr
 
 

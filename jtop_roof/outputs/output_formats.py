@@ -187,11 +187,15 @@ def report_help() -> str:
 
 def register_export(fmt: ExportFormat) -> Callable[[], None]:
     """Add ``fmt`` (a plugin's, a test's); returns what takes it out again."""
+    if fmt.name in export_names():
+        raise ValueError(f"export format {fmt.name!r} is declared already")
     EXPORT_FORMATS.append(fmt)
     return lambda: EXPORT_FORMATS.remove(fmt)
 
 
 def register_report(fmt: ReportFormat) -> Callable[[], None]:
     """Add ``fmt``; returns what takes it out again."""
+    if fmt.name in report_names():
+        raise ValueError(f"report format {fmt.name!r} is declared already")
     REPORT_FORMATS.append(fmt)
     return lambda: REPORT_FORMATS.remove(fmt)
