@@ -201,7 +201,7 @@ def test_an_event_kind_shows_in_the_report_and_its_legend(stall, jroof_main):
     assert "stall: the GPU stalled (a dummy)" in md
     assert "stall gpu: GPU stalled (a dummy)" in md
     events = json.loads(jroof_main("report", LOG, "--format", "json").stdout)["events"]
-    assert [(e["kind"], e["unit"]) for e in events] == [("stall", "gpu")]
+    assert [(e["kind"], e["unit"], e["cause_source"]) for e in events] == [("stall", "gpu", None)]
 
 
 def test_a_kind_not_declared_is_a_plain_event():

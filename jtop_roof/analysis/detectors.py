@@ -55,12 +55,13 @@ from dataclasses import dataclass, field
 
 from jtop_roof.analysis.detector_spec import DetectorSpec, bounded
 from jtop_roof.analysis.pipeline import StreamContext
-from jtop_roof.model.event_kinds import event_kind
 from jtop_roof.model.info import INFERRED, MEASURED
 from jtop_roof.model.records import Event, Record, Sample
 from jtop_roof.model.thermal import is_placeholder
 from jtop_roof.roofline.devices import PowerMode
 
+#: The kinds of event this detector makes (each declared in ``model.event_kinds``).
+KINDS = ("throttle", "mode_cap", "mode_check")
 UNITS = ("gpu", "emc", "cpu")
 _NO_CAPS = (None, None, None)
 #: How far (a fraction of the cap) a held clock may rise above its lowest: the H200's power-capped
@@ -339,7 +340,7 @@ def _device_says_held(unit: str, sample: Sample) -> list[tuple[str, str]]:
 def cause_source(event: Event) -> str | None:
     """Where a detector event's cause came from: ``measured`` (NVML's reasons, an over-current
     counter), ``inferred`` (a trip point neared, power at the budget), None (no cause seen)."""
-    if not event_kind(event.kind).held or not set(event.reasons) - {"below_cap", "mode_unknown"}:
+    if event.kind not in KINDS or not set(event.reasons) - {"below_cap", "mode_unknown"}:
         return None
     parts = event.detail.split("; ")
     return MEASURED if any(part.startswith(MEASURED_CAUSES) for part in parts) else INFERRED
