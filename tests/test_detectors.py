@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from tui_support import make_config
 
-from jtop_roof.analysis.detectors import ThrottleDetector, cause_source
+from jtop_roof.analysis.detector_spec import DetectorConfig
+from jtop_roof.analysis.detectors import ThrottleDetector, ThrottleSettings, cause_source
 from jtop_roof.formats.logfile import iter_records
 from jtop_roof.formats.recorder import Recorder
 from jtop_roof.model.codec import sample_to_json
 from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.records import Clocked, CpuCore, Event, Gpu, Rail, Sample
-from jtop_roof.model.settings import DetectorSettings
 from jtop_roof.runtime.config import Config
 from jtop_roof.runtime.headless import run_headless
 from jtop_roof.runtime.runtime import build_pipeline
@@ -153,7 +153,7 @@ def test_power_at_the_budget_is_no_cause_where_the_clock_never_ran_free():
 
 def test_thresholds_come_from_the_config():
     held = [(1020, 99.0)] * 4 + [(700, 99.0)] * 8 + [(1020, 99.0)] * 6
-    strict = Config(detectors=DetectorSettings(min_duration_s=10.0))
+    strict = Config(detectors=DetectorConfig.of(ThrottleSettings(min_duration_s=10.0)))
     assert events_of(gpu_samples(held), strict) == []
 
 

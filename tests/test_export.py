@@ -16,6 +16,7 @@ from factories import BENCH, COUNT, HELD, SECOND_SESSION, STEP, held_at_306, rec
 from jtop_roof.model.codec import json_line, record_to_json
 from jtop_roof.model.records import Rail, Sample
 from jtop_roof.outputs import export as ex
+from jtop_roof.outputs import export_writers
 from jtop_roof.runtime.config import Config
 
 UTC = timezone.utc
@@ -117,7 +118,7 @@ def test_parquet_round_trip(synthetic, tmp_path):
 
 def test_parquet_without_pyarrow_is_one_line_naming_it(synthetic, tmp_path, monkeypatch):
     path, _ = synthetic
-    monkeypatch.setattr(ex, "pyarrow_modules", lambda: None)
+    monkeypatch.setattr(export_writers, "pyarrow_modules", lambda: None)
     with pytest.raises(ex.ExportError) as info:
         ex.export_file(str(path), "parquet", str(tmp_path / "x.parquet"), tz=UTC)
     assert str(info.value) == ("parquet needs pyarrow: pip install '.[parquet]' in jroof's clone "

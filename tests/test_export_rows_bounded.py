@@ -20,6 +20,7 @@ from factories import COUNT, recording_header, synthetic_sample, write_synthetic
 from jtop_roof.model.codec import json_line, record_to_json
 from jtop_roof.model.records import Engine, Rail, Sample
 from jtop_roof.outputs import export as ex
+from jtop_roof.outputs import export_writers
 from jtop_roof.outputs.export_arrow import ArrowGroup
 from jtop_roof.outputs.export_types import BOOL, FLOAT, INT, TEXT, TIME
 
@@ -66,8 +67,8 @@ def test_row_groups_are_cut_at_the_batch_whatever_the_count(tmp_path, monkeypatc
     whole = tmp_path / "whole.parquet"
     ex.export_file(str(path), "parquet", str(whole), tz=UTC)
     for batch, chunk in ((7, 3), (COUNT, 7), (COUNT // 2, COUNT // 2), (1, 1)):
-        monkeypatch.setattr(ex, "PARQUET_BATCH", batch)
-        monkeypatch.setattr(ex, "ARROW_CHUNK", chunk)
+        monkeypatch.setattr(export_writers, "PARQUET_BATCH", batch)
+        monkeypatch.setattr(export_writers, "ARROW_CHUNK", chunk)
         cut = tmp_path / f"cut{batch}.parquet"
         assert ex.export_file(str(path), "parquet", str(cut), tz=UTC) == COUNT
         meta = pq.ParquetFile(cut).metadata

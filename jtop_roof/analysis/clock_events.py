@@ -13,14 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from jtop_roof.model.event_kinds import event_kind
 from jtop_roof.model.records import Event
 
 #: Closed events kept (a day of one-second throttles is 86,400): the oldest are forgotten first.
 MAX_KEPT_EVENTS = 200_000
 
 Interval = tuple[float, float]
-#: The detectors' kinds kept here: a clock held (a ``mode_change`` is a moment, not a clock's state).
-CLOCK_KINDS = ("throttle", "mode_cap", "mode_check")
 
 
 def _interval(event: Event) -> Interval | None:
@@ -41,7 +40,8 @@ def union_s(intervals: Iterable[Interval], first: float, last: float) -> float:
 
 
 class ClockEvents:
-    """The closed detector events of a stream (``throttle``, ``mode_cap``, ``mode_check``), by unit."""
+    """The closed detector events of a stream whose kind is ``held`` (``model.event_kinds``:
+    ``throttle``, ``mode_cap``, ``mode_check``), by unit."""
 
     def __init__(self) -> None:
         self._closed: dict[tuple[str, str, float], Event] = {}
@@ -52,7 +52,7 @@ class ClockEvents:
     def add(self, events: Iterable[Event]) -> None:
         for event in events:
             interval = _interval(event)
-            if interval is None or event.kind not in CLOCK_KINDS:
+            if interval is None or not event_kind(event.kind).held:  # a mode_change is a moment
                 continue
             assert event.unit is not None
             key = (event.kind, event.unit, interval[0])

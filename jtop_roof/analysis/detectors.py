@@ -53,15 +53,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from jtop_roof.analysis.detector_spec import DetectorSpec, bounded
 from jtop_roof.analysis.pipeline import StreamContext
 from jtop_roof.model.info import INFERRED, MEASURED
 from jtop_roof.model.records import Event, Record, Sample
-from jtop_roof.model.settings import DetectorSettings
 from jtop_roof.model.thermal import is_placeholder
 from jtop_roof.roofline.devices import PowerMode
 
-#: The kinds of event detectors make (``Event.unit`` set: a recording's own are made again on replay).
-DETECTOR_KINDS = ("throttle", "mode_cap", "mode_check")
+#: The kinds of event this detector makes (each declared in ``model.event_kinds``).
+KINDS = ("throttle", "mode_cap", "mode_check")
 UNITS = ("gpu", "emc", "cpu")
 _NO_CAPS = (None, None, None)
 #: How far (a fraction of the cap) a held clock may rise above its lowest: the H200's power-capped
@@ -99,6 +99,20 @@ _NVML_REASONS = {
 }
 
 
+@dataclass(frozen=True)
+class ThrottleSettings:
+    """When a clock counts as held down (``ThrottleDetector``), with the bounds the config allows
+    (``detectors:`` in the config file); these are the defaults."""
+
+    busy_pct: float = bounded(50.0, 1.0, 100.0)
+    below_cap_ratio: float = bounded(0.95, 0.1, 1.0)
+    min_duration_s: float = bounded(2.0, 0.0, 3600.0)
+    min_samples: int = bounded(2, 1, 100_000)
+    close_after_s: float = bounded(1.0, 0.0, 3600.0)
+    thermal_margin_c: float = bounded(5.0, 0.0, 100.0)
+    power_budget_ratio: float = bounded(0.95, 0.1, 2.0)
+
+
 @dataclass(slots=True)
 class _Hold:
     """A run of held samples of one unit, and the evidence seen during it."""
@@ -121,8 +135,8 @@ class _Hold:
 class ThrottleDetector:
     """One hold per unit over the sample stream; see the module docstring."""
 
-    def __init__(self, settings: DetectorSettings | None = None) -> None:
-        self.settings = settings or DetectorSettings()
+    def __init__(self, settings: ThrottleSettings | None = None) -> None:
+        self.settings = settings or ThrottleSettings()
         self._open: dict[str, _Hold] = {}
         self._last_mono: float | None = None
         self._last_oc: dict[str, int] | None = None  # the over-current counters of the last sample
@@ -326,7 +340,7 @@ def _device_says_held(unit: str, sample: Sample) -> list[tuple[str, str]]:
 def cause_source(event: Event) -> str | None:
     """Where a detector event's cause came from: ``measured`` (NVML's reasons, an over-current
     counter), ``inferred`` (a trip point neared, power at the budget), None (no cause seen)."""
-    if event.kind not in DETECTOR_KINDS or not set(event.reasons) - {"below_cap", "mode_unknown"}:
+    if event.kind not in KINDS or not set(event.reasons) - {"below_cap", "mode_unknown"}:
         return None
     parts = event.detail.split("; ")
     return MEASURED if any(part.startswith(MEASURED_CAUSES) for part in parts) else INFERRED
@@ -360,7 +374,7 @@ def _oc_rose(before: dict[str, int] | None, now: dict[str, int] | None) -> list[
 
 
 def _evidence(unit: str, sample: Sample, context: StreamContext,
-              settings: DetectorSettings) -> list[tuple[str, str]]:
+              settings: ThrottleSettings) -> list[tuple[str, str]]:
     """Reasons the board's data gives for a low clock, besides NVML's: (in words, its code)."""
     out = []
     for zone, value in sample.temps_c.items():
@@ -373,7 +387,7 @@ def _evidence(unit: str, sample: Sample, context: StreamContext,
     return out
 
 
-def _at_budget(sample: Sample, context: StreamContext, settings: DetectorSettings
+def _at_budget(sample: Sample, context: StreamContext, settings: ThrottleSettings
                ) -> tuple[float, float, str] | None:
     """(input mW, the budget's W, the mode's name) where the input power is at the budget of the
     sample's mode; else None."""
@@ -383,3 +397,7 @@ def _at_budget(sample: Sample, context: StreamContext, settings: DetectorSetting
     if total.mw >= settings.power_budget_ratio * mode.watts * 1000:
         return total.mw, mode.watts, mode.name
     return None
+
+
+#: Its declaration (``analysis.detector_registry``): ``detectors:`` in the config gives its settings.
+DETECTOR = DetectorSpec("throttle", ThrottleSettings, ThrottleDetector)

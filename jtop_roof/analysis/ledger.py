@@ -63,8 +63,6 @@ from jtop_roof.model.codec import MAX_NAMED
 from jtop_roof.model.records import INPUT_RAILS, PowerReading, ProcessReading, auto_phase_name, power_plan
 from jtop_roof.model.timeline import gap_step_for
 
-#: Event kinds that break the stream: no energy is integrated across them.
-BREAK_EVENTS = ("gap", "source_restart", "source_error", "seek")
 #: Phase starts with this origin continue the phase already open (a new recording of a running
 #: phase, or a session appended after a restart), rather than starting a new one.
 RESUME_ORIGIN = "resume"

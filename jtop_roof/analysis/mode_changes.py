@@ -12,20 +12,26 @@ Nothing here imports Textual.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from jtop_roof.analysis.detector_spec import DetectorSpec
 from jtop_roof.analysis.pipeline import StreamContext
 from jtop_roof.model.records import Event, Record, Sample
-from jtop_roof.model.settings import DetectorSettings
 
 #: The event's kind, and its ``unit``: the board (a detector's event has one: replayed recordings
 #: do not double it).
 MODE_CHANGE, BOARD_UNIT = "mode_change", "board"
 
 
+@dataclass(frozen=True)
+class ModeChangeSettings:
+    """None yet: the board decides where the mode changed."""
+
+
 class ModeChangeDetector:
     """One ``mode_change`` event where a sample enters the next part of ``Board.mode_spans``."""
 
-    def __init__(self, settings: DetectorSettings | None = None) -> None:
+    def __init__(self, settings: ModeChangeSettings | None = None) -> None:
         self.settings = settings
         self._part: int | None = None
         self._last_mono: float | None = None
@@ -54,3 +60,7 @@ class ModeChangeDetector:
 
     def finish(self, context: StreamContext) -> Sequence[Event]:
         return ()
+
+
+#: Its declaration (``analysis.detector_registry``).
+DETECTOR = DetectorSpec("mode_change", ModeChangeSettings, ModeChangeDetector)

@@ -30,11 +30,12 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from jtop_roof.analysis.clock_events import ClockEvents
-from jtop_roof.analysis.ledger import BREAK_EVENTS, RESUME_ORIGIN, EnergyLedger, SpanStats
+from jtop_roof.analysis.ledger import RESUME_ORIGIN, EnergyLedger, SpanStats
 from jtop_roof.analysis.replay_ledger import ReplayLedger, apply_extra, comes_before
 from jtop_roof.analysis.sink import RecordingSink as RecordingSink  # re-exported for its users
 from jtop_roof.analysis.timesonly import history_for
 from jtop_roof.analysis.verdict import Placement, place
+from jtop_roof.model.event_kinds import event_kind
 from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.records import (
     MARKER_KINDS,
@@ -473,7 +474,7 @@ class Pipeline:
                     replay.seek(self._session_markers, played)
                 self._redisplay = sorted((m for m in self._session_markers if isinstance(m, Marker)),
                                          key=lambda m: m.t_mono or 0.0)
-            elif record.kind in BREAK_EVENTS:
+            elif event_kind(record.kind).breaks:  # no energy is integrated across it
                 ledger.add_break(record.kind, record.t_mono)
                 self._ledger_version += 1
             self.history.add_event(record)

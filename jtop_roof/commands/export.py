@@ -19,19 +19,16 @@ from jtop_roof.commands.options import (
     tell_written,
     trtexec_flags,
 )
+from jtop_roof.outputs.output_formats import export_for_out, export_format, export_help, export_names
 from jtop_roof.runtime.config import Config
 
-#: What ``--format`` takes; without it, ``--out``'s suffix when it is one of these, else csv.
-EXPORT_FORMATS = ("csv", "jsonl", "parquet")
 #: What one row of each ``--table`` is, as the line after ``--out`` says.
 ROWS_OF = {"samples": "samples", "power": "power readings", "processes": "process rows"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE")
-    parser.add_argument("--format", choices=EXPORT_FORMATS, default=None,
-                        help="csv (default; or from --out's suffix), jsonl, or parquet (needs pyarrow: "
-                        "pip install '.[parquet]'; to stdout with --out -, not onto a terminal)")
+    parser.add_argument("--format", choices=export_names(), default=None, help=export_help())
     parser.add_argument("--out", metavar="PATH", default=None, help=OUT_HELP)
     parser.add_argument("--table", choices=tuple(ROWS_OF), default="samples",
                         help="samples (default: one row per sample), power (one row per power "
@@ -46,19 +43,18 @@ def run(args: argparse.Namespace, config: Config) -> int:
     from jtop_roof.outputs.export import export_file
 
     tz, interval_s = file_args(args)
-    fmt = args.format
-    if fmt is None:
-        suffix = os.path.splitext(args.out or "")[1].lower().lstrip(".")
-        fmt = suffix if suffix in EXPORT_FORMATS else "csv"
-    if fmt == "parquet":
+    spec = export_for_out(args.out) if args.format is None else export_format(args.format)
+    fmt = spec.name
+    if spec.binary:
         if args.out is None:
-            return fail("parquet is binary: give --out PATH (or --out - for standard output)")
+            return fail(f"{fmt} is binary: give --out PATH (or --out - for standard output)")
         binary_out(args.out, fmt)
+    if spec.needs == "pyarrow":
         # pyarrow's default allocator (mimalloc) keeps what each row group freed: some 15 MB more
         # at the peak. The user's own choice, where given, stands.
         os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
-    # Text to standard output is export's own stdout path; parquet goes through create_output's.
-    out = None if args.out == STDOUT and fmt != "parquet" else args.out
+    # Text to standard output is export's own stdout path; a binary format goes through create_output's.
+    out = None if args.out == STDOUT and not spec.binary else args.out
     refuse_out_over_inputs(args.out, input_files(args, args.file))
     with readable(args.file) as path:
         try:

@@ -8,7 +8,6 @@ draws the report it returns, so the two cannot disagree.
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import dataclass
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
@@ -27,7 +26,8 @@ from jtop_roof.commands.options import (
     trtexec_flags,
 )
 from jtop_roof.model.errors import UserError
-from jtop_roof.runtime.config import REPORT_FORMATS, Config
+from jtop_roof.outputs.output_formats import report_format, report_help, report_names
+from jtop_roof.runtime.config import Config
 
 if TYPE_CHECKING:
     from jtop_roof.formats.logfile import ReadStats
@@ -51,7 +51,7 @@ class RoofInputs:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE")
-    parser.add_argument("--format", choices=REPORT_FORMATS, default="md", help="md (default), json or csv")
+    parser.add_argument("--format", choices=report_names(), default=report_names()[0], help=report_help())
     parser.add_argument("--out", metavar="PATH", default=None, help=OUT_HELP)
     parser.add_argument("--interval", type=int, metavar="MS", dest="interval_ms", default=None,
                         help="spacing of lines without timestamps (default 1000)")
@@ -65,19 +65,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, config: Config) -> int:
-    from jtop_roof.outputs.report import to_csv, to_markdown
-
     tz, interval_s = file_args(args)
     inputs = input_files(args, args.file)
     refuse_out_over_inputs(args.out, inputs)
     with readable(args.file) as path:
         report = reported(args, config, path, tz=tz, interval_s=interval_s, command="report")[0]
-    if args.format == "json":
-        text = json.dumps(report, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
-    elif args.format == "csv":
-        text = to_csv(report)
-    else:
-        text = to_markdown(report)
+    text = report_format(args.format).render(report)
     code = emit(text, args.out, inputs=inputs)
     if code == 0 and args.out is not None:
         tell_written(args.out, f"report, {args.format}")

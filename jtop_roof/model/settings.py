@@ -1,6 +1,6 @@
-"""Settings read below the configuration, with their defaults: colour levels, when a clock counts
-as held down, and the bounds of a replay's speed. The configuration (``runtime.config``) fills
-them from the user's file and flags."""
+"""Settings read below the configuration, with their defaults: colour levels and the bounds of a
+replay's speed. The configuration (``runtime.config``) fills them from the user's file and flags;
+each detector's settings live with the detector (``analysis.detector_spec``)."""
 
 from __future__ import annotations
 
@@ -19,15 +19,3 @@ class Thresholds:
     load_warn_pct: float = 80.0
     load_crit_pct: float = 95.0
 
-
-@dataclass(frozen=True)
-class DetectorSettings:
-    """When a clock counts as held down (``detectors.ThrottleDetector``); these are the defaults."""
-
-    busy_pct: float = 50.0
-    below_cap_ratio: float = 0.95
-    min_duration_s: float = 2.0
-    min_samples: int = 2
-    close_after_s: float = 1.0
-    thermal_margin_c: float = 5.0
-    power_budget_ratio: float = 0.95

@@ -60,135 +60,27 @@ Nothing here imports Textual.
 
 from __future__ import annotations
 
-import csv
-import importlib
-import importlib.util
-import json
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import tzinfo
-from itertools import islice
-from typing import IO, Any
+from typing import IO
 
 from jtop_roof.formats.trtexec import TrtexecRun
 from jtop_roof.formats.userfiles import create_output
-from jtop_roof.model.codec import finite_or_null
-from jtop_roof.model.extras import install_hint
-from jtop_roof.model.jsonsafe import terminal_safe
 from jtop_roof.outputs.export_fill import Cells, Row, iter_rows
 from jtop_roof.outputs.export_scan import PROCESS_COLUMNS, TABLES, ExportError, Scan, scan_file
-from jtop_roof.outputs.export_types import ExportTable, export_table, parquet_schema
+from jtop_roof.outputs.export_types import ExportTable, export_table
+from jtop_roof.outputs.export_writers import write_csv, write_jsonl, write_parquet
+from jtop_roof.outputs.output_formats import export_format, export_names
 from jtop_roof.outputs.report import spreadsheet_text
 from jtop_roof.runtime.config import Config
 
-__all__ = ["FORMATS", "PROCESS_COLUMNS", "TABLES", "Export", "ExportError", "Scan", "export_file",
+__all__ = ["PROCESS_COLUMNS", "TABLES", "Export", "ExportError", "Scan", "export_file",
            "export_rows", "iter_rows", "scan_file", "write_csv", "write_jsonl", "write_parquet"]
 
-FORMATS = ("csv", "jsonl", "parquet")
-NEEDS_PYARROW = "parquet needs pyarrow: " + install_hint("parquet", "pyarrow")
-#: Rows per Parquet row group: its columns are held in memory until it is written (8,192 rows of
-#: a board's 60 columns: some 4 MB, 30 MB at the peak with the writer's), so the export's memory
-#: does not grow with the file (a million samples in under 100 MB).
-PARQUET_BATCH = 8_192
-#: Rows typed into a row group's columns at a time (``export_arrow.ArrowGroup``), so that the
-#: rows held as Python objects at once stay few.
-ARROW_CHUNK = 1_024
-
-
-# ------------------------------------------------------------------------------------ writers
-
-
-class _Counted:
-    """Rows passed on, counted."""
-
-    def __init__(self, rows: Iterable[Row]) -> None:
-        self.rows, self.count = rows, 0
-
-    def __iter__(self) -> Iterator[Row]:
-        for row in self.rows:
-            self.count += 1
-            yield row
-
-
-def write_csv(rows: Iterable[Row], columns: list[str], out: IO[str]) -> int:
-    """``rows`` (``iter_rows`` with ``CSV_CELLS``: text cells already ``spreadsheet_text``) under a
-    header of ``columns``; a missing value is an empty cell."""
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
-    counted = _Counted(rows)
-    writer.writerows(counted)
-    return counted.count
-
-
-def write_jsonl(rows: Iterable[Row], columns: list[str], out: IO[str]) -> int:
-    """One JSON object a row (``model.codec.json_line``'s form: NaN and infinities as null), a
-    terminal's controls in its strings escaped (``model.jsonsafe``): the lines may go to a
-    terminal, or be shown on one later."""
-    encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
-    count = 0
-    for row in rows:
-        obj = dict(zip(columns, row, strict=True))
-        try:
-            text = encode(obj)
-        except ValueError:
-            text = encode(finite_or_null(obj))
-        out.write(terminal_safe(text + "\n"))
-        count += 1
-    return count
-
-
-def pyarrow_found() -> bool:
-    """Whether pyarrow is installed, without importing it (some 25 MB)."""
-    try:
-        return importlib.util.find_spec("pyarrow") is not None
-    except (ImportError, ValueError):
-        return False
-
-
-def pyarrow_modules() -> tuple[Any, Any] | None:
-    """(pyarrow, pyarrow.parquet), or None where pyarrow is not installed."""
-    try:
-        return importlib.import_module("pyarrow"), importlib.import_module("pyarrow.parquet")
-    except ImportError:
-        return None
-
-
-def write_parquet(rows: Iterable[Row], table: ExportTable, out: IO[bytes],
-                  metadata: Mapping[str, str]) -> int:
-    """``rows`` (``iter_rows`` with ``TYPED_CELLS``) in ``table``'s types, with ``metadata``: a row
-    group each ``PARQUET_BATCH`` rows, typed into Arrow (``export_arrow``) ``ARROW_CHUNK`` rows at
-    a time, so that the rows held as Python objects stay few: memory does not grow with the file."""
-    modules = pyarrow_modules()
-    if modules is None:
-        raise ExportError(NEEDS_PYARROW)
-    pa, pq = modules
-    from jtop_roof.outputs.export_arrow import ArrowGroup  # numpy: only Parquet needs it
-
-    schema = parquet_schema(pa, table, metadata)
-    kinds = [(table.types[column], schema.field(at).type) for at, column in enumerate(table.columns)]
-    group = ArrowGroup(pa, kinds, PARQUET_BATCH)
-    count = 0
-    rows = iter(rows)
-    with pq.ParquetWriter(out, schema) as writer:
-        while True:
-            while group.count < PARQUET_BATCH:
-                chunk = list(islice(rows, min(ARROW_CHUNK, PARQUET_BATCH - group.count)))
-                if not chunk:
-                    break
-                group.add(chunk)
-            batch = group.count
-            if batch == 0 and count:
-                break
-            count += batch
-            writer.write_table(pa.Table.from_arrays(group.arrays(), schema=schema))
-            if batch < PARQUET_BATCH:
-                break
-    return count
-
-
-#: How each output writes text and time cells (``export_fill.Cells``).
-CSV_CELLS = Cells(text=spreadsheet_text)
+#: How text and time cells are written where no format says (``export_fill.Cells``; each format of
+#: ``output_formats`` says its own).
 JSONL_CELLS = Cells()
 TYPED_CELLS = Cells(aware=True)
 
@@ -226,14 +118,16 @@ def export_file(
     """Export ``table`` of ``path`` to ``out`` (stdout when None; not for parquet) in ``fmt``;
     returns the rows written. ``trtexec``, ``log_start``: as ``scan_file``'s. Raises ExportError
     (one line) for input or output that cannot be used."""
-    if fmt not in FORMATS:
-        raise ExportError(f"unknown format {fmt!r}: one of {', '.join(FORMATS)}")
-    if fmt == "parquet":
-        if not pyarrow_found():
-            raise ExportError(NEEDS_PYARROW)
-        if out is None:
-            raise ExportError("parquet is binary: give --out PATH")
-    cells = {"csv": CSV_CELLS, "jsonl": JSONL_CELLS}.get(fmt, TYPED_CELLS)
+    try:
+        spec = export_format(fmt)
+    except KeyError:
+        raise ExportError(f"unknown format {fmt!r}: one of {', '.join(export_names())}") from None
+    missing = spec.missing()
+    if missing is not None:
+        raise ExportError(missing)
+    if spec.binary and out is None:
+        raise ExportError(f"{fmt} is binary: give --out PATH")
+    cells = Cells(text=spreadsheet_text, aware=spec.aware) if spec.spreadsheet else Cells(aware=spec.aware)
     exported = export_rows(path, tz=tz, interval_s=interval_s, config=config, table=table, trtexec=trtexec,
                            log_start=log_start, cells=cells)
     scan, shape, rows = exported.scan, exported.table, exported.rows
@@ -242,19 +136,18 @@ def export_file(
             warn(f"{path}: {note}")
         if scan.stats.truncated_tail:
             warn(f"{path}: the last line is cut short (line {scan.stats.last_line}); the rest is used")
-    columns = list(shape.columns)
     try:
-        if fmt == "parquet":
+        if spec.load is not None and not spec.load():
+            raise ExportError(spec.install())
+        if spec.binary:
             assert out is not None
-            if pyarrow_modules() is None:  # imported after the scan: its memory is not the scan's
-                raise ExportError(NEEDS_PYARROW)
             with open(create_output(out, inputs=[path]), "wb") as binary:
-                return write_parquet(rows, shape, binary, scan.metadata)
+                return spec.write(rows, shape, binary, scan.metadata)
         if out is None:
             target = stdout if stdout is not None else sys.stdout
-            return write_csv(rows, columns, target) if fmt == "csv" else write_jsonl(rows, columns, target)
+            return spec.write(rows, shape, target, scan.metadata)
         with open(create_output(out, inputs=[path]), "w", encoding="utf-8", newline="") as stream:
-            return write_csv(rows, columns, stream) if fmt == "csv" else write_jsonl(rows, columns, stream)
+            return spec.write(rows, shape, stream, scan.metadata)
     except BrokenPipeError:
         raise  # `export ... | head`: the reader left; the command line says nothing
     except OSError as exc:

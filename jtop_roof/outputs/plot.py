@@ -32,6 +32,7 @@ import numpy as np
 
 from jtop_roof.formats.userfiles import create_output
 from jtop_roof.model.errors import UserError
+from jtop_roof.model.event_kinds import event_kind
 from jtop_roof.model.extras import install_hint
 from jtop_roof.model.jsonsafe import shown_text
 from jtop_roof.model.metrics import fmt_si, fmt_si_unit, for_terminal
@@ -353,17 +354,21 @@ def _draw_phases(axes: Sequence[Any], spans: Sequence[PhaseSpan], run_s: float) 
 
 
 def _draw_events(axes: Sequence[Any], report: dict[str, Any]) -> None:
-    """The report's detector events: red for ``throttle``, orange hatched for the others."""
+    """The report's detector events, as each kind's declaration says (``model.event_kinds``: red for
+    ``solid``, orange hatched for ``hatched``; a kind not drawn is not)."""
     marked: set[str] = set()
     for event in report.get("events") or []:
         start, end = event.get("start_s"), event.get("end_s")
         if start is None or end is None:
             continue
         kind = str(event["kind"])
+        drawn = event_kind(kind).plot
+        if drawn is None:
+            continue
         label = None if kind in marked else f"{kind} event"
         marked.add(kind)
         style: dict[str, Any] = {"color": "red", "alpha": 0.18}
-        if kind != "throttle":
+        if drawn == "hatched":
             style = {"facecolor": "none", "edgecolor": "orange", "hatch": "//", "alpha": 0.6}
         for n, ax in enumerate(axes):
             ax.axvspan(start, max(end, start + 1e-3), linewidth=0, label=label if n == 0 else None, **style)

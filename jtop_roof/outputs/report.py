@@ -37,6 +37,7 @@ from jtop_roof.formats.ncu import Kernel
 from jtop_roof.formats.trtexec import TrtexecError, TrtexecRun, kept_output, read_trtexec, with_trtexec
 from jtop_roof.formats.trtexec_span import RunPlacement, fitted_timing
 from jtop_roof.model.codec import finite_or_null
+from jtop_roof.model.event_kinds import EVENT_KINDS
 from jtop_roof.model.info import SourceInfo, TimeBasis
 from jtop_roof.model.jsonsafe import shown_text
 from jtop_roof.model.metrics import FOREIGN_PROCESS_PCT, fmt_si_unit
@@ -494,9 +495,8 @@ def to_markdown(report: dict[str, Any]) -> str:
                   if ref else "")
             out.append(f"- {name}: {fmt_si_unit(rate, unit)}{at}{of}")
     if report["events"]:
-        out += ["", "Clock events (throttle: held below the mode's cap while saturated; mode_cap: below the "
-                "device's maximum with the mode unknown; mode_check: the stated mode's caps never "
-                "reached):", ""]
+        legend = "; ".join(f"{kind.name}: {kind.meaning}" for kind in EVENT_KINDS if kind.held)
+        out += ["", f"Clock events ({legend}):", ""]
         for event in report["events"]:
             where = event["start"] or (f"+{event['start_s']:.1f} s" if event["start_s"] is not None else "")
             cause = f" (cause {event['cause_source']})" if event.get("cause_source") else ""

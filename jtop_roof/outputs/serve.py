@@ -44,8 +44,8 @@ docs/fleet/prometheus.yml sets it, not this exporter's):
   else ``below_cap`` (held below the known mode's cap while busy)
 - ``jroof_mode_cap_active{unit}`` 0 or 1: below the device's maximum while busy with the power mode
   unknown (information, not a throttle)
-- ``jroof_throttle_seconds_total{unit}`` (throttle events), ``jroof_mode_cap_seconds_total{unit}``
-  (the mode-unknown ones)
+- ``jroof_M_seconds_total{unit}`` (and ``jroof_M_active{unit}``) of each event kind declaring a metric
+  ``M`` (``model.event_kinds``): ``throttle``, ``mode_cap`` (the mode-unknown ones)
 - ``jroof_throttled_seconds_total``: seconds inside a throttle of any unit, the union (the report's
   ``throttled_s`` of the whole run)
 - ``jroof_phase_info{name}`` 1 while a phase is open
@@ -87,6 +87,7 @@ from jtop_roof import __version__
 from jtop_roof.analysis.assumptions import Sourced, sourced_items
 from jtop_roof.analysis.detectors import REASON_CODES
 from jtop_roof.analysis.pipeline import Pipeline
+from jtop_roof.model.event_kinds import EVENT_KINDS
 from jtop_roof.model.jsonsafe import shown_text
 from jtop_roof.model.metrics import for_terminal
 from jtop_roof.model.records import Event, Record, Sample
@@ -117,7 +118,6 @@ MAX_CONCURRENT = 16
 #: The whole request, from the connection to the last byte of the answer, has this long: a client
 #: that trickles its header a byte at a time is cut off, and holds no answer slot meanwhile.
 REQUEST_DEADLINE_S = 10.0
-UNITS = ("gpu", "emc", "cpu")
 MIB = 1024 * 1024
 #: The reason of a mode-cap event: information, not a throttle (a gauge of its own).
 MODE_UNKNOWN = "mode_unknown"
@@ -143,6 +143,7 @@ class Snapshot:
     throttled_s: float | None = None
     #: What the board, mode, throttle detection and energy rest on (``analysis.assumptions``).
     sourced: tuple[Sourced, ...] = ()
+    active_kinds: frozenset[tuple[str, str]] = frozenset()  # (unit, kind) of the open events
 
 
 class Metrics:
@@ -185,7 +186,8 @@ class Metrics:
         active = frozenset((event.unit or "", reason) for event in open_events for reason in event.reasons)
         snapshot = Snapshot(sample, self._samples, self._info(), whole.energy_j, dict(whole.rails_j),
                             active, pipeline.clock_events.totals(open_events), pipeline.ledger.current_phase,
-                            pipeline.throttled_s(whole), sourced_items(pipeline))
+                            pipeline.throttled_s(whole), sourced_items(pipeline),
+                            frozenset((event.unit or "", event.kind) for event in open_events))
         with self._lock:
             self._snapshot = snapshot
 
@@ -307,15 +309,16 @@ def _registry(snap: Snapshot, board: str | None) -> CollectorRegistry:
     out.add("jroof_mode_cap_active", "gauge",
             "1 while a clock is below the device's maximum while busy with the power mode unknown.",
             [({"unit": u}, 1.0 if (u, MODE_UNKNOWN) in snap.active else 0.0) for u in units])
-    out.add("jroof_throttle_seconds_total", "counter",
-            "Seconds throttled: held below the mode's cap while busy.",
-            [({"unit": u}, snap.throttle_s.get((u, "throttle"), 0.0)) for u in units])
+    for kind in (k for k in EVENT_KINDS if k.metric):  # each kind's own series (``model.event_kinds``)
+        if kind.active_help is not None:
+            out.add(f"jroof_{kind.metric}_active", "gauge", kind.active_help,
+                    [({"unit": u}, 1.0 if (u, kind.name) in snap.active_kinds else 0.0) for u in units])
+        if kind.held:
+            out.add(f"jroof_{kind.metric}_seconds_total", "counter", kind.seconds_help,
+                    [({"unit": u}, snap.throttle_s.get((u, kind.name), 0.0)) for u in units])
     out.add("jroof_throttled_seconds_total", "counter",
             "Seconds inside a throttle of any unit (the union over units, as the report says it).",
             [({}, snap.throttled_s)])
-    out.add("jroof_mode_cap_seconds_total", "counter",
-            "Seconds below the device's maximum while busy with the power mode unknown.",
-            [({"unit": u}, snap.throttle_s.get((u, "mode_cap"), 0.0)) for u in units])
     if snap.phase is not None:
         out.add("jroof_phase_info", "gauge", "The open phase (1).", [({"name": snap.phase}, 1.0)])
     registry = CollectorRegistry(auto_describe=False)

@@ -19,13 +19,13 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from jtop_roof.analysis.detector_spec import DetectorConfig
 from jtop_roof.formats.userfiles import YamlError, load_yaml, read_small_file, shown
 from jtop_roof.model.errors import UserError
-from jtop_roof.model.settings import MAX_SPEED, MIN_SPEED, DetectorSettings, Thresholds
+from jtop_roof.model.settings import MAX_SPEED, MIN_SPEED, Thresholds
 from jtop_roof.sources.power import DEFAULT_POWER_HZ, MAX_POWER_HZ
 
 SOURCES = ("auto", "tegrastats", "host", "demo")
-REPORT_FORMATS = ("md", "json", "csv")  # jroof-tui report --format
 #: The shortest sampling interval.
 MIN_INTERVAL_MS = 10
 #: Bounds of the other numbers (each one's error states them): an hour, a week, far past any use and
@@ -39,18 +39,6 @@ MIN_BACKOFF_S, MAX_BACKOFF_S, MAX_BACKOFF_STEPS = 0.5, 3600.0, 32
 MAX_TEMP_C, MAX_LOAD_PCT = 250.0, 100.0
 class ConfigError(UserError):
     """A bad config value; the message names the key and says what is expected."""
-
-
-#: (minimum, maximum) of each detector setting.
-DETECTOR_BOUNDS: dict[str, tuple[float, float]] = {
-    "busy_pct": (1.0, 100.0),
-    "below_cap_ratio": (0.1, 1.0),
-    "min_duration_s": (0.0, 3600.0),
-    "min_samples": (1, 100_000),
-    "close_after_s": (0.0, 3600.0),
-    "thermal_margin_c": (0.0, 100.0),
-    "power_budget_ratio": (0.1, 2.0),
-}
 
 
 @dataclass(frozen=True)
@@ -78,7 +66,8 @@ class Config:
     power_mode: str | None = None
     #: User device entries: id -> fields, added to or merged over the packaged database.
     devices: dict[str, Any] = field(default_factory=dict)
-    detectors: DetectorSettings = field(default_factory=DetectorSettings)
+    #: Each detector's own settings (``analysis.detector_registry``; defaults where not given).
+    detectors: DetectorConfig = field(default_factory=DetectorConfig)
     #: Boards watched over ssh (``--ssh HOST``): tegrastats runs there, the monitor here.
     ssh_hosts: tuple[str, ...] = ()
     #: Serve Prometheus metrics while monitoring or recording (``--prometheus=ADDR``).
@@ -264,18 +253,38 @@ def _convert(key: str, value: Any) -> Any:
                 raise ConfigError(f"config key 'ssh_hosts': not an ssh host: {shown(host)}")
         return tuple(dict.fromkeys(value))
     if key == "detectors":
-        if not isinstance(value, dict):
-            raise ConfigError("config key 'detectors': expected a mapping")
-        for sub in value:
-            if sub not in DETECTOR_BOUNDS:
-                raise ConfigError(f"config key 'detectors.{shown(sub)[1:-1]}': unknown key")
-        settings: dict[str, Any] = {
-            sub: _expect_number(f"detectors.{sub}", v, minimum=DETECTOR_BOUNDS[sub][0],
-                                maximum=DETECTOR_BOUNDS[sub][1], integer=sub == "min_samples")
-            for sub, v in value.items()
-        }
-        return DetectorSettings(**settings)
+        return _detectors(value)
     raise ConfigError(f"config key '{shown(key)[1:-1]}': unknown key")
+
+
+def _detectors(value: Any) -> DetectorConfig:
+    """``detectors:``: each detector's settings through its own declaration (``detector_registry``),
+    under its name (``throttle: {busy_pct: 60}``) or flat, a setting naming its detector
+    (``busy_pct: 60``); checked against the bounds the detector declares."""
+    from jtop_roof.analysis.detector_registry import DETECTORS, detector_named, setting_owner
+
+    if not isinstance(value, dict):
+        raise ConfigError("config key 'detectors': expected a mapping")
+    given: dict[str, dict[str, Any]] = {}
+    for sub, v in value.items():
+        named = detector_named(sub) if isinstance(sub, str) else None
+        if named is not None and isinstance(v, dict):
+            bounds = named.bounds()
+            for name, x in v.items():
+                where = f"detectors.{sub}.{shown(name)[1:-1]}"
+                if name not in bounds:
+                    raise ConfigError(f"config key '{where}': unknown key")
+                given.setdefault(sub, {})[name] = _bounded(where, x, bounds[name])
+            continue
+        owner = setting_owner(sub) if isinstance(sub, str) else None
+        if owner is None:
+            raise ConfigError(f"config key 'detectors.{shown(sub)[1:-1]}': unknown key")
+        given.setdefault(owner[0].name, {})[sub] = _bounded(f"detectors.{sub}", v, owner[1])
+    return DetectorConfig.of(*(spec.settings(**given[spec.name]) for spec in DETECTORS if spec.name in given))
+
+
+def _bounded(key: str, value: Any, bounds: Any) -> float | int:
+    return _expect_number(key, value, minimum=bounds.low, maximum=bounds.high, integer=bounds.integer)
 
 
 def _apply(config: Config, values: dict[str, Any], origin: Callable[[str], str] | None = None) -> Config:

@@ -23,15 +23,13 @@ from dataclasses import dataclass
 from itertools import chain, islice
 from typing import TypeVar
 
-from jtop_roof.analysis.detectors import ThrottleDetector
+from jtop_roof.analysis.detector_registry import make_detectors
 from jtop_roof.analysis.ledger import EnergyLedger
-from jtop_roof.analysis.mode_changes import ModeChangeDetector
-from jtop_roof.analysis.pipeline import Detector, Pipeline, RecordingSink, build_ledger
+from jtop_roof.analysis.pipeline import Pipeline, RecordingSink, build_ledger
 from jtop_roof.formats.recorder import Recorder
 from jtop_roof.model.errors import UserError
 from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.records import Event, Marker, Record, Sample, Work
-from jtop_roof.model.settings import DetectorSettings
 from jtop_roof.roofline.board import resolve_board
 from jtop_roof.roofline.devices import load_devices
 from jtop_roof.roofline.inference import BoardObservation, BoardObserver, observe
@@ -42,9 +40,6 @@ from jtop_roof.sources.replay import ReplaySource
 
 T = TypeVar("T")
 LedgerBuilder = Callable[[Sequence[Marker | Work]], EnergyLedger]
-#: The detectors every pipeline runs, each made fresh from the config's settings: a new detector
-#: is a module under ``analysis/`` and one line here.
-DETECTORS: tuple[Callable[[DetectorSettings], Detector], ...] = (ThrottleDetector, ModeChangeDetector)
 #: How long ``describe`` waits for a replayed file's whole ledger before it lets the file play
 #: while the rest is read (a day-long log's takes seconds; a short one's is there at once).
 LEDGER_WAIT_S = 0.25
@@ -71,7 +66,7 @@ def build_pipeline(
     return Pipeline(
         history_s=history_s, interval_s=interval_s, info=info,
         sink=RecordingSink(recorder, forward_only=replayed),
-        detectors=[make(config.detectors) for make in DETECTORS], devices=load_devices(config.devices),
+        detectors=make_detectors(config.detectors), devices=load_devices(config.devices),
         device_id=config.device, power_mode=config.power_mode,
         replayed=replayed, clock=clock, wall_clock=wall_clock,
     )

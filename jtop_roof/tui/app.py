@@ -52,7 +52,7 @@ from jtop_roof.tui.keys import (
     next_in_cycle,
     next_zoom,
 )
-from jtop_roof.tui.layout import WIDE_MIN_COLUMNS, WIDE_MIN_ROWS, set_compact, set_focus
+from jtop_roof.tui.layout import WIDE_MIN_COLUMNS, WIDE_MIN_ROWS, pane_css, set_compact, set_focus
 from jtop_roof.tui.messages import (
     NOTICE_SECONDS,
     MarkerRequested,
@@ -85,6 +85,8 @@ class JroofApp(ReplayTransport, ThemedApp):
     """jroof: live or replayed Jetson telemetry with phases, energy and plots."""
 
     CSS_PATH = "app.tcss"
+    #: Each pane's own rules, from its spec (loaded after ``app.tcss``).
+    CSS = pane_css(PANES)
     TITLE = "jroof"
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = list(MONITOR_BINDINGS)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jtop_roof.analysis.assumptions import SAID, Sourced, sourced_items
+from jtop_roof.model.event_kinds import event_kind
 from jtop_roof.model.metrics import fmt_duration, fmt_speed, printable
 from jtop_roof.tui.streams import Stream
 from jtop_roof.tui.widgets.readout import Line
@@ -39,7 +40,7 @@ def header_line(width: int, stream: Stream) -> Line:
     said = {item.what: item for item in sourced_items(pipeline)}
     mode_item = said.pop("power_mode")
     said.pop("throttle_detection")  # its own words below: said when not full, whatever its source
-    throttled = [e for e in pipeline.active_events() if e.kind == "throttle"]
+    flagged = [(e, kind) for e in pipeline.active_events() if (kind := event_kind(e.kind)).header]
     rec = pipeline.sink.path
     phase = pipeline.current_phase
     for level in range(len(_SHORTER)):
@@ -58,10 +59,10 @@ def header_line(width: int, stream: Stream) -> Line:
             detection = "throttle detection" if not short.words else "detection"
             line += [SEPARATOR, (f"{detection} {resolved.throttle_detection}", "muted")]
         line += [SEPARATOR, *source_state(stream)]
-        if throttled:
-            first = throttled[0]
-            reason = first.detail.split(" (")[0]
-            line += [SEPARATOR, ("THROTTLED ", "crit"), (printable(f"{first.unit}: {reason}", 40), "crit")]
+        if flagged:  # the first event in progress whose kind flags the header (THROTTLED)
+            first, kind = flagged[0]
+            reason, tone = first.detail.split(" (")[0], "crit" if kind.severity == "crit" else "warn"
+            line += [SEPARATOR, (f"{kind.header} ", tone), (printable(f"{first.unit}: {reason}", 40), tone)]
         if rec:
             line += [SEPARATOR, ("● REC ", "rec"), (printable(Path(rec).name, short.name_cells), None)]
         line += [SEPARATOR, (elapsed(stream), None)]

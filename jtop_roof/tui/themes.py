@@ -250,7 +250,10 @@ def _stylesheet_declarations() -> list[tuple[str, str]]:
     default CSS of every Textual widget loaded (those the monitor can show)."""
     from textual.dom import DOMNode
 
-    sources = [(resources.files("jtop_roof.tui") / "app.tcss").read_text(encoding="utf-8")]
+    from jtop_roof.tui.layout import pane_css
+    from jtop_roof.tui.panes import PANES
+
+    sources = [(resources.files("jtop_roof.tui") / "app.tcss").read_text(encoding="utf-8"), pane_css(PANES)]
     seen: set[type] = set()
     pending: list[type] = [DOMNode]
     while pending:

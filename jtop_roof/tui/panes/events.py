@@ -8,6 +8,7 @@ import re
 from datetime import datetime
 from typing import Any
 
+from jtop_roof.model.event_kinds import Severity, event_kind
 from jtop_roof.model.metrics import printable
 from jtop_roof.tui.panes.base import Pane, wrap
 from jtop_roof.tui.view import View
@@ -15,6 +16,8 @@ from jtop_roof.tui.widgets.readout import Line
 
 #: Cells of an entry's time ("01:31:11 "): its wrapped rows start under its text.
 WHEN_CELLS = 9
+#: A stream event's text style by its kind's severity (``model.event_kinds``).
+_STYLE: dict[Severity, str | None] = {"crit": "crit", "warn": "warn", "info": None}
 
 
 class EventsPane(Pane):
@@ -52,7 +55,7 @@ class EventsPane(Pane):
                 when = self._when(event.start_wall, at, view)
                 span = (event.t_mono or 0.0) - (at or 0.0)
                 kind = f"{event.kind} {printable(event.unit)} {span:.0f} s: "
-                level = "crit" if event.kind == "throttle" else "warn"
+                level = "crit" if event_kind(event.kind).severity == "crit" else "warn"
                 line: Line = [(when, "muted"), (kind, "label"), (printable(event.detail), level)]
                 entries.append((at or 0.0, line))
                 continue
@@ -60,7 +63,7 @@ class EventsPane(Pane):
             detail = printable(event.detail)
             if event.kind == "gap" and event.gap_s is not None:
                 detail = f"no data for {event.gap_s:.1f} s"
-            style = "crit" if event.kind in ("source_error", "gap") else None
+            style = _STYLE[event_kind(event.kind).severity]
             kind = "" if detail.startswith(event.kind) else f"{event.kind} "
             entries.append((event.t_mono or 0.0, [(when, "muted"), (kind, "label"), (detail, style)]))
         for mark in history.markers[-rows:]:
