@@ -23,6 +23,7 @@ import yaml
 from jtop_roof.formats.userfiles import YamlError, load_yaml, read_small_file, shown
 from jtop_roof.model.errors import UserError
 from jtop_roof.runtime.config import config_dir
+from jtop_roof.tui.palette import PLOT_COLOURS
 
 if TYPE_CHECKING:
     from textual.theme import Theme
@@ -34,8 +35,6 @@ _COLOUR_FIELDS = ("primary", "secondary", "warning", "error", "success", "accent
 #: Fractions; a NaN or huge spread breaks Textual's colour maths.
 _NUMBER_FIELDS = ("luminosity_spread", "text_alpha")
 _FIELDS = ("name", "dark", "variables", *_COLOUR_FIELDS, *_NUMBER_FIELDS)
-#: Our variables that hold a plain colour (plots need RGB, so no alpha or names of variables here).
-PLOT_COLOURS = ("plot-1", "plot-2", "plot-3", "plot-4", "plot-5", "plot-6")
 _PLAIN_COLOURS = (*PLOT_COLOURS, "phase-marker", "throttle-band", "roof-compute", "roof-memory", "roof-max")
 #: Characters that would end a CSS declaration or block: a variable holds one value.
 _CSS_BREAKING = frozenset(";{}$\n\r")

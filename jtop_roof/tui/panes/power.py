@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from jtop_roof.analysis.ledger import SpanStats
 from jtop_roof.model.metrics import fmt_energy, fmt_mw, fmt_power, printable
+from jtop_roof.tui.palette import PLOT_COLOURS
 from jtop_roof.tui.panes.base import (
     LABEL_WIDTH,
     NAME_CHARS,
@@ -15,7 +16,6 @@ from jtop_roof.tui.panes.base import (
     line_width,
     window_label,
 )
-from jtop_roof.tui.themes import PLOT_COLOURS
 from jtop_roof.tui.view import View
 from jtop_roof.tui.widgets.readout import Line
 from jtop_roof.tui.widgets.timeplot import Axis, Series

@@ -7,8 +7,8 @@ from typing import Any
 
 from jtop_roof.model.metrics import printable
 from jtop_roof.model.thermal import classify_temp
+from jtop_roof.tui.palette import PLOT_COLOURS
 from jtop_roof.tui.panes.base import LABEL_WIDTH, NAME_CHARS, Pane, flow, window_label
-from jtop_roof.tui.themes import PLOT_COLOURS
 from jtop_roof.tui.view import View
 from jtop_roof.tui.widgets.readout import Line
 from jtop_roof.tui.widgets.timeplot import Axis, Series
