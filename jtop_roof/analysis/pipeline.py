@@ -31,6 +31,7 @@ from typing import Protocol
 
 from jtop_roof.analysis.clock_events import ClockEvents
 from jtop_roof.analysis.ledger import BREAK_EVENTS, RESUME_ORIGIN, EnergyLedger, SpanStats
+from jtop_roof.analysis.pump import pump
 from jtop_roof.analysis.replay_ledger import ReplayLedger, apply_extra, comes_before
 from jtop_roof.analysis.sink import RecordingSink as RecordingSink  # re-exported for its users
 from jtop_roof.analysis.timesonly import history_for
@@ -516,10 +517,14 @@ def build_ledger(
     made at a sample's time comes after that sample (it was made while the sample was shown)."""
     pipeline = Pipeline(history_s=0.0, interval_s=interval_s)
     pending = sorted((m for m in extra_markers if m.t_mono is not None), key=lambda m: m.t_mono or 0.0)
-    for record in records:
+
+    def placing(record: Record) -> None:
         while pending and record.t_mono is not None and comes_before(pending[0], record):
             apply_extra(pipeline.ledger, pending.pop(0))
         pipeline.ingest(record)
+
+    # Through the one pump, with nothing to record; ``ingest`` itself where no marker waits.
+    pump(records, None, placing if pending else pipeline.ingest)
     for extra in pending:
         apply_extra(pipeline.ledger, extra)
     return pipeline.ledger
