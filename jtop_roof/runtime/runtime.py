@@ -41,6 +41,7 @@ from jtop_roof.roofline.devices import load_devices
 from jtop_roof.roofline.inference import BoardObservation, BoardObserver, observe
 from jtop_roof.runtime.config import Config
 from jtop_roof.runtime.inputs import trtexec_extras
+from jtop_roof.runtime.lifecycle import STOP_SIGNALS, Consumer, Drained, run_to_end
 from jtop_roof.sources.base import ReplayControls, Source
 from jtop_roof.sources.replay import ReplaySource
 
@@ -270,6 +271,27 @@ class Runtime:
             records = _writing(self._unwritten, records, self.pipeline.sink)
         return pump(records, self.pipeline.sink, deliver or self.pipeline.ingest,
                     stopped=stopped, write_failed=write_failed, lock=lock)
+
+    def drain(self, deliver: Callable[[Record], object] | None = None, *,
+              stopped: Callable[[], bool] = never,
+              write_failed: Callable[[OSError], bool] = lambda _: False,
+              lock: AbstractContextManager[object] = NO_LOCK) -> Drained:
+        """``pump``, with a source that raises caught and said as one line (``Drained.error``):
+        how every consumer's stream ends (the monitor's workers, ``run``)."""
+        try:
+            return Drained(self.pump(deliver, stopped=stopped, write_failed=write_failed, lock=lock))
+        except Exception as exc:  # noqa: BLE001 - a failing source is said, never a traceback
+            return Drained(None, f"{type(exc).__name__}: {exc}")
+
+    def run(self, consumer: Consumer, *, stop: threading.Event | None = None,
+            duration_s: float | None = None, signals: Sequence[int] = STOP_SIGNALS,
+            second_interrupt_forces: bool = True, linger: bool = False,
+            lock: AbstractContextManager[object] | None = None) -> int:
+        """The one lifecycle (``record``, ``run --headless``, ``serve``): this source to its end
+        into ``consumer``, with signals, the stop, the finish and the exit status
+        (``lifecycle.run_to_end``). Call it after ``describe`` and ``apply`` (``start_runtime``)."""
+        return run_to_end(self, consumer, stop=stop, duration_s=duration_s, signals=signals,
+                          second_interrupt_forces=second_interrupt_forces, linger=linger, lock=lock)
 
     def _observed_board(self, info: SourceInfo
                         ) -> tuple[BoardObservation | None, Future[BoardObservation] | None]:
