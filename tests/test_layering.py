@@ -1,7 +1,7 @@
 """The house's rules, read from the package itself: layers are its folders, ordered by
 ``jtop_roof.LAYERS``; every import (lazy ones inside functions too) goes to the same layer or a lower
-one; no import cycle; Textual only under ``tui/``; one place builds a ``Runtime``; no module over
-600 lines; a small package top.
+one; no import cycle; Textual only under ``tui/``; one place builds a ``Runtime``, one turns the
+flags into sources, one takes the stop signals; no module over 600 lines; a small package top.
 Also Python 3.10 compatibility (ruff with target py310)."""
 
 from __future__ import annotations
@@ -221,6 +221,18 @@ def test_a_second_flags_to_source_route_is_caught(tmp_path: Path):
                for c in calls_of(copy, SOURCE_CHOICES, outside="runtime/session.py"))
     assert any(c.startswith("commands/serve.py:")
                for c in calls_of(copy, source_classes(copy), outside="sources/"))
+
+
+def test_the_stop_signals_and_a_sources_end_are_handled_in_one_place():
+    """``record``, ``run --headless`` and ``serve`` end through ``Runtime.run``: only the lifecycle
+    takes the stop signals, and a runtime's stream is drained (a failing source said) only by it and
+    the monitor's workers, never pumped raw by a consumer."""
+    takers = calls_of(PACKAGE, ("take_signals",), outside="runtime/signals.py")
+    assert {taker.partition(":")[0] for taker in takers} == {"runtime/lifecycle.py"}, takers
+    drains = {call.partition(":")[0] for call in calls_of(PACKAGE, ("drain",), outside="runtime/runtime.py")}
+    assert drains == {"runtime/lifecycle.py", "tui/streams.py"}, drains
+    pumps = {call.partition(":")[0] for call in calls_of(PACKAGE, ("pump",), outside="analysis/pump.py")}
+    assert pumps <= {"runtime/runtime.py", "analysis/pipeline.py", "probe/sampler.py", "tui/app.py"}, pumps
 
 
 def test_importing_everything_but_the_tui_loads_no_textual():
