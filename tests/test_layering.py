@@ -1,7 +1,7 @@
 """The house's rules, read from the package itself: layers are its folders, ordered by
 ``jtop_roof.LAYERS``; every import (lazy ones inside functions too) goes to the same layer or a lower
-one; no import cycle; Textual only under ``tui/``; one place builds a ``Runtime``; no module over
-600 lines; a small package top.
+one; no import cycle; Textual only under ``tui/``; one place builds a ``Runtime``, one turns the
+flags into sources, one takes the stop signals; no module over 600 lines; a small package top.
 Also Python 3.10 compatibility (ruff with target py310)."""
 
 from __future__ import annotations
@@ -162,6 +162,77 @@ def test_a_second_runtime_build_is_caught(tmp_path: Path):
     builds = runtime_builds(copy)
     assert len(builds) == len(runtime_builds(PACKAGE)) + 1 == 2, builds
     assert any(build.startswith("outputs/serve.py:") for build in builds), builds
+
+
+def source_classes(package: Path) -> set[str]:
+    """The classes of ``sources/`` that are sources (their names end in ``Source``; ``Source``
+    itself is abstract, and the device database has a ``Source`` of its own: a datasheet)."""
+    return {node.name for path in (package / "sources").glob("*.py")
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.ClassDef) and node.name.endswith("Source")} - {"Source"}
+
+
+#: What turns the config's (the flags') choice of source into sources (``runtime.session``).
+SOURCE_CHOICES = ("make_source", "make_sources", "resolve_source_kind")
+
+
+def calls_of(package: Path, names: set[str] | tuple[str, ...], *, outside: str) -> list[str]:
+    """Every call of a function or class among ``names`` in ``package`` but under ``outside``, as
+    ``module.py:line`` (the name as called: ``Runtime(...)`` or ``sources.Runtime(...)``)."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        where = path.relative_to(package).as_posix()
+        if where.startswith(outside):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and (
+                    isinstance(node.func, ast.Name) and node.func.id in names
+                    or isinstance(node.func, ast.Attribute) and node.func.attr in names):
+                found.append(f"{where}:{node.lineno}")
+    return found
+
+
+def test_sources_are_built_in_one_place():
+    """A source class is built only by ``runtime/session.py`` (its builders, one per kind), so a new
+    source is one line there; the classes build each other only inside ``sources/``."""
+    builds = calls_of(PACKAGE, source_classes(PACKAGE), outside="sources/")
+    assert builds and {build.partition(":")[0] for build in builds} == {"runtime/session.py"}, builds
+
+
+def test_the_flags_become_sources_in_one_place():
+    """The commands turn the sources' flags into sources only through ``commands/source_flags.py``
+    (``sources_of``): the monitor, record, run and serve cannot drift apart again."""
+    choices = calls_of(PACKAGE, SOURCE_CHOICES, outside="runtime/session.py")
+    modules = {choice.partition(":")[0] for choice in choices}
+    assert choices and modules == {"commands/source_flags.py"}, choices
+
+
+def test_a_second_flags_to_source_route_is_caught(tmp_path: Path):
+    """The checks above read calls, not text: a command that builds its own source is found."""
+    copy = tmp_path / "jtop_roof"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    serve = copy / "commands" / "serve.py"
+    serve.write_text(serve.read_text(encoding="utf-8")
+                     + "\n\ndef again(config):\n    from jtop_roof.runtime import session\n"
+                     "    kind, _ = session.resolve_source_kind(config, None)\n"
+                     "    from jtop_roof.sources.host import HostSource\n"
+                     "    return HostSource(1000)\n", encoding="utf-8")
+    assert any(c.startswith("commands/serve.py:")
+               for c in calls_of(copy, SOURCE_CHOICES, outside="runtime/session.py"))
+    assert any(c.startswith("commands/serve.py:")
+               for c in calls_of(copy, source_classes(copy), outside="sources/"))
+
+
+def test_the_stop_signals_and_a_sources_end_are_handled_in_one_place():
+    """``record``, ``run --headless`` and ``serve`` end through ``Runtime.run``: only the lifecycle
+    takes the stop signals, and a runtime's stream is drained (a failing source said) only by it and
+    the monitor's workers, never pumped raw by a consumer."""
+    takers = calls_of(PACKAGE, ("take_signals",), outside="runtime/signals.py")
+    assert {taker.partition(":")[0] for taker in takers} == {"runtime/lifecycle.py"}, takers
+    drains = {call.partition(":")[0] for call in calls_of(PACKAGE, ("drain",), outside="runtime/runtime.py")}
+    assert drains == {"runtime/lifecycle.py", "tui/streams.py"}, drains
+    pumps = {call.partition(":")[0] for call in calls_of(PACKAGE, ("pump",), outside="analysis/pump.py")}
+    assert pumps <= {"runtime/runtime.py", "analysis/pipeline.py", "probe/sampler.py", "tui/app.py"}, pumps
 
 
 def test_importing_everything_but_the_tui_loads_no_textual():

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from jtop_roof.analysis.ledger import EnergyLedger
 from jtop_roof.analysis.pipeline import Pipeline
-from jtop_roof.model.records import Event, Marker, Rail, Sample
+from jtop_roof.model.records import Event, Marker, Rail, Sample, Work
 
 
 def sample(t, rails, wall=None):
@@ -87,6 +87,18 @@ def test_the_stream_played_again_after_a_seek_back_counts_once():
     assert again.ledger.whole.energy_j == pytest.approx(once.ledger.whole.energy_j)
     assert again.ledger.whole.samples == 6 and len(again.ledger.phases()) == 1
     assert len(again.history) == 6  # the display history was refilled, not doubled
+
+
+def test_work_and_a_marker_played_again_after_a_seek_back_count_once():
+    """The forward-only ledger's count-once (``CountedOnce``): work has no key to know it by, so
+    what the ledger took already is known by its time; a marker before that time is not new."""
+    records = [sample(float(t), {"VDD_IN": 1000.0}) for t in range(6)]
+    pipeline = Pipeline(history_s=60, interval_s=1.0)
+    work = Work(10.0, 1e9, None, None, None, 3.0)
+    feed(pipeline, *records[:4], work, *records[4:], Event("seek", "seek to 1.0 s", None, 1.0),
+         *records[:4], Work(10.0, 1e9, None, None, None, 3.0), Marker("phase_start", "q", None, 2.0),
+         *records[4:])
+    assert pipeline.ledger.whole.iterations == 10.0 and pipeline.ledger.phases() == []
 
 
 @settings(max_examples=50, deadline=None)

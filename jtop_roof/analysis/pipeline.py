@@ -31,7 +31,8 @@ from typing import Protocol
 
 from jtop_roof.analysis.clock_events import ClockEvents
 from jtop_roof.analysis.ledger import RESUME_ORIGIN, EnergyLedger, SpanStats
-from jtop_roof.analysis.replay_ledger import ReplayLedger, apply_extra, comes_before
+from jtop_roof.analysis.pump import pump
+from jtop_roof.analysis.replay_ledger import CountedOnce, ReplayLedger, apply_extra, comes_before
 from jtop_roof.analysis.sink import RecordingSink as RecordingSink  # re-exported for its users
 from jtop_roof.analysis.timesonly import history_for
 from jtop_roof.analysis.verdict import Placement, place
@@ -131,12 +132,11 @@ class Pipeline:
         self._wall_clock = wall_clock
         self._anchor: tuple[float | None, float, float] | None = None  # newest sample's times, our clock
         self._power_anchor: tuple[float | None, float, float] | None = None  # newest power reading's
-        self._seeked = False  # a replay jumped: the stream may play records the ledger took
+        self._once = CountedOnce()  # a stream played again after a seek back counts once
         self._ledger_version = 0  # ``ledger_version``
         self._session_markers: list[Marker | Work] = []  # made here (markers shown again after seeks)
         self._redisplay: list[Marker] = []  # after a seek: session markers not yet passed again
         self.processes_now: ProcessReading | None = None  # the newest process reading (Processes pane)
-        self._ledger_markers: set[tuple[object, ...]] = set()  # stream markers the ledger took
         self._devices = devices if devices is not None else {}
         self._device_id = device_id
         self._power_mode = power_mode
@@ -441,13 +441,13 @@ class Pipeline:
             if record.t_mono is None:
                 record.t_mono = self.history.last_t_mono
             self.history.add_marker(record)
-            if live_ledger and (session or self._first_time_for_ledger(record)):
+            if live_ledger and (session or self._once.marker(record, self._ledger.last_mono)):
                 apply_extra(self._ledger, record)
                 self._ledger_version += 1
             elif not live_ledger:  # what played (a replay's)
                 apply_extra(ledger, record)
         elif isinstance(record, Work):
-            if live_ledger and (session or self._first_work(record)):
+            if live_ledger and (session or self._once.work(record, self._ledger.last_mono)):
                 apply_extra(self._ledger, record)
                 self._ledger_version += 1
             elif not live_ledger:
@@ -468,7 +468,7 @@ class Pipeline:
                 # the stream passes them. The ledger is not touched (it never counts twice).
                 self.history.clear()
                 self._anchor = self._power_anchor = None
-                self._seeked = True
+                self._once.seeked = True
                 if replay is not None:
                     played = EnergyLedger(self.interval_s, _samples_source(self.info))
                     replay.seek(self._session_markers, played)
@@ -478,23 +478,6 @@ class Pipeline:
                 ledger.add_break(record.kind, record.t_mono)
                 self._ledger_version += 1
             self.history.add_event(record)
-
-    def _first_work(self, work: Work) -> bool:
-        """A work report from the stream counts once (not again after a replay's seek back)."""
-        last = self._ledger.last_mono
-        return not self._seeked or last is None or work.t_mono is None or work.t_mono >= last
-
-    def _first_time_for_ledger(self, marker: Marker) -> bool:
-        """A marker from the stream counts once: a replay plays it again after a seek back. (Without
-        a seek, one stamped before a reading already taken is the ledger's to place.)"""
-        last = self._ledger.last_mono
-        if self._seeked and last is not None and marker.t_mono is not None and marker.t_mono < last:
-            return False
-        key = (marker.kind, marker.name, marker.t_mono, marker.origin)
-        if key in self._ledger_markers:
-            return False
-        self._ledger_markers.add(key)
-        return True
 
 
 def _samples_source(info: SourceInfo) -> str:
@@ -519,10 +502,14 @@ def build_ledger(
     made at a sample's time comes after that sample (it was made while the sample was shown)."""
     pipeline = Pipeline(history_s=0.0, interval_s=interval_s)
     pending = sorted((m for m in extra_markers if m.t_mono is not None), key=lambda m: m.t_mono or 0.0)
-    for record in records:
+
+    def placing(record: Record) -> None:
         while pending and record.t_mono is not None and comes_before(pending[0], record):
             apply_extra(pipeline.ledger, pending.pop(0))
         pipeline.ingest(record)
+
+    # Through the one pump, with nothing to record; ``ingest`` itself where no marker waits.
+    pump(records, None, placing if pending else pipeline.ingest)
     for extra in pending:
         apply_extra(pipeline.ledger, extra)
     return pipeline.ledger

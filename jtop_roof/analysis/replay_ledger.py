@@ -152,6 +152,32 @@ class ReplayLedger:
             energy_total_source=None, energy_note=SOUGHT_INTO_NOTE, processes=())
 
 
+class CountedOnce:
+    """What a ledger that takes the stream forward only (live, follow, the looping demo, ``serve``:
+    no whole file) counts of a stream's markers and work: each once, though a replay plays them
+    again after a seek back."""
+
+    def __init__(self) -> None:
+        self.seeked = False  # a replay jumped: the stream may play records the ledger took
+        self._markers: set[tuple[object, ...]] = set()  # stream markers the ledger took
+
+    def work(self, work: Work, last: float | None) -> bool:
+        """A work report from the stream counts once (not again after a replay's seek back);
+        ``last``: the newest time the ledger took."""
+        return not self.seeked or last is None or work.t_mono is None or work.t_mono >= last
+
+    def marker(self, marker: Marker, last: float | None) -> bool:
+        """A marker from the stream counts once: a replay plays it again after a seek back. (Without
+        a seek, one stamped before a reading already taken is the ledger's to place.)"""
+        if self.seeked and last is not None and marker.t_mono is not None and marker.t_mono < last:
+            return False
+        key = (marker.kind, marker.name, marker.t_mono, marker.origin)
+        if key in self._markers:
+            return False
+        self._markers.add(key)
+        return True
+
+
 def _by_time(extras: Sequence[Marker | Work]) -> list[Marker | Work]:
     return sorted((extra for extra in extras if extra.t_mono is not None), key=lambda e: e.t_mono or 0.0)
 

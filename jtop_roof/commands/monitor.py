@@ -8,16 +8,8 @@ import os
 
 from jtop_roof import __version__
 from jtop_roof.commands.base import PROG, Command, fail, warn
-from jtop_roof.commands.options import (
-    STDIN,
-    StdinError,
-    check_trtexec,
-    refuse_unplaced,
-    refuse_unread_meters,
-    replay_of,
-    replay_readable,
-    source_options,
-)
+from jtop_roof.commands.options import STDIN, StdinError, replay_of, replay_readable, source_options
+from jtop_roof.commands.source_flags import refuse_unused, sources_of
 from jtop_roof.runtime.config import Config
 
 
@@ -29,7 +21,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, config: Config) -> int:
-    from jtop_roof.runtime.session import make_sources, resolve_source_kind
     from jtop_roof.tui.run import run_app
     from jtop_roof.tui.themes import theme_name_error
 
@@ -39,8 +30,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     from jtop_roof.roofline.measured import load_probe
     from jtop_roof.roofline.workload import load_workload
 
-    refuse_unplaced(config, replay_of(args))
-    refuse_unread_meters(args, config)
+    refuse_unused(args, config, roofless=None)
     if config.record == "-":
         return fail("--record - would write into the screen: `jroof-tui record -` streams the "
                     "recording to standard output without one")
@@ -54,11 +44,10 @@ def run(args: argparse.Namespace, config: Config) -> int:
         if keys is not None:
             os.dup2(keys, 0)  # the log came on standard input; the keys come from the terminal
             os.close(keys)
-        kind, hint = resolve_source_kind(config, replay)
-        sources = make_sources(config, kind, replay, interactive=True)
-        check_trtexec(sources, config)
-        status = run_app(sources[0], config, record_path=config.record, notices=[hint] if hint else (),
-                         more=sources[1:])
+        chosen = sources_of(config, replay, interactive=True, several=True)
+        hint = chosen.hint
+        status = run_app(chosen.source, config, record_path=config.record, notices=[hint] if hint else (),
+                         more=chosen.sources[1:])
     if hint:
         warn(hint)  # still readable once the screen is gone
     return status

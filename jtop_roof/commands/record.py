@@ -9,17 +9,8 @@ import threading
 from collections.abc import Callable
 
 from jtop_roof.commands.base import Command, fail, warn
-from jtop_roof.commands.options import (
-    check_trtexec,
-    input_files,
-    refuse_out_over_inputs,
-    refuse_roof_only,
-    refuse_unplaced,
-    refuse_unread_meters,
-    replay_of,
-    replay_readable,
-    source_options,
-)
+from jtop_roof.commands.options import input_files, refuse_out_over_inputs, replay_readable, source_options
+from jtop_roof.commands.source_flags import refuse_unused, sources_of
 from jtop_roof.formats.recorder import STDOUT, Recorder
 from jtop_roof.model.jsonsafe import terminal_safe
 from jtop_roof.model.records import Record
@@ -35,9 +26,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     duration = getattr(args, "duration", None)
     if duration is not None and not (math.isfinite(duration) and duration > 0):
         return fail("--duration must be a positive number of seconds")
-    refuse_roof_only(args, "record")
-    refuse_unplaced(config, replay_of(args))
-    refuse_unread_meters(args, config)
+    refuse_unused(args, config, roofless="record")
     if args.file == STDOUT:  # `record - --replay X >> X` would replay its own output (a file: the recorder)
         refuse_out_over_inputs(None, input_files(args))
     with replay_readable(args, config) as replay:
@@ -48,13 +37,12 @@ def _record(path: str, replay: str | None, duration: float | None, config: Confi
     """Record ``replay`` (the spooled standard input of ``--replay -``) or the live source."""
     from jtop_roof.commands.recording import headless_runtime
     from jtop_roof.runtime.headless import run_headless
-    from jtop_roof.runtime.session import build_header, make_source, open_recording, resolve_source_kind
+    from jtop_roof.runtime.session import build_header, open_recording
 
-    kind, hint = resolve_source_kind(config, replay)
-    source = make_source(config, kind, replay)
-    check_trtexec([source], config)
-    if hint:
-        warn(hint)
+    chosen = sources_of(config, replay)
+    source = chosen.source
+    if chosen.hint:
+        warn(chosen.hint)
     try:
         if path == STDOUT:
             recorder: Recorder = StdoutRecorder(build_header(source, config), source.stop)

@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from jtop_roof.commands.base import Command, warn
+from jtop_roof.commands.base import Command, fail, warn
 from jtop_roof.runtime.config import Config
 
 if TYPE_CHECKING:
@@ -200,20 +200,27 @@ def cmd_roof(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--device", metavar="ID", required=True, help="device-database id")
+    parser.add_argument("--device", metavar="ID", default=argparse.SUPPRESS,
+                        help="device-database id (default: the config's `device`)")
     parser.add_argument("--gpu-mhz", metavar="F", type=float, dest="gpu_mhz", default=None)
     parser.add_argument("--emc-mhz", metavar="F", type=float, dest="emc_mhz", default=None,
                         help="memory clock (tegrastats' EMC_FREQ; NVML's memory clock on a dGPU)")
-    parser.add_argument("--power-mode", metavar="NAME", dest="power_mode", default=None)
+    parser.add_argument("--power-mode", metavar="NAME", dest="power_mode", default=argparse.SUPPRESS,
+                        help="the nvpmodel mode whose top clocks are the default (default: the config's "
+                        "`power_mode`, else the device's top clocks)")
     parser.add_argument("--json", action="store_true", help="JSON with the documented keys")
     parser.add_argument("--config", metavar="PATH", default=argparse.SUPPRESS, help="config file")
 
 
 def run(args: argparse.Namespace, config: Config) -> int:
+    """The device and mode as every command takes them (flag > config > none: ``Config``)."""
     from jtop_roof.roofline.devices import load_devices
 
+    if config.device is None:
+        return fail("roof needs a device: --device ID, or the config key 'device' "
+                    "(`jroof-tui devices` lists the ids)")
     db = load_devices(config.devices)
-    text, warnings = cmd_roof(db, args.device, args.gpu_mhz, args.emc_mhz, args.power_mode, args.json)
+    text, warnings = cmd_roof(db, config.device, args.gpu_mhz, args.emc_mhz, config.power_mode, args.json)
     for warning in warnings:
         warn(warning)
     print(text)

@@ -7,13 +7,8 @@ import os
 from collections.abc import Sequence
 
 from jtop_roof.commands.base import Command, fail, warn
-from jtop_roof.commands.options import (
-    check_trtexec,
-    refuse_roof_only,
-    refuse_unplaced,
-    refuse_unread_meters,
-    source_options,
-)
+from jtop_roof.commands.options import replay_of, source_options
+from jtop_roof.commands.source_flags import refuse_unused, sources_of
 from jtop_roof.runtime.config import Config
 
 
@@ -38,7 +33,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     from jtop_roof.runtime.child import Child, ChildError, kept_output_path
     from jtop_roof.runtime.control import ControlError, control_dir
     from jtop_roof.runtime.headless import run_headless
-    from jtop_roof.runtime.session import make_source, open_recording, resolve_source_kind
+    from jtop_roof.runtime.session import open_recording
 
     argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
     if not argv:
@@ -48,10 +43,7 @@ def run(args: argparse.Namespace, config: Config) -> int:
     if args.run_record == "-":
         return fail("run --record -: the workload's own output goes to standard output; give a file "
                     "(`jroof-tui record -` streams a recording to standard output)")
-    if args.headless:
-        refuse_roof_only(args, "run --headless")
-    refuse_unplaced(config, getattr(args, "replay", None))
-    refuse_unread_meters(args, config)
+    refuse_unused(args, config, roofless="run --headless" if args.headless else None)
     log = None if args.run_record is None else kept_output_path(args.run_record, argv)
     if not args.without_markers:
         try:
@@ -59,11 +51,10 @@ def run(args: argparse.Namespace, config: Config) -> int:
         except ControlError as exc:
             return fail(f"markers from scripts are off, so the workload's phases would be lost: {exc} "
                         "(or run with --without-markers)")
-    kind, hint = resolve_source_kind(config, getattr(args, "replay", None))
-    source = make_source(config, kind, getattr(args, "replay", None))
-    check_trtexec([source], config)
-    if hint:
-        warn(hint)
+    chosen = sources_of(config, replay_of(args))
+    source = chosen.source
+    if chosen.hint:
+        warn(chosen.hint)
     recorder = None
     if args.run_record is not None:
         try:

@@ -5,14 +5,8 @@ from __future__ import annotations
 import argparse
 
 from jtop_roof.commands.base import Command, warn
-from jtop_roof.commands.options import (
-    FlagError,
-    check_trtexec,
-    refuse_roof_only,
-    refuse_unplaced,
-    refuse_unread_meters,
-    serve_source_options,
-)
+from jtop_roof.commands.options import FlagError, replay_of, serve_source_options
+from jtop_roof.commands.source_flags import refuse_unused, sources_of
 from jtop_roof.runtime.config import Config
 
 
@@ -46,19 +40,13 @@ def check_board(board: str | None) -> None:
 
 def run(args: argparse.Namespace, config: Config) -> int:
     from jtop_roof.outputs.serve import parse_listen, run_serve
-    from jtop_roof.runtime.session import make_source, resolve_source_kind
-
     check_board(args.board)
-    refuse_roof_only(args, "serve")
-    refuse_unplaced(config, getattr(args, "replay", None))
-    refuse_unread_meters(args, config)
+    refuse_unused(args, config, roofless="serve")
     host, port = parse_listen(args.listen or config.prometheus)  # --prometheus=ADDR is the same
-    kind, hint = resolve_source_kind(config, getattr(args, "replay", None))
-    source = make_source(config, kind, getattr(args, "replay", None))
-    check_trtexec([source], config)
-    if hint:
-        warn(hint)
-    return run_serve(source, config, host=host, port=port, board=args.board)
+    chosen = sources_of(config, replay_of(args))
+    if chosen.hint:
+        warn(chosen.hint)
+    return run_serve(chosen.source, config, host=host, port=port, board=args.board)
 
 
 COMMAND = Command(

@@ -73,7 +73,6 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import FrameType
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -90,7 +89,7 @@ from jtop_roof.analysis.pipeline import Pipeline
 from jtop_roof.model.event_kinds import EVENT_KINDS
 from jtop_roof.model.jsonsafe import shown_text
 from jtop_roof.model.metrics import for_terminal
-from jtop_roof.model.records import Event, Record, Sample
+from jtop_roof.model.records import Record, Sample
 from jtop_roof.outputs.listen import DEFAULT_HOST as DEFAULT_HOST
 from jtop_roof.outputs.listen import DEFAULT_PORT as DEFAULT_PORT
 from jtop_roof.outputs.listen import ServeError as ServeError
@@ -98,8 +97,8 @@ from jtop_roof.outputs.listen import is_loopback as is_loopback
 from jtop_roof.outputs.listen import parse_listen as parse_listen
 from jtop_roof.outputs.slots import ConnectionSlots
 from jtop_roof.runtime.config import Config
+from jtop_roof.runtime.lifecycle import Consumer, Outcome
 from jtop_roof.runtime.runtime import start_runtime
-from jtop_roof.runtime.signals import give_back_signals, take_signals
 from jtop_roof.sources.base import Source
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
@@ -121,6 +120,7 @@ REQUEST_DEADLINE_S = 10.0
 MIB = 1024 * 1024
 #: The reason of a mode-cap event: information, not a throttle (a gauge of its own).
 MODE_UNKNOWN = "mode_unknown"
+#: Signals that stop serving (a hangup does not: ``serve`` runs under systemd or ``nohup``).
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -541,43 +541,35 @@ def run_serve(
         source.stop()
         say(f"jroof-tui: error: cannot listen on {_show(host, port)}: {exc.strerror or exc}")
         return 2
-    failed: list[str] = []
+    serving = _Serving(runtime.pipeline, server, say, on_ready)
+    return runtime.run(serving, stop=stop, signals=STOP_SIGNALS if install_signal_handlers else (),
+                       second_interrupt_forces=False, linger=True)
 
-    def feed() -> None:
-        last: Record | None = None
-        try:
-            last = runtime.pump(stopped=stop.is_set)
-        except Exception as exc:  # a failing source ends serving with one line
-            failed.append(f"source failed: {type(exc).__name__}: {exc}")
-        finally:
-            runtime.pipeline.finish()
-        if isinstance(last, Event) and last.kind == "source_error" and not stop.is_set():
-            failed.append(last.detail)
-        if failed:
-            stop.set()
 
-    def on_signal(_signum: int, _frame: FrameType | None) -> None:
-        stop.set()
+class _Serving(Consumer):
+    """``serve``: the metrics listen to the pipeline; the server answers until the stop, after a
+    replay's end too (the last values stay); a source that fails ends serving with one line."""
 
-    previous = take_signals(STOP_SIGNALS, on_signal) if install_signal_handlers else {}
-    feeder = threading.Thread(target=feed, name="jroof-serve-source", daemon=True)
-    try:
-        server.start()
-        feeder.start()
-        say(f"jroof-tui: metrics on http://{_show(*server.address)}/metrics")
-        if on_ready is not None:
-            on_ready(server)
-        while not stop.wait(0.5):
-            pass
-    finally:
-        stop.set()
-        source.stop()
-        feeder.join(5.0)
-        server.close()
-        give_back_signals(previous)
-    for line in failed:
-        say(f"jroof-tui: {line}")
-    return 1 if failed else 0
+    def __init__(self, pipeline: Pipeline, server: MetricsServer, say: Callable[[str], None],
+                 on_ready: Callable[[MetricsServer], None] | None) -> None:
+        super().__init__(pipeline)
+        self.server, self.say, self.on_ready = server, say, on_ready
+
+    def started(self) -> None:
+        self.server.start()
+        self.say(f"jroof-tui: metrics on http://{_show(*self.server.address)}/metrics")
+        if self.on_ready is not None:
+            self.on_ready(self.server)
+
+    def ended(self, outcome: Outcome) -> int:
+        if outcome.failed is not None:
+            self.say(f"jroof-tui: {outcome.failed}")
+            return 1
+        return 0
+
+    def close(self) -> bool:
+        self.server.close()
+        return True
 
 
 def _cut(request: socket.socket) -> None:

@@ -10,7 +10,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from jtop_roof.model.records import DEVICE_ONLY_RAIL_PREFIX, Sample, total_power
+from jtop_roof.analysis.pump import pump
+from jtop_roof.model.records import DEVICE_ONLY_RAIL_PREFIX, Record, Sample, total_power
 from jtop_roof.sources.base import Source
 
 #: How long the probe waits for the source's first sample before it measures (tegrastats' default
@@ -19,7 +20,9 @@ FIRST_SAMPLE_WAIT_S = 3.0
 
 
 class SourceSampler:
-    """Runs a source in a thread; keeps each sample with its arrival time (``time.monotonic``)."""
+    """Runs a source in a thread through the one pump; keeps each sample with its arrival time
+    (``time.monotonic``). It is not a ``Runtime``: the probe is a layer below the runtime, and has
+    no pipeline to feed, no recording and no signals of its own (the command's Ctrl-C ends it)."""
 
     def __init__(self, source: Source, mono: Callable[[], float] = time.monotonic) -> None:
         self.source = source
@@ -42,12 +45,14 @@ class SourceSampler:
         finally:
             self._described.set()
         try:
-            for record in self.source.records():
-                if isinstance(record, Sample) and record.is_sample:
-                    with self._lock:
-                        self._samples.append((self._mono(), record))
+            pump(self.source.records(), None, self._take)  # the one pump; nothing is recorded
         except Exception as exc:
             self.error = f"{type(exc).__name__}: {exc}"
+
+    def _take(self, record: Record) -> None:
+        if isinstance(record, Sample) and record.is_sample:
+            with self._lock:
+                self._samples.append((self._mono(), record))
 
     def wait_described(self, timeout: float) -> bool:
         return self._described.wait(timeout)

@@ -6,23 +6,19 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-import time
 from collections.abc import Callable
-from types import FrameType
-from typing import Any
 
 from jtop_roof.analysis.ledger import COMMAND_ORIGIN
+from jtop_roof.analysis.pipeline import Pipeline
 from jtop_roof.formats.recorder import Recorder
 from jtop_roof.model.metrics import for_terminal
-from jtop_roof.model.records import Event, Record, Sample
+from jtop_roof.model.records import Record
 from jtop_roof.runtime.config import Config
-from jtop_roof.runtime.control import WorkReport, start_listener, takes_script_markers
+from jtop_roof.runtime.control import MarkerListener, WorkReport, start_listener, takes_script_markers
+from jtop_roof.runtime.lifecycle import STOP_SIGNALS as STOP_SIGNALS  # re-exported for its users
+from jtop_roof.runtime.lifecycle import CommandPhase, Consumer, Outcome
 from jtop_roof.runtime.runtime import Runtime, start_runtime
-from jtop_roof.runtime.signals import give_back_signals, take_signals
 from jtop_roof.sources.base import Source
-
-#: Signals that end a headless recording cleanly: Ctrl-C, kill/systemd, and an SSH session dropping.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def run_headless(
@@ -61,129 +57,112 @@ def run_headless(
     """
     if runtime is None:
         runtime, _ = start_runtime(source, config or Config(), recorder=recorder)
-    pipeline = runtime.pipeline
-    lock = threading.Lock()  # the marker listener's thread and this loop share the pipeline
+    lock = threading.Lock()  # the marker listener's thread and the pump share the pipeline
+    stop = stop_event if stop_event is not None else threading.Event()
+    recording = _Recording(runtime.pipeline, recorder, lock, stop, duration_s=duration_s,
+                           workload_ends=stop_event is not None,
+                           phase=None if command_phase is None else CommandPhase(command_phase))
+    if listen_for_markers and takes_script_markers([source]):
+        recording.listener = start_listener(recording.on_marker, recording.on_work)
+    recording.start_command_phase()
+    if on_listening is not None:
+        on_listening()
+    return runtime.run(recording, stop=stop, duration_s=duration_s, lock=lock,
+                       signals=STOP_SIGNALS if install_signal_handlers else ())
+
+
+class _Recording(Consumer):
+    """``record`` and ``run --headless``: each record written, then analysed; markers from scripts;
+    ``run``'s command phase; a closing ``note`` that says why the recording ended."""
+
+    def __init__(self, pipeline: Pipeline, recorder: Recorder, lock: threading.Lock, stop: threading.Event,
+                 *, duration_s: float | None, workload_ends: bool, phase: CommandPhase | None) -> None:
+        super().__init__(pipeline)
+        self.recorder, self.lock, self.stop, self.duration_s = recorder, lock, stop, duration_s
+        self.workload_ends, self.phase = workload_ends, phase
+        self.listener: MarkerListener | None = None
+        self.status = 0
 
     # A marker's or work report's time is taken as it comes, before the lock: a pump stalled on a
     # slow write holds the lock, and the marker must not take the time the stall ended.
-    def on_marker(kind: str, name: str | None, origin: str = "script",
+    def on_marker(self, kind: str, name: str | None, origin: str = "script",
                   at: tuple[float | None, float | None] | None = None) -> None:
-        stamp = at or pipeline.now()
-        with lock:
-            _, error = pipeline.mark(kind, name, origin, *stamp)
-        if error is not None:
-            _say(f"jroof-tui: cannot write {recorder.path}: {error.strerror or error}")
+        stamp = at or self.pipeline.now()
+        with self.lock:
+            _, error = self.pipeline.mark(kind, name, origin, *stamp)
+        self._said(error)
 
-    def on_work(report: WorkReport) -> None:
-        stamp = pipeline.now()
-        with lock:
-            _, error = pipeline.work(report.iterations, report.flops, report.bytes, report.precision,
-                                     *stamp)
-        if error is not None:
-            _say(f"jroof-tui: cannot write {recorder.path}: {error.strerror or error}")
+    def on_work(self, report: WorkReport) -> None:
+        stamp = self.pipeline.now()
+        with self.lock:
+            _, error = self.pipeline.work(report.iterations, report.flops, report.bytes, report.precision,
+                                          *stamp)
+        self._said(error)
 
-    live = listen_for_markers and takes_script_markers([source])
-    listener = start_listener(on_marker, on_work) if live else None
-    stop_requested = stop_event if stop_event is not None else threading.Event()
-    # A replayed stream (or the demo's) has no "now" before its first sample: the command's phase
-    # then starts at that sample, rather than be written without a time and lost.
-    unstamped_start = command_phase is not None and pipeline.now() == (None, None)
-    if command_phase is not None and not unstamped_start:
-        on_marker("phase_start", command_phase, COMMAND_ORIGIN)
-    if on_listening is not None:
-        on_listening()
-    stopped_by: list[int] = []
-    previous: dict[int, Any] = {}
+    def start_command_phase(self) -> None:
+        """Before the workload starts, where the stream has a "now" (a replayed stream, or the
+        demo's, has none before its first sample: the phase then starts at that sample)."""
+        if self.phase is not None and self.phase.starts_now(self.pipeline):
+            self.on_marker("phase_start", self.phase.name, COMMAND_ORIGIN)
 
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        if not stopped_by:
-            stopped_by.append(signum)
-        if signum == signal.SIGINT:
-            signal.signal(signum, previous[signum])
-        # The source is stopped from another thread: this handler may interrupt the source's own
-        # code in the main thread, and its stop() may need a lock that code holds.
-        stop_requested.set()
+    def deliver(self, record: Record) -> None:
+        """Ingest (the pump holds the lock); the command's phase starts at the first sample while
+        the command still runs, where it did not start before."""
+        self.pipeline.ingest(record)
+        phase = self.phase
+        if phase is not None and not self.stop.is_set() and phase.starts_at(record, self.pipeline):
+            _, error = self.pipeline.mark("phase_start", phase.name, COMMAND_ORIGIN, record.t_wall,
+                                          record.t_mono)
+            self._said(error)
 
-    stopped_at: list[tuple[float | None, float | None]] = []  # when the stop came (the workload's end)
+    def write_failed(self, exc: OSError) -> bool:
+        _say(f"jroof-tui: cannot write {self.recorder.path}: {exc.strerror or exc}; recording stopped")
+        self.status = 1
+        return False
 
-    def stop_source_when_asked() -> None:
-        # Event.wait overflows past threading.TIMEOUT_MAX: a huge duration is "no limit".
-        limit = None if duration_s is None else min(duration_s, threading.TIMEOUT_MAX)
-        stop_requested.wait(limit)
-        with lock:
-            stopped_at.append(pipeline.now())
-        source.stop()
+    def source_failed(self, error: str) -> None:
+        # a failing source must still leave a closed, valid recording
+        _say(f"jroof-tui: source failed: {error}")
+        _try_event(self.recorder, "source_error", error)
 
-    if install_signal_handlers:
-        previous.update(take_signals(STOP_SIGNALS, on_signal))
-    stopper = threading.Thread(target=stop_source_when_asked, name="jroof-record-stop", daemon=True)
-    deadline = None if duration_s is None else time.monotonic() + duration_s
-    status = 0
-    try:
-        stopper.start()
-        last: Record | None = None
-
-        def stop_recording(exc: OSError) -> bool:
-            nonlocal status
-            _say(f"jroof-tui: cannot write {recorder.path}: {exc.strerror or exc}; recording stopped")
-            status = 1
-            return False
-
-        def deliver(record: Record) -> None:
-            """Ingest (the pump holds ``lock``); the command's phase starts at the first sample
-            while the command still runs."""
-            nonlocal unstamped_start
-            pipeline.ingest(record)
-            if unstamped_start and isinstance(record, Sample) and not stop_requested.is_set():
-                unstamped_start = False
-                _, error = pipeline.mark("phase_start", command_phase, COMMAND_ORIGIN, record.t_wall,
-                                         record.t_mono)
-                if error is not None:
-                    _say(f"jroof-tui: cannot write {recorder.path}: {error.strerror or error}")
-
-        try:
-            last = runtime.pump(deliver, write_failed=stop_recording, lock=lock,
-                                stopped=lambda: deadline is not None and time.monotonic() >= deadline)
-        except KeyboardInterrupt:
-            status = 130
-        except Exception as exc:  # a failing source must still leave a closed, valid recording
-            _say(f"jroof-tui: source failed: {type(exc).__name__}: {exc}")
-            _try_event(recorder, "source_error", f"{type(exc).__name__}: {exc}")
-            status = 1
-        stop_requested.set()
-        stopper.join()
-        if command_phase is not None and pipeline.ledger.current_phase == command_phase:
+    def ending(self, stopped_at: tuple[float | None, float | None] | None) -> None:
+        if self.phase is not None and self.phase.ends(self.pipeline.ledger.current_phase):
             # the command ended: so did its phase, then (not when the source has stopped)
-            on_marker("phase_end", None, COMMAND_ORIGIN, stopped_at[0] if stopped_at else None)
-        try:
-            with lock:
-                pipeline.finish()  # detector events still open close at the last sample
-        except OSError:
+            self.on_marker("phase_end", None, COMMAND_ORIGIN, stopped_at)
+
+    def ended(self, outcome: Outcome) -> int:
+        status = 130 if outcome.forced else 1 if outcome.drained.error is not None else self.status
+        if outcome.finish_failed:
             status = 1
+        recorder = self.recorder
         if status == 130:
             _try_event(recorder, "note", "forced stop by SIGINT")
-        elif stopped_by:
-            _try_event(recorder, "note", f"stopped by {signal.Signals(stopped_by[0]).name}")
-        elif stop_event is not None and stop_event.is_set():
+        elif outcome.stopped_by is not None:
+            _try_event(recorder, "note", f"stopped by {signal.Signals(outcome.stopped_by).name}")
+        elif self.workload_ends:  # the run's stop is the workload's exit
             _try_event(recorder, "note", "stopped: the workload ended")
-        elif status == 0 and deadline is not None and time.monotonic() >= deadline:
-            _try_event(recorder, "note", f"stopped after --duration {duration_s:g} s")
-        elif status == 0 and isinstance(last, Event) and last.kind == "source_error":
-            _say(f"jroof-tui: {last.detail}")  # e.g. tegrastats cannot be started: not a success
+        elif status == 0 and outcome.timed_out:
+            _try_event(recorder, "note", f"stopped after --duration {self.duration_s:g} s")
+        elif status == 0 and outcome.drained.source_error is not None:
+            _say(f"jroof-tui: {outcome.drained.source_error}")  # e.g. tegrastats cannot be started
             status = 1
         elif status == 0:
             _try_event(recorder, "note", "source ended")
-    finally:
-        stop_requested.set()
-        if listener is not None:
-            listener.close()
+        return status
+
+    def close(self) -> bool:
+        if self.listener is not None:
+            self.listener.close()
         try:
-            recorder.close()
+            self.recorder.close()
         except OSError as exc:
-            _say(f"jroof-tui: cannot finish {recorder.path}: {exc.strerror or exc}")
-            status = 1
-        give_back_signals(previous)
-    return status
+            _say(f"jroof-tui: cannot finish {self.recorder.path}: {exc.strerror or exc}")
+            return False
+        return True
+
+    def _said(self, error: OSError | None) -> None:
+        if error is not None:
+            _say(f"jroof-tui: cannot write {self.recorder.path}: {error.strerror or error}")
 
 
 def _try_event(recorder: Recorder, kind: str, detail: str) -> None:

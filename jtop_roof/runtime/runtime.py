@@ -7,7 +7,8 @@ they show can never differ for the same samples. A ``Runtime`` is one live or re
 its pipeline: ``describe`` runs in the source's thread (it may run commands, and it starts reading a
 whole replayed file's ledger, once, in a thread of its own: a long file plays while it is read),
 ``apply`` in the pipeline's, and ``pump`` in the source's
-again. Consumers listen through ``Pipeline.subscribe``; nothing wraps ``ingest``.
+again. Consumers listen through ``Pipeline.subscribe``; nothing wraps ``ingest``. The pump loop
+itself is ``analysis.pump`` (re-exported here), below the probe, whose sampler runs it too.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from itertools import chain, islice
 from typing import TypeVar
@@ -26,6 +27,9 @@ from typing import TypeVar
 from jtop_roof.analysis.detector_registry import make_detectors
 from jtop_roof.analysis.ledger import EnergyLedger
 from jtop_roof.analysis.pipeline import Pipeline, RecordingSink, build_ledger
+from jtop_roof.analysis.pump import NO_LOCK
+from jtop_roof.analysis.pump import never as never  # re-exported for its users
+from jtop_roof.analysis.pump import pump as pump
 from jtop_roof.formats.recorder import Recorder
 from jtop_roof.model.errors import UserError
 from jtop_roof.model.info import SourceInfo
@@ -35,6 +39,7 @@ from jtop_roof.roofline.devices import load_devices
 from jtop_roof.roofline.inference import BoardObservation, BoardObserver, observe
 from jtop_roof.runtime.config import Config
 from jtop_roof.runtime.inputs import trtexec_extras
+from jtop_roof.runtime.lifecycle import STOP_SIGNALS, Consumer, Drained, run_to_end
 from jtop_roof.sources.base import ReplayControls, Source
 from jtop_roof.sources.replay import ReplaySource
 
@@ -43,13 +48,6 @@ LedgerBuilder = Callable[[Sequence[Marker | Work]], EnergyLedger]
 #: How long ``describe`` waits for a replayed file's whole ledger before it lets the file play
 #: while the rest is read (a day-long log's takes seconds; a short one's is there at once).
 LEDGER_WAIT_S = 0.25
-#: The pump's lock where no other thread shares the pipeline.
-_NO_LOCK: AbstractContextManager[object] = nullcontext()
-
-
-def never() -> bool:
-    """``pump``'s ``stopped`` where nothing stops it but the stream's end."""
-    return False
 
 
 def build_pipeline(
@@ -188,51 +186,6 @@ def _observed(records: Iterator[Record], observer: BoardObserver) -> Iterator[Re
         yield record
 
 
-def pump(
-    records: Iterable[Record], sink: RecordingSink, deliver: Callable[[Record], object], *,
-    stopped: Callable[[], bool] = never, write_failed: Callable[[OSError], bool] = lambda _: False,
-    lock: AbstractContextManager[object] = _NO_LOCK,
-) -> Record | None:
-    """The one pump loop: each record is written to the recording first (write-ahead, in this
-    thread), then delivered to the pipeline's owner (``ingest`` here, or a message to the UI).
-    ``stopped`` is asked before and after each record; ``write_failed`` decides whether to go on
-    (the TUI shows the error and keeps monitoring; ``record`` stops). Returns the last record
-    delivered (a ``source_error`` event says the source could not run). A source's generator is
-    closed on the way out, so its child process and files are released. ``lock``: held around
-    each record's write and delivery when another thread marks phases on the same pipeline (a
-    marker's "now" then comes from the newest sample written)."""
-    last: Record | None = None
-    try:
-        if stopped is never and lock is _NO_LOCK:  # none to ask, none to hold: the loop without them
-            for record in records:
-                try:
-                    sink.write(record)
-                except OSError as exc:
-                    if not write_failed(exc):
-                        break
-                deliver(record)
-                last = record
-            return last
-        for record in records:
-            if stopped():
-                break
-            with lock:
-                try:
-                    sink.write(record)
-                except OSError as exc:
-                    if not write_failed(exc):
-                        break
-                deliver(record)
-            last = record
-            if stopped():
-                break
-    finally:
-        close = getattr(records, "close", None)
-        if close is not None:
-            close()
-    return last
-
-
 @dataclass(frozen=True)
 class Described:
     """What a source said of itself, with what was read for it off the pipeline's thread: a whole
@@ -305,7 +258,7 @@ class Runtime:
     def pump(self, deliver: Callable[[Record], object] | None = None, *,
              stopped: Callable[[], bool] = never,
              write_failed: Callable[[OSError], bool] = lambda _: False,
-             lock: AbstractContextManager[object] = _NO_LOCK) -> Record | None:
+             lock: AbstractContextManager[object] = NO_LOCK) -> Record | None:
         """Run the source through ``pump`` into ``deliver`` (default: this pipeline's ``ingest``);
         trtexec's records, which the pipeline has already (``apply``), go into the recording too."""
         records = self.source.records()
@@ -313,6 +266,27 @@ class Runtime:
             records = _writing(self._unwritten, records, self.pipeline.sink)
         return pump(records, self.pipeline.sink, deliver or self.pipeline.ingest,
                     stopped=stopped, write_failed=write_failed, lock=lock)
+
+    def drain(self, deliver: Callable[[Record], object] | None = None, *,
+              stopped: Callable[[], bool] = never,
+              write_failed: Callable[[OSError], bool] = lambda _: False,
+              lock: AbstractContextManager[object] = NO_LOCK) -> Drained:
+        """``pump``, with a source that raises caught and said as one line (``Drained.error``):
+        how every consumer's stream ends (the monitor's workers, ``run``)."""
+        try:
+            return Drained(self.pump(deliver, stopped=stopped, write_failed=write_failed, lock=lock))
+        except Exception as exc:  # noqa: BLE001 - a failing source is said, never a traceback
+            return Drained(None, f"{type(exc).__name__}: {exc}")
+
+    def run(self, consumer: Consumer, *, stop: threading.Event | None = None,
+            duration_s: float | None = None, signals: Sequence[int] = STOP_SIGNALS,
+            second_interrupt_forces: bool = True, linger: bool = False,
+            lock: AbstractContextManager[object] | None = None) -> int:
+        """The one lifecycle (``record``, ``run --headless``, ``serve``): this source to its end
+        into ``consumer``, with signals, the stop, the finish and the exit status
+        (``lifecycle.run_to_end``). Call it after ``describe`` and ``apply`` (``start_runtime``)."""
+        return run_to_end(self, consumer, stop=stop, duration_s=duration_s, signals=signals,
+                          second_interrupt_forces=second_interrupt_forces, linger=linger, lock=lock)
 
     def _observed_board(self, info: SourceInfo
                         ) -> tuple[BoardObservation | None, Future[BoardObservation] | None]:

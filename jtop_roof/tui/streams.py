@@ -4,9 +4,12 @@
 should be told; the App does the telling and the drawing.
 
 The seam with the source threads is ``Boards.pump``: it runs one board's source through the
-runtime's pump loop in a worker thread and reports only by posting the four source messages
-(``SourceDescribed``, ``RecordsReceived``, ``RecordingFailed``, ``SourceEnded``), which the App's
-handlers hand back to ``describe``, ``receive`` and ``end`` on the event loop.
+runtime's ``drain`` (the one pump; a failing source said in one line) in a worker thread and
+reports only by posting the four source messages (``SourceDescribed``, ``RecordsReceived``,
+``RecordingFailed``, ``SourceEnded``), which the App's handlers hand back to ``describe``,
+``receive`` and ``end`` on the event loop. Textual owns the signals and the screen, so the
+lifecycle of ``Runtime.run`` is not this one's; ``run``'s command phase is the same rule
+(``lifecycle.CommandPhase``).
 """
 
 from __future__ import annotations
@@ -21,10 +24,11 @@ from jtop_roof.analysis.ledger import COMMAND_ORIGIN
 from jtop_roof.analysis.pipeline import Pipeline
 from jtop_roof.formats.recorder import Recorder
 from jtop_roof.model.metrics import printable
-from jtop_roof.model.records import PowerReading, ProcessReading, Record, Sample
+from jtop_roof.model.records import PowerReading, ProcessReading, Record
 from jtop_roof.outputs.serve import MetricsServer, start_exporter
 from jtop_roof.runtime.config import Config
 from jtop_roof.runtime.control import WorkReport
+from jtop_roof.runtime.lifecycle import CommandPhase
 from jtop_roof.runtime.runtime import Described, Runtime, open_runtime
 from jtop_roof.runtime.session import auto_record_path, open_recording
 from jtop_roof.sources.base import ReplayControls, Source
@@ -150,8 +154,7 @@ class Boards:
                                 clock=mono, wall_clock=wall))
             for source, recorder in boards
         ]
-        self._command_phase = command_phase  # None once started (or given up for the command's own)
-        self._command_phase_name = command_phase
+        self._command_phase = None if command_phase is None else CommandPhase(command_phase)
         self._exporter: MetricsServer | None = None
 
     def shown(self, index: int) -> Stream:
@@ -189,14 +192,10 @@ class Boards:
         more_follow = (lambda: controls.backfilling) if controls is not None else (lambda: False)
         batcher = Batcher(lambda records: post(RecordsReceived(records, index)),
                           hold_readings=controls is None, more_follow=more_follow)
-        try:
-            runtime.pump(batcher.add, stopped=cancelled, write_failed=recording_failed)
-        except Exception as exc:  # noqa: BLE001 - shown to the user; the app keeps its last data
-            batcher.flush()
-            post(SourceEnded(f"{type(exc).__name__}: {exc}", index))
-            return
+        # A failing source is shown to the user (one line); the app keeps its last data.
+        drained = runtime.drain(batcher.add, stopped=cancelled, write_failed=recording_failed)
         batcher.flush()
-        post(SourceEnded(None, index))
+        post(SourceEnded(drained.error, index))
 
     # ---------------------------------------------------------------------- the event loop
 
@@ -214,14 +213,12 @@ class Boards:
         """One record of a board's stream, into its pipeline. ``run``'s command phase starts at
         the first sample unless the command has marked a phase by then (and is given up for the
         command's own); returns the marking when it started here."""
-        stream = self.streams[index]
-        stream.pipeline.ingest(record)
-        if not (isinstance(record, Sample) and record.is_sample) or self._command_phase is None:
+        pipeline = self.streams[index].pipeline
+        pipeline.ingest(record)
+        phase = self._command_phase
+        if phase is None or not phase.starts_at(record, pipeline):
             return None
-        name, self._command_phase = self._command_phase, None
-        if stream.pipeline.ledger.phases():
-            return None
-        return self._mark_on(self.streams, "phase_start", name, COMMAND_ORIGIN)
+        return self._mark_on(self.streams, "phase_start", phase.name, COMMAND_ORIGIN)
 
     def end(self, index: int, error: str | None) -> None:
         """A board's source ended (``error``: why it failed): what the detectors still hold open
@@ -238,8 +235,8 @@ class Boards:
 
     def end_command_phase(self, shown: int) -> Marked | None:
         """``run``'s command ended: so does its phase, when it is still the one open."""
-        name = self._command_phase_name
-        if name is None or self.shown(shown).pipeline.current_phase != name:
+        phase = self._command_phase
+        if phase is None or not phase.ends(self.shown(shown).pipeline.current_phase):
             return None
         return self._mark_on(self.streams, "phase_end", None, COMMAND_ORIGIN)
 
