@@ -120,6 +120,8 @@ class EnergyLedger:
         *,
         gpu_mhz: float | None = None,
         emc_mhz: float | None = None,
+        gpu_load: float | None = None,
+        emc_load: float | None = None,
     ) -> None:
         """One sample, in stream order. Forward only: a sample not later than the last one taken
         (a replay played it again after a seek back) is ignored, so nothing counts twice.
@@ -137,13 +139,15 @@ class EnergyLedger:
                 or self._open is not None or len(times) < STRETCHES_KEPT
                 or (finished and finished[-1].end >= times[0]) or channel.broken or before.total is None
                 or not 0.0 < t_mono - before.t < channel.max_step_s or not math.isfinite(total_mw)):
-            self.any_sample(t_mono, t_wall, total_mw, rails_mw, gpu_mhz=gpu_mhz, emc_mhz=emc_mhz)
+            self.any_sample(t_mono, t_wall, total_mw, rails_mw, gpu_mhz=gpu_mhz, emc_mhz=emc_mhz,
+                            gpu_load=gpu_load, emc_load=emc_load)
             return
         given = rails_mw.values()  # none refused, none dropped (``judge``, ``finite``)
         plan = power_plan(tuple(rails_mw))
         if (plan is None or not math.isfinite(sum(given)) or min(given) < 0.0
                 or max(given) > MAX_RAIL_MW):
-            self.any_sample(t_mono, t_wall, total_mw, rails_mw, gpu_mhz=gpu_mhz, emc_mhz=emc_mhz)
+            self.any_sample(t_mono, t_wall, total_mw, rails_mw, gpu_mhz=gpu_mhz, emc_mhz=emc_mhz,
+                            gpu_load=gpu_load, emc_load=emc_load)
             return
         values = dict(rails_mw)
         source, read = plan.source, not plan.summed  # its total is its input rail's, or a sum
@@ -207,6 +211,7 @@ class EnergyLedger:
         if emc_mhz is not None:
             whole.emc_mhz_sum += emc_mhz
             whole.emc_mhz_n += 1
+        whole.add_loads(gpu_load, emc_load)
         if read:
             self._samples_input = source
         if len(stretch_j) > 1 or stretch not in stretch_j:  # ``_settle``, no stream to judge: older go
@@ -223,6 +228,8 @@ class EnergyLedger:
         *,
         gpu_mhz: float | None = None,
         emc_mhz: float | None = None,
+        gpu_load: float | None = None,
+        emc_load: float | None = None,
     ) -> None:
         """``add_sample`` the long way: any sample, whatever the streams, spans and values."""
         channel = self._channels[_SAMPLES]
@@ -259,6 +266,7 @@ class EnergyLedger:
             if emc_mhz is not None:
                 span.emc_mhz_sum += emc_mhz
                 span.emc_mhz_n += 1
+            span.add_loads(gpu_load, emc_load)
         if inputs:
             self._samples_input = channel.input_rail
             if total is not None and total > 0:

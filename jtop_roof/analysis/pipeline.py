@@ -428,6 +428,8 @@ class Pipeline:
                 {name: rail.now_mw for name, rail in record.rails.items()},
                 gpu_mhz=None if record.gpu is None else record.gpu.mhz,
                 emc_mhz=None if record.emc is None else record.emc.mhz,
+                gpu_load=None if record.gpu is None else record.gpu.load_pct,
+                emc_load=None if record.emc is None else record.emc.load_pct,
             )
             self._ledger_version += 1
             if replay is not None:

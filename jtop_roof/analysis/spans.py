@@ -48,6 +48,10 @@ class SpanStats:
     #: Mean GPU and EMC clocks over the samples that report them (the roof at the span's clocks).
     mean_gpu_mhz: float | None = None
     mean_emc_mhz: float | None = None
+    #: Mean GPU and EMC load (%) over the samples that report them (tegrastats' GR3D and EMC
+    #: loads): what the verdict weighs beside the clocks.
+    mean_gpu_load_pct: float | None = None
+    mean_emc_load_pct: float | None = None
     #: Work the workload reported in the span (None: no report); FLOPs and bytes where given.
     iterations: float | None = None
     flops: float | None = None
@@ -107,11 +111,24 @@ class Span:
     gpu_mhz_n: int = 0
     emc_mhz_sum: float = 0.0
     emc_mhz_n: int = 0
+    gpu_load_sum: float = 0.0
+    gpu_load_n: int = 0
+    emc_load_sum: float = 0.0
+    emc_load_n: int = 0
     iterations: float | None = None
     flops: float | None = None
     bytes: float | None = None
     precision: str | None = None
     processes: ProcessTally = field(default_factory=ProcessTally)
+
+    def add_loads(self, gpu_load: float | None, emc_load: float | None) -> None:
+        """One sample's GPU and EMC load (%), where it reports them."""
+        if gpu_load is not None:
+            self.gpu_load_sum += gpu_load
+            self.gpu_load_n += 1
+        if emc_load is not None:
+            self.emc_load_sum += emc_load
+            self.emc_load_n += 1
 
     def covered(self, key: tuple[str, str]) -> Coverage:
         found = self.coverage.get(key)
@@ -181,6 +198,8 @@ class Span:
             is_open=is_open,
             mean_gpu_mhz=self.gpu_mhz_sum / self.gpu_mhz_n if self.gpu_mhz_n else None,
             mean_emc_mhz=self.emc_mhz_sum / self.emc_mhz_n if self.emc_mhz_n else None,
+            mean_gpu_load_pct=self.gpu_load_sum / self.gpu_load_n if self.gpu_load_n else None,
+            mean_emc_load_pct=self.emc_load_sum / self.emc_load_n if self.emc_load_n else None,
             iterations=self.iterations,
             flops=self.flops,
             bytes=self.bytes,

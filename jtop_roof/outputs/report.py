@@ -53,6 +53,7 @@ from jtop_roof.outputs.text import iso_at, md_cell
 from jtop_roof.roofline.board import Board
 from jtop_roof.roofline.ceilings import ceilings, max_ceilings, max_clocks
 from jtop_roof.roofline.devices import rate_word
+from jtop_roof.roofline.energy import energy_json
 from jtop_roof.roofline.measured import Probe
 from jtop_roof.roofline.workload import Workload
 from jtop_roof.runtime.config import Config
@@ -281,7 +282,8 @@ def span_json(
         "ceilings": _ceilings(span, pipeline.board),
         "throttled_s": pipeline.throttled_s(span),
         "workload": _workload(span, idle_w),
-        "roofline": None if span.iterations is None else _roofline(pipeline.placement(span, workload)),
+        "roofline": None if span.iterations is None else _roofline(pipeline.placement(span, workload),
+                                                                   pipeline.board),
         "processes": [process.as_json() for process in span.processes],
     }
 
@@ -323,9 +325,10 @@ def _workload(span: SpanStats, idle_w: float | None) -> dict[str, Any] | None:
     }
 
 
-def _roofline(placement: Placement) -> dict[str, Any]:
+def _roofline(placement: Placement, board: Board) -> dict[str, Any]:
     return {
         "verdict": placement.verdict,
+        "verdict_basis": placement.verdict_basis,
         "precision": placement.precision,
         "achieved_flops_per_s": placement.achieved_flops_per_s,
         "achieved_bytes_per_s": placement.achieved_bytes_per_s,
@@ -334,6 +337,8 @@ def _roofline(placement: Placement) -> dict[str, Any]:
         "efficiency_max": placement.efficiency_max,
         "note": placement.note,
         "from_workload": list(placement.from_workload),
+        "j_per_op": placement.j_per_op,
+        **energy_json(board.device, board.mode, placement.precision, placement.intensity_flop_per_byte),
     }
 
 

@@ -198,3 +198,13 @@ def sample_intensities(low: float, high: float, count: int) -> Sequence[float]:
         raise ValueError("intensities need two positive ends and at least two points")
     a, b = math.log10(low), math.log10(high)
     return [10 ** (a + (b - a) * k / (count - 1)) for k in range(count)]
+
+
+def energy_json(device: Device | None, current: PowerMode | None, precision: str | None,
+                intensity: float | None) -> dict[str, Any]:
+    """A phase's energy roofline for a report: ``energy_ceilings`` (``ceilings_at`` each mode),
+    ``energy_ceilings_note`` (why no mode has a line, else null) and ``energy_cheapest_mode`` (the
+    cheapest mode at the phase's intensity, or null)."""
+    roof = energy_roof(device, current, precision)
+    return {"energy_ceilings": ceilings_at(roof, intensity), "energy_ceilings_note": roof.reason,
+            "energy_cheapest_mode": cheapest_at(roof, intensity).power_mode}

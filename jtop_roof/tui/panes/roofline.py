@@ -103,6 +103,8 @@ class RooflinePane(Pane):
                         (f"{peak}  {fmt_si_unit(roof.measured.bandwidth_bytes_per_s, 'B/s')}", None)])
         if view.point is not None:
             out.append(_point_line(*view.point, precision))
+            if view.point[1].verdict_basis:  # what the verdict rests on, as report says it
+                out.append([(printable(view.point[1].verdict_basis), "muted")])
         traffic = _soc_traffic(view, current)
         if traffic is not None:
             out.append([("SoC DRAM ≈ ", "label"), (fmt_si_unit(traffic, "B/s"), None),
