@@ -208,3 +208,14 @@ def energy_json(device: Device | None, current: PowerMode | None, precision: str
     roof = energy_roof(device, current, precision)
     return {"energy_ceilings": ceilings_at(roof, intensity), "energy_ceilings_note": roof.reason,
             "energy_cheapest_mode": cheapest_at(roof, intensity).power_mode}
+
+
+_SMALL_PREFIXES = ((1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p"), (1e-15, "f"))
+
+
+def joules_text(joules: float, unit: str = "J") -> str:
+    """Three significant digits with a small SI prefix: ``2.02 pJ``, ``150 nJ``, ``1.5 J``."""
+    for scale, prefix in _SMALL_PREFIXES:
+        if abs(joules) >= scale:
+            return f"{joules / scale:.3g} {prefix}{unit}"
+    return f"{joules:.3g} {unit}"
