@@ -3,9 +3,14 @@ without its figures gives no line (and says why), and the cheapest mode is read 
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
+import yaml
 
 from jtop_roof.roofline.devices import load_devices
 from jtop_roof.roofline.energy import ceilings_at, cheapest_at, energy_roof, mode_energy
@@ -109,3 +114,41 @@ def test_a_report_row_per_mode_with_its_source(device) -> None:
     assert by_mode["FAST"]["j_per_op_source"] == "inferred"
     assert by_mode["HALF"]["j_per_op"] is None and by_mode["HALF"]["j_per_op_source"] is None
     assert "ε per byte" in by_mode["HALF"]["j_per_op_note"]
+
+
+SHARED_RUN = (Path(__file__).resolve().parents[1].parent / "shared" / "{}"
+              / "orinnano8gb-super_jp6.2.1_benchlab_resnet50_int8_15w_run3.log")
+
+
+@pytest.mark.skipif(not Path(str(SHARED_RUN).format("tegrastats/logs")).is_file(),
+                    reason="shared/ reference logs not beside the repo")
+def test_the_report_gives_each_modes_energy_ceiling_at_the_phases_intensity(tmp_path) -> None:
+    """The 15W ResNet-50 run with a config's (test) figures: each mode's J/OP at the timed phase's
+    intensity, from the same lines the pane draws; the measured J/OP is the phase's energy over its
+    OPs; 7W, without figures, is null and says why."""
+    from tui_support import CALIBRATED_ORIN
+
+    root = Path(__file__).resolve().parents[1]
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({"devices": CALIBRATED_ORIN}))
+    log, trt = str(SHARED_RUN).format("tegrastats/logs"), str(SHARED_RUN).format("trtexec")
+    out = subprocess.run([sys.executable, "-m", "jtop_roof", "report", log, "--trtexec", trt,
+                          "--config", str(config), "--workload", str(root / "examples/resnet50_int8.yaml"),
+                          "--tz", "UTC", "--device", "orin-nano-8gb-super", "--format", "json"],
+                         capture_output=True, text=True, timeout=120, cwd=root)
+    assert out.returncode == 0, out.stderr
+    timed = next(p for p in json.loads(out.stdout)["phases"] if p["name"] == "timed")
+    roof = timed["roofline"]
+    device = load_devices(CALIBRATED_ORIN)["orin-nano-8gb-super"]
+    rows = {row["power_mode"]: row for row in roof["energy_ceilings"]}
+    intensity = roof["intensity_flop_per_byte"]
+    for name in ("MAXN_SUPER", "25W", "15W"):
+        line = mode_energy(device, _mode(device, name), "int8_tensor").line
+        assert line is not None
+        assert rows[name]["j_per_op"] == pytest.approx(line.j_per_op(intensity))
+        assert rows[name]["j_per_op_source"] == "inferred" and "π0 given" in rows[name]["j_per_op_note"]
+    assert rows["7W"]["j_per_op"] is None and "no calibration" in rows["7W"]["j_per_op_note"]
+    cheapest = min(("MAXN_SUPER", "25W", "15W"), key=lambda name: rows[name]["j_per_op"])
+    assert roof["energy_cheapest_mode"] == cheapest and roof["energy_ceilings_note"] is None
+    flops = timed["workload"]["iterations"] * 2 * 4.1e9
+    assert roof["j_per_op"] == pytest.approx(timed["energy_j"]["total"] / flops)

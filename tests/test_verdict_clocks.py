@@ -139,3 +139,15 @@ def test_compare_calls_a_pair_that_follows_the_gpu_clock_not_memory_bound(shared
     fresh = compare([item_from_report(r, m) for m, r in shared_reports.items()])
     assert all(item["roofline"] != "memory-bound" for item in fresh["items"][:2])
     assert fresh["items"][0]["roofline_basis"].startswith("loads:")
+
+
+@needs_shared
+def test_the_markdown_report_says_what_the_verdict_rests_on() -> None:
+    log = SHARED / "tegrastats/logs" / RUN.format("15w")
+    out = subprocess.run([sys.executable, "-m", "jtop_roof", "report", str(log), "--trtexec",
+                          str(SHARED / "trtexec" / RUN.format("15w")), "--workload",
+                          str(ROOT / "examples/resnet50_int8.yaml"), "--tz", "UTC"],
+                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    said = "- timed: compute-bound, loads: the GPU 98% busy while the EMC carries 18% of its bandwidth"
+    assert said in out.stdout

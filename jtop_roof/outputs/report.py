@@ -342,6 +342,13 @@ def _roofline(placement: Placement, board: Board) -> dict[str, Any]:
     }
 
 
+def _basis_line(name: str, roof: dict[str, Any]) -> str:
+    """What a phase's verdict rests on, and the mode its energy roofline finds cheapest (md)."""
+    cheapest = roof.get("energy_cheapest_mode")
+    cheap = f"; cheapest mode at its intensity (energy roofline): {md_cell(cheapest)}" if cheapest else ""
+    return f"- {md_cell(name)}: {roof['verdict']}, {md_cell(roof['verdict_basis'])}{cheap}"
+
+
 def _ceilings(span: SpanStats, board: Board) -> dict[str, Any] | None:
     """The roof at the span's mean clocks (null without a known device or without clocks)."""
     if board.device is None:
@@ -465,6 +472,9 @@ def to_markdown(report: dict[str, Any]) -> str:
         above = [span for span in worked if (span["roofline"] or {}).get("verdict") == IMPOSSIBLE]
         out += [""] * bool(above) + [f"- {md_cell(span['name'])}: {IMPOSSIBLE}, "
                                      f"{md_cell(span['roofline']['note'])}" for span in above]
+        based = [(span["name"], span["roofline"]) for span in worked
+                 if (span["roofline"] or {}).get("verdict_basis")]
+        out += [""] * bool(based) + [_basis_line(name, roof) for name, roof in based]
     out += workload_notes(report)
     if report.get("ncu"):
         out += ["", "Kernels (Nsight Compute's own FLOPs, DRAM bytes and duration):", "",
