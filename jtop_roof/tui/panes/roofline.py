@@ -36,6 +36,7 @@ class RooflinePane(Pane):
     def __init__(self, *, id: str) -> None:
         super().__init__(id=id)
         self._drawn: tuple[object, ...] | None = None
+        self._drawn_energy: tuple[object, ...] | None = None
         self.roof_plot = RoofPlot(classes="plot roofplot")
         self.energy_plot = EnergyPlot(classes="plot energyplot -empty")
 
@@ -64,8 +65,14 @@ class RooflinePane(Pane):
         if energy is not None:
             self._drawn = None
             if energy.lines and not self.compact:
-                self.energy_plot.draw(energy, _energy_point(view))
+                point = _energy_point(view)
+                at = None if point is None else (_step(point.intensity), _step(point.j_per_op), point.label)
+                drawn = (energy.lines, energy.current_mode, self.energy_plot.cells, self.app.theme, at)
+                if drawn != self._drawn_energy:  # as the time roof: again only once something moved
+                    self._drawn_energy = drawn
+                    self.energy_plot.draw(energy, point)
             return
+        self._drawn_energy = None
         drawable = roof is not None and (roof.current is not None or roof.maximum is not None)
         plot.set_class(not drawable or self.compact, "-empty")
         if roof is None or not drawable or self.compact:

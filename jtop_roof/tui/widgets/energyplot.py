@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from jtop_roof.model.metrics import fmt_si
+from jtop_roof.model.metrics import fmt_si, printable
 from jtop_roof.roofline.devices import rate_word
 from jtop_roof.roofline.energy import EnergyRoof, joules_text, sample_intensities
 from jtop_roof.tui.widgets.chart import Chart, Label, Line
@@ -88,7 +88,7 @@ class EnergyPlot(ChartView):
         for xs, curve_ys, current, name, style in sorted(curves, key=lambda c: c[2]):  # the current on top
             chart_lines.append(Line(xs, curve_ys, bright if current else _rgb(variables.get(style))))
             if current:
-                labels.append(Label(x_hi, curve_ys[-1], name, bright, align="right"))
+                labels.append(Label(x_hi, curve_ys[-1], printable(name, 16), bright, align="right"))
         if placed is not None:
             colour = _rgb(variables.get("plot-3"))
             chart_lines.append(Line([placed[0]], [placed[1]], colour, marker="●"))
