@@ -238,9 +238,9 @@ def _energy_lines(view: View, energy: EnergyRoof) -> list[Line]:
     items: list[Line] = []
     for index, mode in enumerate(energy.modes):  # each name in its line's colour: the legend
         current = mode.power_mode == energy.current_mode
-        shown = printable(mode.power_mode) + (" (now)" if current else "")
-        style = "title" if current else mode_style(index) if mode.line is not None else "label"
-        name: Line = [(shown, style), (" ", None)]
+        name: Line = [(printable(mode.power_mode), mode_style(index) if mode.line is not None else "label")]
+        name += [(" (now)", "title")] if current else []
+        name.append((" ", None))
         if mode.line is None:
             items.append(name + [(printable(mode.note or "no line"), "muted")])
         elif point is not None:

@@ -1,8 +1,8 @@
 """EnergyPlot: the energy roofline, J per operation against operational intensity, log-log.
 
-One line per calibrated power mode (``roofline.energy``), each evaluated on a log grid: the mode the
-stream is in bright (``roof-compute``), drawn over the others and named at its right end; each other
-mode in its own plot colour (``mode_style``: the pane's legend uses the same); the shown phase's
+One line per calibrated power mode (``roofline.energy``), each evaluated on a log grid, each mode in
+its own plot colour (``mode_style``: the pane's legend uses the same); the mode the stream is in is
+drawn over the others and named at its right end; the shown phase's
 measured J/op at its intensity a dot (``plot-3``). The x axis spans a decade either side of the
 modes' ridges. Where no mode has a line nothing is drawn (the pane says why).
 """
@@ -67,7 +67,6 @@ class EnergyPlot(ChartView):
             placed = (x, math.log10(point.j_per_op), point.label)
         grid = sample_intensities(10**x_lo, 10**x_hi, SAMPLES)
         variables = self.app.theme_variables
-        bright = _rgb(variables.get("roof-compute"))
         curves: list[tuple[list[float], list[float], bool, str, str]] = []
         for index, mode in enumerate(roof.modes):
             line = mode.line
@@ -86,9 +85,10 @@ class EnergyPlot(ChartView):
         chart_lines: list[Line] = []
         labels: list[Label] = []
         for xs, curve_ys, current, name, style in sorted(curves, key=lambda c: c[2]):  # the current on top
-            chart_lines.append(Line(xs, curve_ys, bright if current else _rgb(variables.get(style))))
+            colour = _rgb(variables.get(style))
+            chart_lines.append(Line(xs, curve_ys, colour))
             if current:
-                labels.append(Label(x_hi, curve_ys[-1], printable(name, 16), bright, align="right"))
+                labels.append(Label(x_hi, curve_ys[-1], printable(name, 16), colour, align="right"))
         if placed is not None:
             colour = _rgb(variables.get("plot-3"))
             chart_lines.append(Line([placed[0]], [placed[1]], colour, marker="●"))
