@@ -211,7 +211,8 @@ class EnergyLedger:
         if emc_mhz is not None:
             whole.emc_mhz_sum += emc_mhz
             whole.emc_mhz_n += 1
-        whole.add_loads(gpu_load, emc_load)
+        if gpu_load is not None or emc_load is not None:
+            whole.loads(gpu_load, emc_load)
         if read:
             self._samples_input = source
         if len(stretch_j) > 1 or stretch not in stretch_j:  # ``_settle``, no stream to judge: older go
@@ -266,7 +267,8 @@ class EnergyLedger:
             if emc_mhz is not None:
                 span.emc_mhz_sum += emc_mhz
                 span.emc_mhz_n += 1
-            span.add_loads(gpu_load, emc_load)
+            if gpu_load is not None or emc_load is not None:
+                span.loads(gpu_load, emc_load)
         if inputs:
             self._samples_input = channel.input_rail
             if total is not None and total > 0:

@@ -48,8 +48,8 @@ class SpanStats:
     #: Mean GPU and EMC clocks over the samples that report them (the roof at the span's clocks).
     mean_gpu_mhz: float | None = None
     mean_emc_mhz: float | None = None
-    #: Mean GPU and EMC load (%) over the samples that report them (tegrastats' GR3D and EMC
-    #: loads): what the verdict weighs beside the clocks.
+    #: Mean GPU load and EMC load (% of the bandwidth at the current clock) over the samples that
+    #: report them: how busy the run kept each unit (``analysis.prediction`` splits time with them).
     mean_gpu_load_pct: float | None = None
     mean_emc_load_pct: float | None = None
     #: Work the workload reported in the span (None: no report); FLOPs and bytes where given.
@@ -121,8 +121,8 @@ class Span:
     precision: str | None = None
     processes: ProcessTally = field(default_factory=ProcessTally)
 
-    def add_loads(self, gpu_load: float | None, emc_load: float | None) -> None:
-        """One sample's GPU and EMC load (%), where it reports them."""
+    def loads(self, gpu_load: float | None, emc_load: float | None) -> None:
+        """One sample's GPU and EMC load, % (either None where the sample has none)."""
         if gpu_load is not None:
             self.gpu_load_sum += gpu_load
             self.gpu_load_n += 1

@@ -21,8 +21,6 @@ JSON (``--format json``), stable keys:
   compared and ranked) and ``unusable_reason`` (why not, one line: the log covers too little of
   trtexec's timed window, the window was not placed or timed 0 queries, no iterations, no energy;
   null when usable; its ``j_per_iter`` is then null). Unknown values are null.
-* ``roofline_basis`` (in each item): what its ``roofline`` verdict rests on, one line (its report's
-  ``verdict_basis``, or a pair of items that shows it slowing with the GPU clock: ``compare_bound``).
 * ``verdicts``: strings, one plain sentence each (the first item is the baseline). What bounds the
   work is only ever the items' ``roofline`` verdicts, as their rows show them: a summary line names
   the verdict they share, or each one, or says it is unknown.

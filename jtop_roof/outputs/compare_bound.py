@@ -1,6 +1,7 @@
 """What bounds each compared item: its report's roofline verdict, unless a pair of the items shows
 it slowing with the GPU clock while the memory clock holds (``analysis.clock_pairs``); then it is
-not memory-bound, and ``roofline_basis`` says why. Nothing here imports Textual."""
+not memory-bound. Each item's ``roofline_basis`` (JSON) says what its ``roofline`` rests on, one
+line: its report's ``verdict_basis``, or the pair's clocks. Nothing here imports Textual."""
 
 from __future__ import annotations
 
