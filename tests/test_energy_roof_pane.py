@@ -33,7 +33,7 @@ async def test_the_j_key_switches_the_roofline_between_time_and_energy() -> None
         cheapest = cheapest_at(roof, placement.intensity_flop_per_byte)
         assert cheapest.power_mode is not None
         assert f"cheapest mode at this intensity: {cheapest.power_mode} (7W not calibrated)" in text
-        assert "MAXN_SUPER (now)" in text and "7W no calibration" in text
+        assert "MAXN_SUPER (now)" in text and "7W not calibrated: ε per OP (int8), ε per byte" in text
         assert "pJ/OP measured at 328 OP/byte" in text
         assert not pane.roof_plot.display and pane.energy_plot.display
         assert any("MAXN_SUPER" in row for row in pane.energy_plot.rows_text)
