@@ -74,7 +74,7 @@ def jroof_main(capsys: pytest.CaptureFixture[str]) -> Callable[..., Ran]:
 SLOW: frozenset[str] = frozenset({
     # Whole files: the monitor run by Textual's pilot, in tmux, or recording beside a fake board.
     "test_app.py", "test_power_e2e.py", "test_snapshots.py", "test_tmux_e2e.py", "test_tui_frames.py",
-    "test_tui_rows.py",
+    "test_tui_rows.py", "test_energy_roof_pane.py",
     # One test each (all its parameters): subprocesses, a recording of seconds, figures.
     "test_cli.py::test_commands_that_draw_no_roof_refuse_its_inputs",
     "test_cli.py::test_user_errors_are_one_line_and_exit_2",

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from tui_support import (
+    CALIBRATED_ORIN,
     FIXTURE,
     last_sample_before,
     make_config,
@@ -247,5 +248,21 @@ def test_the_processes_pane(snap_compare, tmp_path, size):
         await park_replay(pilot, app)
         if size == (80, 24):
             await _focus(pilot, app, "processes")
+
+    assert snap_compare(app, terminal_size=size, run_before=settle)
+
+
+@SIZES
+def test_the_energy_roofline_of_each_calibrated_mode(snap_compare, size):
+    """The j key's energy roofline: J per OP against OP/byte, a line per calibrated mode (a test
+    config's figures, not the device database's), MAXN_SUPER bright, the INT8 phase's measured
+    J/OP as a point, 7W named without a line, and the cheapest mode at the point's intensity."""
+    app = replay_app(device="orin-nano-8gb-super", power_mode="MAXN_SUPER", devices=CALIBRATED_ORIN)
+
+    async def settle(pilot):
+        await park_replay(pilot, app, 46.0)
+        app.pipeline.work(1_500, 1_500 * 8.2e9, 1_500 * 25e6, "int8", None, app.history.last_t_mono)
+        await pilot.press("j")
+        await _focus(pilot, app, "roofline")
 
     assert snap_compare(app, terminal_size=size, run_before=settle)

@@ -108,3 +108,16 @@ class ScriptedSource(Source):
 
     def describe(self) -> SourceInfo:
         return SourceInfo.from_mapping({"source": self.kind, **self._info})
+
+
+def _figure(value: float, source: str = "given") -> dict[str, Any]:
+    return {"value": value, "source": source, "note": "a test's figure, not the board's"}
+
+
+#: The Orin Nano 8GB Super with made-up energy figures for three of its modes, and 7W with π0 alone
+#: (no ε: no line): the energy roofline's tests draw these, never the device database's own figures.
+CALIBRATED_ORIN: dict[str, Any] = {"orin-nano-8gb-super": {"power_modes": [
+    *({"name": name, "calibration": {"pi0_w": _figure(pi0), "eps_byte_j": _figure(60e-12),
+                                     "eps_flop_j": {"int8": _figure(0.25e-12), "fp16": _figure(0.6e-12)}}}
+      for name, pi0 in (("MAXN_SUPER", 9.0), ("25W", 6.5), ("15W", 4.0))),
+    {"name": "7W", "calibration": {"pi0_w": _figure(2.5)}}]}}

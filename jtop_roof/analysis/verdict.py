@@ -5,8 +5,12 @@ achieved FLOP/s = the phase's FLOPs ÷ its duration; intensity = FLOPs ÷ DRAM b
 clocks (a copy with 0 FLOPs is memory-bound; its efficiency is bytes/s ÷ the bandwidth roof),
 ``compute-bound`` otherwise, ``clock-bound`` when a throttle of the unit that bounds it (GPU when
 compute-bound, EMC when memory-bound) overlaps the phase, ``unknown`` when the device, the clocks,
-or both FLOPs and bytes are missing. Efficiencies are against the roof at the phase's mean clocks
-(``current``) and at the mode's maximum (``max``).
+or both FLOPs and bytes are missing. The clocks' loads overrule the intensity where they disagree: a
+phase whose GPU is busy (``GPU_BUSY_PCT``) while its EMC carries little (``EMC_LOW_PCT``) waits on
+the GPU, not on memory, whatever its bytes (an estimate, most often) say: it is not memory-bound.
+``verdict_basis`` says, in one line, what the verdict rests on. ``j_per_op``: the phase's energy
+÷ its FLOPs (OPs), the point on the energy roofline (``roofline.energy``). Efficiencies are
+against the roof at the phase's mean clocks (``current``) and at the mode's maximum (``max``).
 
 Every rate, intensity and efficiency is finite or None: work reports are bounded (0 ... 1e24) but
 their quotients are not (1e24 FLOPs over 1e-300 bytes overflow, the reverse underflows to 0), and an
@@ -24,12 +28,17 @@ from dataclasses import dataclass, replace
 from jtop_roof.analysis.ledger import SpanStats
 from jtop_roof.roofline.board import Board
 from jtop_roof.roofline.ceilings import Ceilings, ceilings, max_ceilings
+from jtop_roof.roofline.devices import rate_word
 from jtop_roof.roofline.workload import Workload
 
 #: The verdicts that name what bounds a phase (``unknown`` names nothing, ``impossible`` is work
 #: above every roof it is judged against: see ``above_every_roof``).
 BOUND_VERDICTS = ("memory-bound", "compute-bound", "clock-bound")
 IMPOSSIBLE = "impossible"
+#: A GPU at least this busy (mean load %, tegrastats' GR3D) over a phase is working, not waiting.
+GPU_BUSY_PCT = 80.0
+#: An EMC below this mean load (% of its bandwidth at its clock) is not what holds a busy GPU back.
+EMC_LOW_PCT = 50.0
 #: How a workload names its precision -> the device database's key.
 PRECISION_KEYS = {
     "fp64": "fp64", "fp32": "fp32", "tf32": "fp32", "fp16": "fp16_tensor", "half": "fp16_tensor",
@@ -53,6 +62,10 @@ class Placement:
     #: What the ``--workload`` spec gave this placement ("flops", "bytes", "precision"): nothing
     #: when the work reported its own (then the spec was used for nothing here).
     from_workload: tuple[str, ...] = ()
+    #: What the verdict rests on, in one line (None where it is unknown).
+    verdict_basis: str | None = None
+    #: The phase's energy ÷ its FLOPs (OPs), in J (None: no energy, or no FLOPs).
+    j_per_op: float | None = None
 
 
 def precision_key(name: str | None) -> str | None:
@@ -85,7 +98,9 @@ def place(span: SpanStats, board: Board, throttled_units: Collection[str] = froz
         given.append("precision")
     note = None if precision or flops == 0 else "no precision reported: judged against the FP32 roof"
     precision = precision or "fp32"
-    unknown = Placement("unknown", precision, achieved, moved, intensity, None, None, note, tuple(given))
+    per_op = _ratio(span.energy_j, flops)
+    unknown = Placement("unknown", precision, achieved, moved, intensity, None, None, note, tuple(given),
+                        None, per_op)
     device = board.device
     if device is None:
         return _with_note(unknown, board.problem or "device unknown")
@@ -101,15 +116,44 @@ def place(span: SpanStats, board: Board, throttled_units: Collection[str] = froz
     if intensity is None and flops:
         # FLOPs without bytes: the intensity is unknown; only the compute roof can judge it.
         memory_bound = False
+    basis = _intensity_basis(now, precision, intensity, flops, memory_bound)
+    if memory_bound and achieved and intensity and _gpu_waits_not_memory(span):  # not a copy
+        memory_bound = False
+        bytes_from = "the workload spec's estimate" if "bytes" in given else "the work's own report"
+        basis = (f"loads: the GPU {span.mean_gpu_load_pct:.0f}% busy while the EMC carries "
+                 f"{span.mean_emc_load_pct:.0f}% of its bandwidth: the GPU bounds it, not memory, though "
+                 f"{basis}, with bytes from {bytes_from}")
     verdict = "memory-bound" if memory_bound else "compute-bound"
     if ("emc" if memory_bound else "gpu") in throttled_units:
         verdict = "clock-bound"
+        basis += f"; the {'EMC' if memory_bound else 'GPU'} throttled during it"
     current = _efficiency(now, precision, achieved, moved, intensity, memory_bound)
     at_max = None if top is None else _efficiency(top, precision, achieved, moved, intensity, memory_bound)
     if above_every_roof(current, at_max):
         return Placement(IMPOSSIBLE, precision, achieved, moved, intensity, None, None,
-                         impossible_note(current, at_max), tuple(given))
-    return Placement(verdict, precision, achieved, moved, intensity, current, at_max, note, tuple(given))
+                         impossible_note(current, at_max), tuple(given), None, per_op)
+    return Placement(verdict, precision, achieved, moved, intensity, current, at_max, note, tuple(given),
+                     basis, per_op)
+
+
+def _gpu_waits_not_memory(span: SpanStats) -> bool:
+    """Whether the phase's loads say the GPU, not memory, holds it: the GPU busy, the EMC not."""
+    gpu, emc = span.mean_gpu_load_pct, span.mean_emc_load_pct
+    return gpu is not None and emc is not None and gpu >= GPU_BUSY_PCT and emc < EMC_LOW_PCT
+
+
+def _intensity_basis(roof: Ceilings, precision: str, intensity: float | None, flops: float | None,
+                     memory_bound: bool) -> str:
+    """The intensity against the ridge at the phase's clocks, in words."""
+    word = rate_word(precision)
+    clocks = f"at the phase's clocks (GPU {roof.gpu_mhz:.0f} MHz, EMC {roof.emc_mhz:.0f} MHz)"
+    if flops == 0:
+        return "a copy (0 FLOPs): judged by its bytes/s"
+    if intensity is None:
+        return f"FLOPs without bytes: judged on the compute roof {clocks}"
+    where = "below" if memory_bound else "at or above"
+    return (f"intensity {intensity:.3g} {word}/byte {where} the ridge "
+            f"{roof.ridge_flop_per_byte[precision]:.3g} {clocks}")
 
 
 def above_every_roof(*efficiencies: float | None) -> bool:

@@ -49,6 +49,7 @@ from jtop_roof.formats.nosamples import require_samples
 from jtop_roof.model.codec import encodable_tree
 from jtop_roof.model.errors import UserError
 from jtop_roof.model.metrics import FOREIGN_PROCESS_PCT
+from jtop_roof.outputs.compare_bound import with_clock_basis
 from jtop_roof.outputs.compare_usable import (
     SOURCE_ROWS,
     TIMED_PHASE,
@@ -247,6 +248,7 @@ def item_from_report(report: Mapping[str, Any], label: str, phase: str | None = 
         "j_per_iter": as_number(workload.get("j_per_iter")),
         "j_per_iter_above_idle": as_number(workload.get("j_per_iter_above_idle")),
         "roofline": as_text(roofline.get("verdict")),
+        "roofline_basis": as_text(roofline.get("verdict_basis")),
         "note": note,
         "foreign_processes": _foreign(span.get("processes")),
         **usability(report, span, workload),
@@ -294,7 +296,7 @@ def _int(value: Any) -> int | None:
 
 def compare(items: Sequence[dict[str, Any]], min_throughput: float | None = None) -> dict[str, Any]:
     """The comparison (see the module docstring) of items made by ``item_from_report``."""
-    items = _unique_labels(items)
+    items = with_clock_basis(_unique_labels(items))
     verdicts: list[str] = []
     if items:
         base = items[0]

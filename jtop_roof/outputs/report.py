@@ -54,6 +54,7 @@ from jtop_roof.outputs.text import iso_at, md_cell
 from jtop_roof.roofline.board import Board
 from jtop_roof.roofline.ceilings import ceilings, max_ceilings, max_clocks
 from jtop_roof.roofline.devices import rate_word
+from jtop_roof.roofline.energy import energy_json
 from jtop_roof.roofline.measured import Probe
 from jtop_roof.roofline.workload import Workload
 from jtop_roof.runtime.config import Config
@@ -283,7 +284,8 @@ def span_json(
         "loads": {"gpu_pct": span.mean_gpu_load_pct, "emc_pct": span.mean_emc_load_pct},
         "throttled_s": pipeline.throttled_s(span),
         "workload": _workload(span, idle_w),
-        "roofline": None if span.iterations is None else _roofline(pipeline.placement(span, workload)),
+        "roofline": None if span.iterations is None else _roofline(pipeline.placement(span, workload),
+                                                                   pipeline.board),
         "processes": [process.as_json() for process in span.processes],
     }
 
@@ -325,9 +327,10 @@ def _workload(span: SpanStats, idle_w: float | None) -> dict[str, Any] | None:
     }
 
 
-def _roofline(placement: Placement) -> dict[str, Any]:
+def _roofline(placement: Placement, board: Board) -> dict[str, Any]:
     return {
         "verdict": placement.verdict,
+        "verdict_basis": placement.verdict_basis,
         "precision": placement.precision,
         "achieved_flops_per_s": placement.achieved_flops_per_s,
         "achieved_bytes_per_s": placement.achieved_bytes_per_s,
@@ -336,7 +339,16 @@ def _roofline(placement: Placement) -> dict[str, Any]:
         "efficiency_max": placement.efficiency_max,
         "note": placement.note,
         "from_workload": list(placement.from_workload),
+        "j_per_op": placement.j_per_op,
+        **energy_json(board.device, board.mode, placement.precision, placement.intensity_flop_per_byte),
     }
+
+
+def _basis_line(name: str, roof: dict[str, Any]) -> str:
+    """What a phase's verdict rests on, and the mode its energy roofline finds cheapest (md)."""
+    cheapest = roof.get("energy_cheapest_mode")
+    cheap = f"; cheapest mode at its intensity (energy roofline): {md_cell(cheapest)}" if cheapest else ""
+    return f"- {md_cell(name)}: {roof['verdict']}, {md_cell(roof['verdict_basis'])}{cheap}"
 
 
 def _ceilings(span: SpanStats, board: Board) -> dict[str, Any] | None:
@@ -462,6 +474,9 @@ def to_markdown(report: dict[str, Any]) -> str:
         above = [span for span in worked if (span["roofline"] or {}).get("verdict") == IMPOSSIBLE]
         out += [""] * bool(above) + [f"- {md_cell(span['name'])}: {IMPOSSIBLE}, "
                                      f"{md_cell(span['roofline']['note'])}" for span in above]
+        based = [(span["name"], span["roofline"]) for span in worked
+                 if (span["roofline"] or {}).get("verdict_basis")]
+        out += [""] * bool(based) + [_basis_line(name, roof) for name, roof in based]
     out += workload_notes(report)
     if report.get("ncu"):
         out += ["", "Kernels (Nsight Compute's own FLOPs, DRAM bytes and duration):", "",

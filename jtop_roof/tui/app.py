@@ -100,6 +100,8 @@ class JroofApp(ReplayTransport, ThemedApp):
     #: The precision the roofline draws (None: the workload's, else the board's fastest); the p
     #: key cycles it.
     precision: reactive[str | None] = reactive(None, init=False)
+    #: Whether the roofline shows energy (J per operation, each mode) instead of time; the j key.
+    energy_roof: reactive[bool] = reactive(False, init=False)
     #: The board the panes show, of several (``--ssh a --ssh b``); the b key cycles it.
     board: reactive[int] = reactive(0, init=False)
 
@@ -361,7 +363,7 @@ class JroofApp(ReplayTransport, ThemedApp):
             return
         view = build_view(pipeline, thresholds=self.config.thresholds, tz=self._tz, window_s=self.window_s,
                           wall_axis=self.replay, notes=self._notes, precision=self.precision,
-                          probe=self._probe, workload=self._workload)
+                          probe=self._probe, workload=self._workload, energy=self.energy_roof)
         self._draw_header()
         held_until = self._painter.paint(self.panes, view, version)
         if held_until is not None:
@@ -439,6 +441,12 @@ class JroofApp(ReplayTransport, ThemedApp):
             self.precision = next_in_cycle(available, current)
 
     def watch_precision(self) -> None:
+        self.redraw_now()
+
+    def action_toggle_energy_roof(self) -> None:
+        self.energy_roof = not self.energy_roof
+
+    def watch_energy_roof(self) -> None:
         self.redraw_now()
 
     def action_zoom(self) -> None:

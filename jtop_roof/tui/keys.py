@@ -55,6 +55,8 @@ MONITOR_BINDINGS: tuple[Binding, ...] = (
     Binding("z", "zoom", "zoom", tooltip="Time window: 30 s, 2 min, 10 min, 1 h, all", id="zoom"),
     Binding("p", "cycle_precision", "precision", tooltip="Roofline precision: FP32, FP16, INT8...",
             id="precision"),
+    Binding("j", "toggle_energy_roof", "J/op", show=False,
+            tooltip="Roofline: time or energy (J/op per mode)", id="energy-roof"),
     Binding("b", "next_board", "board", show=False, tooltip="Next board (several --ssh)", id="board"),
     Binding("f", "focus_pane", "focus", tooltip="One pane full-screen, each in turn", id="focus"),
     Binding("question_mark", "help", "help", key_display="?", tooltip="This list", id="help"),

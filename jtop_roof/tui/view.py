@@ -15,6 +15,7 @@ from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.records import Event, Sample
 from jtop_roof.model.settings import Thresholds
 from jtop_roof.roofline.board import Board, RoofState, pick_precision, roof_state
+from jtop_roof.roofline.energy import Cheapest, EnergyRoof, cheapest_at, energy_roof
 from jtop_roof.roofline.measured import Probe
 from jtop_roof.roofline.workload import Workload
 
@@ -47,6 +48,10 @@ class View:
     #: shown phase, as far as the stream has been analysed.
     throttled_s: float = 0.0
     phase_throttled_s: float = 0.0
+    #: The energy roofline (the j key's view; None: the time roofline is shown), and the mode it
+    #: finds cheapest at the point's intensity.
+    energy: EnergyRoof | None = None
+    cheapest: Cheapest | None = None
 
     @property
     def sample(self) -> Sample | None:
@@ -72,10 +77,12 @@ def build_view(
     precision: str | None,
     probe: Probe | None = None,
     workload: Workload | None = None,
+    energy: bool = False,
 ) -> View:
     """What the panes draw of ``pipeline`` now. ``precision``: the roofline's, as the p key chose
     it (None: ``shown_precision``'s); ``probe``: measured ceilings for the roof; ``workload``: FLOPs
-    and bytes per iteration for the shown phase's work reported without them."""
+    and bytes per iteration for the shown phase's work reported without them; ``energy``: the
+    energy roofline is shown (the j key)."""
     ledger = pipeline.ledger
     phase = _shown_phase(pipeline)
     board = pipeline.board
@@ -83,6 +90,8 @@ def build_view(
     clock_events = [e for e in pipeline.history.events if e.unit is not None] + active
     point = _point(pipeline, phase, workload)
     precision = _precision(board, precision, point, workload)
+    energy_view = energy_roof(board.device, board.mode, precision) if energy else None
+    intensity = None if point is None else point[1].intensity_flop_per_byte
     return View(
         history=pipeline.history,
         thresholds=thresholds,
@@ -100,6 +109,8 @@ def build_view(
         point=point,
         throttled_s=pipeline.throttled_s(ledger.whole),
         phase_throttled_s=0.0 if phase is None else pipeline.throttled_s(phase),
+        energy=energy_view,
+        cheapest=None if energy_view is None else cheapest_at(energy_view, intensity),
     )
 
 

@@ -1,18 +1,23 @@
 """The roofline pane: the roof at the current clocks against the mode's maximum, the shown
-phase's point on it, and what holds the GPU below it."""
+phase's point on it, and what holds the GPU below it; or, the j key, the energy roofline: J per
+operation against intensity, a line per calibrated power mode, the phase's measured J/op, and the
+mode cheapest at its intensity (``roofline.energy`` answers; the pane only shows)."""
 
 from __future__ import annotations
 
 import math
 
 from textual.app import ComposeResult
+from textual.widget import Widget
 
 from jtop_roof.analysis.verdict import Placement
 from jtop_roof.model.metrics import fmt_si_unit, printable
 from jtop_roof.roofline.ceilings import Ceilings
 from jtop_roof.roofline.devices import rate_word
+from jtop_roof.roofline.energy import EnergyRoof, joules_text
 from jtop_roof.tui.panes.base import LABEL_WIDTH, Pane, flow, line_width, wrap
 from jtop_roof.tui.view import View
+from jtop_roof.tui.widgets.energyplot import EnergyPlot, EnergyPoint, mode_style
 from jtop_roof.tui.widgets.readout import Line
 from jtop_roof.tui.widgets.roofplot import RoofPlot, RoofPoint
 
@@ -31,22 +36,43 @@ class RooflinePane(Pane):
     def __init__(self, *, id: str) -> None:
         super().__init__(id=id)
         self._drawn: tuple[object, ...] | None = None
+        self._drawn_energy: tuple[object, ...] | None = None
         self.roof_plot = RoofPlot(classes="plot roofplot")
+        self.energy_plot = EnergyPlot(classes="plot energyplot -empty")
 
     def compose(self) -> ComposeResult:
         yield self.readout
         yield self.roof_plot
+        yield self.energy_plot
 
     def title(self, view: View) -> str:
         roof = view.roof
+        energy = " · energy" if view.energy is not None else ""
         if roof is None or roof.precision is None:
-            return "Roofline"
-        return f"Roofline · {PRECISION_LABELS.get(roof.precision, roof.precision)}"
+            return "Roofline" + energy
+        return f"Roofline · {PRECISION_LABELS.get(roof.precision, roof.precision)}{energy}"
 
     def update_readout(self, view: View) -> None:
         super().update_readout(view)
         plot = self.roof_plot
         roof = view.roof
+        energy = view.energy
+        self.energy_plot.set_class(energy is None or not energy.lines or self.compact, "-empty")
+        # One view's plot at a time, also where focus shows a pane's plots: the other's hidden inline
+        # (over any rule), the shown one's left to the rules (compact hides both).
+        _hide(self.energy_plot if energy is None else plot)
+        _unhide(plot if energy is None else self.energy_plot)
+        if energy is not None:
+            self._drawn = None
+            if energy.lines and not self.compact:
+                point = _energy_point(view)
+                at = None if point is None else (_step(point.intensity), _step(point.j_per_op), point.label)
+                drawn = (energy.lines, energy.current_mode, self.energy_plot.cells, self.app.theme, at)
+                if drawn != self._drawn_energy:  # as the time roof: again only once something moved
+                    self._drawn_energy = drawn
+                    self.energy_plot.draw(energy, point)
+            return
+        self._drawn_energy = None
         drawable = roof is not None and (roof.current is not None or roof.maximum is not None)
         plot.set_class(not drawable or self.compact, "-empty")
         if roof is None or not drawable or self.compact:
@@ -76,6 +102,8 @@ class RooflinePane(Pane):
         if mode:
             head += [(" · ", "muted"), (printable(mode), None)]
         out: list[Line] = [head]
+        if view.energy is not None:
+            return out + _energy_lines(view, view.energy)
         maximum, current = roof.maximum, roof.current
         if current is not None:
             top_gpu = "?" if maximum is None else f"{maximum.gpu_mhz:.0f}"
@@ -103,6 +131,8 @@ class RooflinePane(Pane):
                         (f"{peak}  {fmt_si_unit(roof.measured.bandwidth_bytes_per_s, 'B/s')}", None)])
         if view.point is not None:
             out.append(_point_line(*view.point, precision))
+            if view.point[1].verdict_basis:  # what the verdict rests on, as report says it
+                out.append([(printable(view.point[1].verdict_basis), "muted")])
         traffic = _soc_traffic(view, current)
         if traffic is not None:
             out.append([("SoC DRAM ≈ ", "label"), (fmt_si_unit(traffic, "B/s"), None),
@@ -174,6 +204,57 @@ def _roof_points(view: View) -> tuple[RoofPoint, ...]:
     if not achieved or not intensity:
         return ()
     return (RoofPoint(intensity, achieved, printable(label, 16)),)
+
+
+def _hide(widget: Widget) -> None:
+    if widget.styles.get_rule("display") != "none":
+        widget.styles.display = "none"
+
+
+def _unhide(widget: Widget) -> None:
+    if widget.styles.has_rule("display"):
+        widget.styles.clear_rule("display")
+
+
+def _energy_point(view: View) -> EnergyPoint | None:
+    """The shown phase on the energy roof: its measured J/op at its intensity (``Placement``)."""
+    if view.point is None:
+        return None
+    label, placement = view.point
+    if not placement.j_per_op or not placement.intensity_flop_per_byte:
+        return None
+    return EnergyPoint(placement.intensity_flop_per_byte, placement.j_per_op, printable(label, 16))
+
+
+def _energy_lines(view: View, energy: EnergyRoof) -> list[Line]:
+    """Each mode's line in words (J/op at the point's intensity, else its floor), the point, and
+    the cheapest mode there; or why there is no energy roofline."""
+    word = rate_word(energy.precision)
+    out: list[Line] = [[("energy roofline: ", "label"),
+                        (f"J/{word} = ε + ε_byte/I + π0/roof(I), per mode", "muted")]]
+    if energy.reason is not None:
+        return out + [[("no energy roofline: ", "label"), (printable(energy.reason), "warn")]]
+    point = _energy_point(view)
+    items: list[Line] = []
+    for index, mode in enumerate(energy.modes):  # each name in its line's colour: the legend
+        current = mode.power_mode == energy.current_mode
+        name: Line = [(printable(mode.power_mode), mode_style(index) if mode.line is not None else "label")]
+        name += [(" (now)", "title")] if current else []
+        name.append((" ", None))
+        if mode.line is None:
+            items.append(name + [(printable(mode.note or "no line"), "muted")])
+        elif point is not None:
+            items.append(name + [(joules_text(mode.line.j_per_op(point.intensity), f"J/{word}"), None)])
+        else:
+            items.append(name + [(f"≥ {joules_text(mode.line.floor_j_per_op, f'J/{word}')}", None)])
+    out += items
+    if point is not None:
+        out.append([(point.label + ": ", "phase"),
+                     (f"{joules_text(point.j_per_op, f'J/{word}')} measured at "
+                      f"{_intensity(point.intensity)} {word}/byte", None)])
+    if view.cheapest is not None:
+        out.append([(printable(view.cheapest.text), None if view.cheapest.power_mode else "muted")])
+    return out
 
 
 def _point_line(label: str, placement: Placement, shown: str | None) -> Line:
