@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jtop_roof.analysis import detectors, pipeline
+from jtop_roof.analysis import detector_registry, detectors, mode_changes, pipeline
 from jtop_roof.analysis.energy import Step
 from jtop_roof.analysis.history import History
 from jtop_roof.analysis.ledger import EnergyLedger, SpanStats
@@ -91,7 +92,8 @@ def _long_way(patch: pytest.MonkeyPatch) -> None:
         detector._quiet_below = -math.inf
         return detector
 
-    patch.setattr(runtime, "DETECTORS", (every_unit,))
+    patch.setattr(detector_registry, "DETECTORS",
+                  [replace(detectors.DETECTOR, make=every_unit), mode_changes.DETECTOR])
     patch.setattr(detectors.ThrottleDetector, "_unit_caps",
                   lambda self, context, t: tuple(detectors._cap(unit, context, context.board.mode_at(t))
                                                       for unit in detectors.UNITS))
