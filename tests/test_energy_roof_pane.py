@@ -8,6 +8,7 @@ from tui_support import CALIBRATED_ORIN, park_replay, replay_app
 
 from jtop_roof.roofline.devices import find_mode, load_devices
 from jtop_roof.roofline.energy import cheapest_at, energy_roof
+from jtop_roof.tui.panes.roofline import RooflinePane
 
 
 async def test_the_j_key_switches_the_roofline_between_time_and_energy() -> None:
@@ -19,7 +20,7 @@ async def test_the_j_key_switches_the_roofline_between_time_and_energy() -> None
             await pilot.press("f")
         app.redraw_now()
         await pilot.pause()
-        pane = app.query_one("#roofline")
+        pane = app.query_one("#roofline", RooflinePane)
         assert "energy roofline" not in pane.readout.plain
         assert pane.roof_plot.display and not pane.energy_plot.display
 
@@ -28,7 +29,10 @@ async def test_the_j_key_switches_the_roofline_between_time_and_energy() -> None
         text = pane.readout.plain
         device = load_devices(CALIBRATED_ORIN)["orin-nano-8gb-super"]
         roof = energy_roof(device, find_mode(device, "MAXN_SUPER"), "int8_tensor")
-        shown = app.pipeline.ledger.phase_at(app.history.last_t_mono)  # the phase at the play head
+        head = app.history.last_t_mono
+        assert head is not None
+        shown = app.pipeline.ledger.phase_at(head)  # the phase at the play head
+        assert shown is not None
         placement = app.pipeline.placement(app.pipeline.at_play_head(shown), None)
         cheapest = cheapest_at(roof, placement.intensity_flop_per_byte)
         assert cheapest.power_mode is not None
@@ -50,7 +54,7 @@ async def test_without_calibrated_modes_the_energy_view_says_why() -> None:
         await park_replay(pilot, app, 46.0)
         await pilot.press("j")
         await pilot.pause()
-        pane = app.query_one("#roofline")
+        pane = app.query_one("#roofline", RooflinePane)
         # the packaged database's figures are another part's: without any, the pane says so; with
         # some, it names every mode, with its figure or why it has none
         text = " ".join(pane.readout.plain.split())
