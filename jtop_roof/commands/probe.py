@@ -29,13 +29,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, config: Config) -> int:
     """Measure this machine's ceilings with the monitor's own sources watching the clocks."""
     from jtop_roof.probe import default_probe_path, run_probe, save_probe, summary_lines
+    from jtop_roof.probe.energy import nvml_counter
     from jtop_roof.roofline.devices import load_devices
     from jtop_roof.runtime.session import probe_source_factory
 
     result = run_probe(args.quick, backend=args.backend, source_factory=probe_source_factory(config),
                        device=config.device, power_mode=config.power_mode,
                        devices=load_devices(config.devices),
-                       progress=warn)
+                       progress=warn, counter_factory=nvml_counter)
     if args.out == STDOUT:
         for line in summary_lines(result):
             warn(line)

@@ -77,10 +77,17 @@ def summary_lines(result: Mapping[str, Any]) -> Iterator[str]:
                 seen.append(f"{power['mean']:.0f} W")
             per = next((v for k, v in entry.items() if k.startswith(f"{rate}_per_") and v), None)
             per_text = f", {fmt_si_unit(per, shown_unit)}/MHz" if per else ""
+            eps = (entry.get("eps_byte_j" if group == "bandwidth" else "eps_flop_j") or {}).get("value")
+            if eps is not None:
+                per_text += f", {eps * 1e12:.3g} pJ/{'B' if group == 'bandwidth' else rate_word(name)}"
             size = entry["size"]
             size_text = f"{size / _MIB:.0f} MiB" if group == "bandwidth" else f"N={size}"
             yield (f"  {group} {name:<12} {fmt_si_unit(entry[rate], shown_unit):>12}{per_text} "
                    f"({size_text}; {', '.join(seen) or 'no clocks seen'})")
+    pi0 = ((result.get("idle") or {}).get("pi0_w") or {})
+    if pi0:
+        shown = "unknown" if pi0.get("value") is None else f"{pi0['value']:.1f} W"
+        yield f"  idle (π0) {shown}: {pi0.get('note')}"
     for name, why in (result.get("skipped") or {}).items():
         yield f"  skipped {name}: {why}"
     if result.get("device_note"):

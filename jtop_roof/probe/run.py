@@ -28,6 +28,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from jtop_roof.probe.backends import MIB, Backend, Kernel, Unsupported, pick_backend
+from jtop_roof.probe.energy import EnergyCounter, Span, entry_terms, idle_terms
 from jtop_roof.probe.sampler import FIRST_SAMPLE_WAIT_S, SourceSampler, clock_stats, power_stats
 from jtop_roof.roofline.measured import BANDWIDTH_KINDS, FORMAT, SCHEMA, ProbeError
 from jtop_roof.sources.base import Source
@@ -52,15 +53,17 @@ class ProbeSizes:
     warmup_s: float = 1.0
     run_s: float = 1.0
     repeats: int = 5
+    #: The device left idle before the kernels, for π0 and each rail's idle power.
+    idle_s: float = 5.0
 
     @classmethod
     def defaults(cls, quick: bool, device_kind: str) -> ProbeSizes:
         gpu = device_kind == "gpu"
         if quick:
             return cls(device_warmup_s=1.5 if gpu else 0.2, warmup_s=0.2 if gpu else 0.1,
-                       run_s=0.2 if gpu else 0.1, repeats=3)
+                       run_s=0.2 if gpu else 0.1, repeats=3, idle_s=2.0 if gpu else 0.3)
         return cls(device_warmup_s=2.0 if gpu else 0.5, warmup_s=1.0 if gpu else 0.3,
-                   run_s=1.0 if gpu else 0.5, repeats=5)
+                   run_s=1.0 if gpu else 0.5, repeats=5, idle_s=5.0 if gpu else 1.0)
 
     def merged(self, override: ProbeSizes | Mapping[str, Any] | None) -> ProbeSizes:
         """These sizes with what ``override`` sets (a ProbeSizes' non-default fields, or a mapping)."""
@@ -77,7 +80,8 @@ class ProbeSizes:
                 raise ProbeError(f"unknown probe size {unknown[0]!r} (known: {', '.join(sorted(known))})")
             changes = dict(override)
         out = replace(self, **changes)
-        if out.repeats < 1 or out.run_s < 0 or out.warmup_s < 0 or out.device_warmup_s < 0:
+        if (out.repeats < 1 or out.run_s < 0 or out.warmup_s < 0 or out.device_warmup_s < 0
+                or out.idle_s < 0):
             raise ProbeError("probe sizes: repeats must be at least 1 and times not negative")
         if (out.bandwidth_bytes is not None and out.bandwidth_bytes < 1024) or (
                 out.matmul_n is not None and out.matmul_n < 16):
@@ -89,10 +93,12 @@ class ProbeSizes:
 # timing
 
 
-def _timed_runs(kernel: Kernel, backend: Backend, sizes: ProbeSizes,
-                perf: Callable[[], float]) -> tuple[int, list[tuple[float, float]]]:
+def _timed_runs(kernel: Kernel, backend: Backend, sizes: ProbeSizes, perf: Callable[[], float],
+                counter: EnergyCounter | None = None
+                ) -> tuple[int, list[tuple[float, float]], tuple[float | None, float | None] | None]:
     """Warm up for ``warmup_s`` (at least two calls), size a run to ``run_s``, time ``repeats`` runs.
-    Returns the calls per run and each run's (start, end) on ``perf``'s clock."""
+    Returns the calls per run, each run's (start, end) on ``perf``'s clock and the energy counter
+    read just before the first run and just after the last (None without a counter)."""
     durations = []
     start = perf()
     while True:
@@ -106,6 +112,8 @@ def _timed_runs(kernel: Kernel, backend: Backend, sizes: ProbeSizes,
     per_call = max(statistics.median(durations[len(durations) // 2:]), 1e-9)
     calls = max(1, min(1_000_000, round(sizes.run_s / per_call)))
     runs = []
+    backend.sync()
+    before = None if counter is None else counter.read_mj()
     for _ in range(sizes.repeats):
         backend.sync()
         t0 = perf()
@@ -113,7 +121,8 @@ def _timed_runs(kernel: Kernel, backend: Backend, sizes: ProbeSizes,
             kernel.fn()
         backend.sync()
         runs.append((t0, perf()))
-    return calls, runs
+    after = None if counter is None else counter.read_mj()
+    return calls, runs, None if counter is None else (before, after)
 
 
 def _entry(kind: str, kernel: Kernel, calls: int, runs: list[tuple[float, float]],
@@ -188,6 +197,8 @@ def run_probe(
     power_mode: str | None = None,
     devices: Mapping[str, Any] | None = None,
     progress: Callable[[str], None] | None = None,
+    counter_factory: Callable[[], EnergyCounter | None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
     perf: Callable[[], float] = time.monotonic,
     now: Callable[[], _dt.datetime] | None = None,
 ) -> dict[str, Any]:
@@ -197,7 +208,8 @@ def run_probe(
     ``runtime.session.probe_source_factory``: this machine's, as the monitor picks it); ``sizes``:
     overrides of :class:`ProbeSizes` (tests use tiny ones). ``device``/``power_mode``: the database
     id and mode name (``--device``, ``--power-mode``), else what the source says, as the monitor
-    resolves them. ``progress`` gets a line per step. ``perf`` must be ``time.monotonic``'s clock
+    resolves them. ``progress`` gets a line per step. ``counter_factory``: opens an energy counter of
+    the device (``probe.energy.nvml_counter``; None: the sampled power alone). ``perf`` must be ``time.monotonic``'s clock
     (sample times are matched on it)."""
     say = progress or (lambda _line: None)
     chosen = pick_backend(backend)
@@ -207,7 +219,9 @@ def run_probe(
     stamp = (now or (lambda: _dt.datetime.now().astimezone()))()
     sampler.start()
     result: dict[str, Any] = {}
+    counter = None
     try:
+        counter = None if counter_factory is None or chosen.device_kind != "gpu" else counter_factory()
         if not sampler.wait_described(30.0):
             chosen.notes.append("the source did not describe itself within 30 s")
         # The first measurement is short: it starts once the source has sampled the board, so that
@@ -226,6 +240,8 @@ def run_probe(
         matmul_n = plan.matmul_n or chosen.default_matmul_n(quick)
         precisions = [p for p in COMPUTE_ORDER if p in chosen.precisions()]
         say(f"probe: {chosen.name} on {chosen.device_name or chosen.device_kind}; source {source_kind}")
+        say(f"idle: {plan.idle_s:g} s with the {chosen.device_kind} idle, for its idle power")
+        idle = _idle(chosen, sampler, counter, plan.idle_s, perf, sleep)
         if plan.device_warmup_s > 0:
             say(f"warming the {chosen.device_kind} up for {plan.device_warmup_s:g} s")
             _device_warmup(chosen, precisions, matmul_n, plan.device_warmup_s, perf)
@@ -235,23 +251,27 @@ def run_probe(
                 continue
             say(f"bandwidth: {kind}, arrays of {array_bytes / MIB:.0f} MiB")
             try:
-                calls, runs = _timed_runs(kernel, chosen, plan, perf)
+                calls, runs, edges = _timed_runs(kernel, chosen, plan, perf, counter)
             finally:
                 kernel.release()
             bandwidth[kind] = _entry("bandwidth", kernel, calls, runs, sampler, bw_clock)
+            bandwidth[kind].update(_energy("bandwidth", bandwidth[kind], runs, edges, sampler, idle,
+                                           counter, chosen.device_kind))
         for precision in precisions:
             kernel = _make(functools.partial(chosen.matmul, precision, matmul_n), precision, skipped)
             if kernel is None:
                 continue
             say(f"compute: {precision}, N = {matmul_n}")
             try:
-                calls, runs = _timed_runs(kernel, chosen, plan, perf)
+                calls, runs, edges = _timed_runs(kernel, chosen, plan, perf, counter)
             except Exception as exc:  # e.g. torch._int_mm refusing a shape on this GPU
                 skipped[precision] = _one_line(exc)
                 continue
             finally:
                 kernel.release()
             compute[precision] = _entry("compute", kernel, calls, runs, sampler, fl_clock)
+            compute[precision].update(_energy("compute", compute[precision], runs, edges, sampler, idle,
+                                              counter, chosen.device_kind))
         result = {
             "format": FORMAT,
             "schema": SCHEMA,
@@ -268,6 +288,7 @@ def run_probe(
                        "samples": sampler.count(), "error": sampler.error},
             "device_note": device_note,
             "note": _note(chosen, source_kind, bw_clock, sampler),
+            "idle": idle,
             "bandwidth": bandwidth,
             "compute": compute,
             "skipped": skipped,
@@ -275,8 +296,34 @@ def run_probe(
     finally:
         sampler.stop()
         chosen.close()
+        if counter is not None:
+            counter.close()
     result["duration_s"] = perf() - started
     return result
+
+
+def _idle(backend: Backend, sampler: SourceSampler, counter: EnergyCounter | None, seconds: float,
+          perf: Callable[[], float], sleep: Callable[[float], None]) -> dict[str, Any]:
+    """The result's ``idle`` block: ``seconds`` with nothing queued on the device (``probe.energy``)."""
+    backend.sync()
+    before = None if counter is None else counter.read_mj()
+    t0 = perf()
+    sleep(seconds)
+    t1 = perf()
+    after = None if counter is None else counter.read_mj()
+    span = Span(t1 - t0, sampler.between(t0, t1), None if counter is None else (before, after))
+    return idle_terms(span, counter, backend.device_kind)
+
+
+def _energy(kind: str, entry: dict[str, Any], runs: list[tuple[float, float]],
+            edges: tuple[float | None, float | None] | None, sampler: SourceSampler, idle: dict[str, Any],
+            counter: EnergyCounter | None, device_kind: str) -> dict[str, Any]:
+    """An entry's energy over all its timed runs and its ε (``probe.energy.entry_terms``)."""
+    t0, t1 = runs[0][0], runs[-1][1]
+    per = entry["bytes_per_call" if kind == "bandwidth" else "flops_per_call"]
+    work = per * entry["calls_per_run"] * len(runs)
+    span = Span(t1 - t0, sampler.between(t0, t1), edges)
+    return entry_terms(kind, span, work, idle, counter, device_kind, entry["clocks"])
 
 
 def _one_line(exc: BaseException) -> str:

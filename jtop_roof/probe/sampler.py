@@ -98,7 +98,7 @@ def _cpu_mhz(sample: Sample) -> float | None:
     return statistics.fmean(clocks) if clocks else None
 
 
-def _power(sample: Sample) -> tuple[float, str] | None:
+def power_reading(sample: Sample) -> tuple[float, str] | None:
     """The board's input power where a rail measures it, else the GPU's own (NVML) power."""
     total = total_power(sample.rails)
     if total is not None:
@@ -121,7 +121,7 @@ def clock_stats(samples: list[Sample]) -> dict[str, dict[str, float] | None]:
 
 def power_stats(samples: list[Sample]) -> dict[str, Any] | None:
     """Mean and maximum watts, and the rail they were read from (the last sample's)."""
-    seen = [p for p in (_power(s) for s in samples) if p is not None]
+    seen = [p for p in (power_reading(s) for s in samples) if p is not None]
     if not seen:
         return None
     values = [w for w, _ in seen]

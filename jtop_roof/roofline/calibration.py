@@ -76,6 +76,11 @@ def _figure(where: str, value: object) -> Figure:
     return Figure(None if number is None else float(number), source, note)
 
 
+def parse_figure(where: str, value: object) -> Figure:
+    """One ``{value, source, note}`` figure, checked (a probe file's energy terms use it too)."""
+    return _figure(where, value)
+
+
 def _figures(where: str, value: object) -> Mapping[str, Figure]:
     if not isinstance(value, Mapping):
         raise CalibrationError(f"{where}: must be a mapping")
