@@ -125,8 +125,8 @@ def build_report(
         "throttle_detection_note": board.throttle_detection_note,
         "power_mode_check": None if mode_check is None else mode_check.detail,
         "events": [event_json(event, origin, tz) for event in events],
-        "whole": whole_by_trtexec(span_json(whole, origin, tz, pipeline, idle_w, workload), trtexec),
-        "phases": [timed_by_trtexec(span_json(phase, origin, tz, pipeline, idle_w, workload), trtexec,
+        "whole": whole_by_trtexec(span_json(whole, origin, tz, pipeline, idle_w, workload, probe), trtexec),
+        "phases": [timed_by_trtexec(span_json(phase, origin, tz, pipeline, idle_w, workload, probe), trtexec,
                                      placement)
                    for phase in phases],
         **({} if trtexec is None else {"trtexec": trtexec_json(trtexec, placement)}),
@@ -251,9 +251,10 @@ def event_json(event: Event, origin: float | None, tz: tzinfo) -> dict[str, Any]
 
 def span_json(
     span: SpanStats, origin: float | None, tz: tzinfo, pipeline: Pipeline, idle_w: float | None = None,
-    workload: Workload | None = None,
+    workload: Workload | None = None, probe: Probe | None = None,
 ) -> dict[str, Any]:
-    """One span's row; its throttled time and roof placement are the pipeline's queries."""
+    """One span's row; its throttled time and roof placement are the pipeline's queries (``probe``:
+    its measured energy terms give its mode's energy line)."""
     def offset(t: float | None) -> float | None:
         return None if t is None or origin is None else t - origin
 
@@ -285,7 +286,7 @@ def span_json(
         "throttled_s": pipeline.throttled_s(span),
         "workload": _workload(span, idle_w),
         "roofline": None if span.iterations is None else _roofline(pipeline.placement(span, workload),
-                                                                   pipeline.board),
+                                                                   pipeline.board, probe),
         "processes": [process.as_json() for process in span.processes],
     }
 
@@ -327,7 +328,7 @@ def _workload(span: SpanStats, idle_w: float | None) -> dict[str, Any] | None:
     }
 
 
-def _roofline(placement: Placement, board: Board) -> dict[str, Any]:
+def _roofline(placement: Placement, board: Board, probe: Probe | None) -> dict[str, Any]:
     return {
         "verdict": placement.verdict,
         "verdict_basis": placement.verdict_basis,
@@ -340,7 +341,8 @@ def _roofline(placement: Placement, board: Board) -> dict[str, Any]:
         "note": placement.note,
         "from_workload": list(placement.from_workload),
         "j_per_op": placement.j_per_op,
-        **energy_json(board.device, board.mode, placement.precision, placement.intensity_flop_per_byte),
+        **energy_json(board.device, board.mode, placement.precision, placement.intensity_flop_per_byte,
+                      probe),
     }
 
 

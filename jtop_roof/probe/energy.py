@@ -63,7 +63,8 @@ def span_energy(span: Span, counter: EnergyCounter | None, device_kind: str) -> 
     samples read none), else the mean of the sampled power × T."""
     readings = [r for r in (power_reading(s) for s in span.samples) if r is not None]
     rail = readings[-1][1] if readings else None
-    if device_kind == "cpu" and (rail or (counter.name if counter else "")).startswith(DEVICE_ONLY_RAIL_PREFIX):
+    seen = rail or (counter.name if counter else "")
+    if device_kind == "cpu" and seen.startswith(DEVICE_ONLY_RAIL_PREFIX):
         return Energy(None, None, rail, f"the power source reads {rail or 'the GPU'} alone, not the CPU the "
                       "probe ran on")
     if counter is not None and span.counter_mj is not None and (rail is None or rail == counter.name):

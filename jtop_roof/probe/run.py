@@ -209,8 +209,8 @@ def run_probe(
     overrides of :class:`ProbeSizes` (tests use tiny ones). ``device``/``power_mode``: the database
     id and mode name (``--device``, ``--power-mode``), else what the source says, as the monitor
     resolves them. ``progress`` gets a line per step. ``counter_factory``: opens an energy counter of
-    the device (``probe.energy.nvml_counter``; None: the sampled power alone). ``perf`` must be ``time.monotonic``'s clock
-    (sample times are matched on it)."""
+    the device (``probe.energy.nvml_counter``; None: the sampled power alone). ``perf`` must be
+    ``time.monotonic``'s clock (sample times are matched on it)."""
     say = progress or (lambda _line: None)
     chosen = pick_backend(backend)
     plan = ProbeSizes.defaults(quick, chosen.device_kind).merged(sizes)
@@ -221,7 +221,8 @@ def run_probe(
     result: dict[str, Any] = {}
     counter = None
     try:
-        counter = None if counter_factory is None or chosen.device_kind != "gpu" else counter_factory()
+        if counter_factory is not None and chosen.device_kind == "gpu":
+            counter = counter_factory()
         if not sampler.wait_described(30.0):
             chosen.notes.append("the source did not describe itself within 30 s")
         # The first measurement is short: it starts once the source has sampled the board, so that

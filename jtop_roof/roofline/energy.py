@@ -16,15 +16,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from jtop_roof.roofline.calibration import Figure, ModeCalibration
 from jtop_roof.roofline.ceilings import max_ceilings
-from jtop_roof.roofline.devices import Device, PowerMode, rate_word
+from jtop_roof.roofline.devices import Device, PowerMode, find_mode, rate_word
+from jtop_roof.roofline.measured import Probe, probe_calibration
 
 #: Where a line's J/op comes from: worked out from the mode's calibrated figures.
 LINE_SOURCE = "inferred"
+#: The name of the mode a probe ran in on a device whose database entry has no power modes (a dGPU).
+PROBED_MODE = "as probed"
+#: What a line whose figures a probe file gave says after its sources.
+BY_PROBE = "by jroof-tui probe"
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +113,28 @@ def _usable(figure: Figure | None) -> bool:
     return value is not None and math.isfinite(value) and value >= 0
 
 
-def mode_energy(device: Device, mode: PowerMode, precision: str) -> ModeEnergy:
-    """The energy line of ``mode`` at ``precision``, or why there is none."""
+def probed_modes(device: Device, probe: Probe | None) -> tuple[tuple[PowerMode, ...], str | None]:
+    """The device's modes with the probe's measured calibration in place of the database's for the
+    mode it ran in (a device without modes gets one, ``PROBED_MODE`` or the probe's mode name, at its
+    top clocks), and the name of that mode; the database's modes alone where the probe is another
+    device's, measured no π0, or ran in a mode the database does not know."""
+    calibration = None if probe is None or probe.device != device.id else probe_calibration(probe)
+    if probe is None or calibration is None:
+        return device.power_modes, None
+    if not device.power_modes:
+        name = probe.power_mode or PROBED_MODE
+        made = PowerMode(name=name, source="the mode jroof-tui probe ran in", calibration=calibration)
+        return (made,), name
+    mode = None if probe.power_mode is None else find_mode(device, probe.power_mode)
+    if mode is None:
+        return device.power_modes, None
+    modes = tuple(replace(m, calibration=calibration) if m is mode else m for m in device.power_modes)
+    return modes, mode.name
+
+
+def mode_energy(device: Device, mode: PowerMode, precision: str, by: str | None = None) -> ModeEnergy:
+    """The energy line of ``mode`` at ``precision``, or why there is none; ``by`` says who measured
+    the figures where not the database (``BY_PROBE``)."""
     calibration = mode.calibration
     if calibration is None:
         return ModeEnergy(mode.name, None, "no calibration for this mode in the device database")
@@ -127,7 +152,7 @@ def mode_energy(device: Device, mode: PowerMode, precision: str) -> ModeEnergy:
     assert eps_op is not None and eps_op.value is not None
     assert calibration.eps_byte_j.value is not None and calibration.pi0_w.value is not None
     basis = (f"ε per {word} {eps_op.source}, ε per byte {calibration.eps_byte_j.source}, "
-             f"π0 {calibration.pi0_w.source}")
+             f"π0 {calibration.pi0_w.source}" + (f" {by}" if by else ""))
     return ModeEnergy(mode.name, EnergyLine(
         power_mode=mode.name, precision=precision, eps_op_j=eps_op.value,
         eps_byte_j=calibration.eps_byte_j.value, pi0_w=calibration.pi0_w.value,
@@ -135,14 +160,20 @@ def mode_energy(device: Device, mode: PowerMode, precision: str) -> ModeEnergy:
         basis=basis))
 
 
-def energy_roof(device: Device | None, current: PowerMode | None, precision: str | None) -> EnergyRoof:
-    """Every mode of ``device`` at ``precision``: a line each where the figures allow."""
+def energy_roof(device: Device | None, current: PowerMode | None, precision: str | None,
+                probe: Probe | None = None) -> EnergyRoof:
+    """Every mode of ``device`` at ``precision``: a line each where the figures allow; ``probe``
+    (``--probe``): its measured figures for the mode it ran in (``probed_modes``)."""
     name = None if current is None else current.name
     if device is None or precision is None:
         return EnergyRoof(precision, (), name, "device unknown" if device is None else "no precision")
-    if not device.power_modes:
+    power_modes, probed = probed_modes(device, probe)
+    if not power_modes:
         return EnergyRoof(precision, (), name, f"{device.id} has no power modes in the device database")
-    modes = tuple(mode_energy(device, mode, precision) for mode in device.power_modes)
+    if probed is not None and not device.power_modes:
+        name = probed  # a device without modes runs in the one the probe measured
+    modes = tuple(mode_energy(device, mode, precision, BY_PROBE if mode.name == probed else None)
+                  for mode in power_modes)
     reason = None
     if not any(mode.line is not None for mode in modes):
         reason = f"no power mode of {device.id} is calibrated for energy at {_short_precision(precision)}"
@@ -201,11 +232,11 @@ def sample_intensities(low: float, high: float, count: int) -> Sequence[float]:
 
 
 def energy_json(device: Device | None, current: PowerMode | None, precision: str | None,
-                intensity: float | None) -> dict[str, Any]:
+                intensity: float | None, probe: Probe | None = None) -> dict[str, Any]:
     """A phase's energy roofline for a report: ``energy_ceilings`` (``ceilings_at`` each mode),
     ``energy_ceilings_note`` (why no mode has a line, else null) and ``energy_cheapest_mode`` (the
     cheapest mode at the phase's intensity, or null)."""
-    roof = energy_roof(device, current, precision)
+    roof = energy_roof(device, current, precision, probe)
     return {"energy_ceilings": ceilings_at(roof, intensity), "energy_ceilings_note": roof.reason,
             "energy_cheapest_mode": cheapest_at(roof, intensity).power_mode}
 

@@ -18,6 +18,7 @@ from typing import Any
 from jtop_roof.formats.userfiles import read_small_file
 from jtop_roof.model.codec import encodable_tree
 from jtop_roof.model.errors import UserError
+from jtop_roof.roofline.calibration import CalibrationError, Figure, ModeCalibration, parse_figure
 
 FORMAT = "jroof-probe"
 SCHEMA = 1
@@ -56,6 +57,9 @@ class MeasuredCeiling:
     cpu_mhz: Range | None = None
     power_w_mean: float | None = None
     power_w_max: float | None = None
+    #: ε per FLOP (compute) or per byte (bandwidth) over the timed runs; None in a file from before
+    #: the probe measured energy.
+    eps_j: Figure | None = None
 
     def at(self, mhz: float | None, clock: str | None = None) -> float | None:
         """The ceiling at another clock of its kind (``clock``: which one ``mhz`` is, checked
@@ -82,6 +86,10 @@ class Probe:
     note: str | None = None
     path: str | None = None
     label: str = field(default="measured")
+    #: The power with the device idle before the kernels (π0) and each rail's; None / empty in a
+    #: file from before the probe measured energy.
+    pi0_w: Figure | None = None
+    idle_w: Mapping[str, Figure] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def best_bandwidth(self) -> MeasuredCeiling | None:
@@ -179,13 +187,41 @@ class _Reader:
             power_mean = self.number(power, "mean", f"{where}.power_w", _LIMITS["power"], zero_ok=True)
             power_max = self.number(power, "max", f"{where}.power_w", _LIMITS["power"], zero_ok=True)
         where_clocks = f"{where}.clocks"
+        eps_key = "eps_byte_j" if kind == "bandwidth" else "eps_flop_j"
         return MeasuredCeiling(
             name=name, kind=kind, value=value, per_mhz=per_mhz, clock=clock, size=int(size), seconds=seconds,
             repeats=int(repeats), gpu_mhz=self.range(clocks, "gpu_mhz", where_clocks),
             emc_mhz=self.range(clocks, "emc_mhz", where_clocks),
             cpu_mhz=self.range(clocks, "cpu_mhz", where_clocks),
             power_w_mean=power_mean, power_w_max=power_max,
+            eps_j=self.figure(raw, eps_key, where),
         )
+
+    def figure(self, obj: Mapping[str, Any], key: str, where: str) -> Figure | None:
+        """A ``{value, source, note}`` figure (``calibration.parse_figure``), or None where absent."""
+        value = obj.get(key)
+        if value is None:
+            return None
+        try:
+            return parse_figure(f"{self.where}: {where}.{key}", value)
+        except CalibrationError as exc:
+            raise ProbeError(str(exc)) from None
+
+    def idle(self, raw: Mapping[str, Any]) -> tuple[Figure | None, Mapping[str, Figure]]:
+        block = raw.get("idle")
+        if block is None:
+            return None, MappingProxyType({})
+        if not isinstance(block, Mapping):
+            raise self.fail("idle", "an object or null", block)
+        rails = block.get("idle_w") or {}
+        if not isinstance(rails, Mapping) or len(rails) > _MAX_ENTRIES:
+            raise self.fail("idle.idle_w", f"an object of at most {_MAX_ENTRIES} rails", rails)
+        figures = {}
+        for name in rails:
+            figure = self.figure(rails, name, "idle.idle_w") if isinstance(name, str) else None
+            if figure is not None:
+                figures[name[:32]] = figure
+        return self.figure(block, "pi0_w", "idle"), MappingProxyType(figures)
 
     def group(self, raw: Mapping[str, Any], key: str, kind: str) -> Mapping[str, MeasuredCeiling]:
         entries = raw.get(key)
@@ -229,13 +265,32 @@ def parse_probe(raw: object, where: str = "probe") -> Probe:
     compute = reader.group(raw, "compute", "compute")
     if not bandwidth and not compute:
         raise ProbeError(f"{where}: no measured ceiling (bandwidth and compute are empty)")
+    pi0_w, idle_w = reader.idle(raw)
     return Probe(
         device=reader.text(raw, "device", limit=64), power_mode=reader.text(raw, "power_mode", limit=64),
         backend=backend, device_kind=str(kind), quick=quick,
         measured_at=reader.text(raw, "measured_at", limit=64),
         bandwidth=bandwidth, compute=compute, device_name=reader.text(raw, "device_name", limit=120),
-        note=reader.text(raw, "note", limit=2000),
+        note=reader.text(raw, "note", limit=2000), pi0_w=pi0_w, idle_w=idle_w,
     )
+
+
+def probe_calibration(probe: Probe) -> ModeCalibration | None:
+    """The probe's energy terms as its mode's calibration (π0, idle per rail, ε per precision, ε per
+    byte of its best bandwidth entry), or None where it measured no π0 (a file from before the probe
+    measured energy, or a machine whose power it could not read)."""
+    if probe.pi0_w is None or probe.pi0_w.value is None:
+        return None
+    best = probe.best_bandwidth
+    eps_byte = None if best is None else best.eps_j
+    if eps_byte is None:
+        eps_byte = Figure(None, None, "the probe measured no ε per byte")
+    eps_flop = {name: ceiling.eps_j for name, ceiling in probe.compute.items() if ceiling.eps_j is not None}
+    where = f" {probe.path}" if probe.path else ""
+    return ModeCalibration(
+        idle_w=probe.idle_w, pi0_w=probe.pi0_w, eps_flop_j=MappingProxyType(eps_flop), eps_byte_j=eps_byte,
+        note=f"measured by jroof-tui probe{where} ({probe.measured_at or 'undated'}"
+             f"{', ε per byte from ' + best.name if best is not None else ''})")
 
 
 def load_probe(path: str | os.PathLike[str]) -> Probe:

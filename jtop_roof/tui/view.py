@@ -90,7 +90,7 @@ def build_view(
     clock_events = [e for e in pipeline.history.events if e.unit is not None] + active
     point = _point(pipeline, phase, workload)
     precision = _precision(board, precision, point, workload)
-    energy_view = energy_roof(board.device, board.mode, precision) if energy else None
+    energy_view = energy_roof(board.device, board.mode, precision, probe) if energy else None
     intensity = None if point is None else point[1].intensity_flop_per_byte
     return View(
         history=pipeline.history,
