@@ -42,6 +42,8 @@ class Span:
     seconds: float
     samples: Sequence[Sample]
     counter_mj: tuple[float | None, float | None] | None = None
+    #: The time between the counter's two reads (each taken at its read's midpoint).
+    counter_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +54,8 @@ class Energy:
     watts: float | None
     rail: str | None
     basis: str
+    #: The span's length the joules are over (the counter's reads' where it counted).
+    seconds: float = 0.0
 
 
 def _figure(value: float | None, note: str) -> dict[str, Any]:
@@ -69,10 +73,11 @@ def span_energy(span: Span, counter: EnergyCounter | None, device_kind: str) -> 
                       "probe ran on")
     if counter is not None and span.counter_mj is not None and (rail is None or rail == counter.name):
         before, after = span.counter_mj
-        if before is not None and after is not None and after >= before and span.seconds > 0:
+        seconds = span.counter_s if span.counter_s is not None else span.seconds
+        if before is not None and after is not None and after >= before and seconds > 0:
             joules = (after - before) / 1000.0
-            return Energy(joules, joules / span.seconds, counter.name,
-                          f"{counter.name} energy counter over {span.seconds:.2f} s")
+            return Energy(joules, joules / seconds, counter.name,
+                          f"{counter.name} energy counter over {seconds:.2f} s", seconds)
     if rail is None:
         return Energy(None, None, None, "no power reading sees the device here (no NVML, no rails)")
     if len(readings) < MIN_SAMPLES:
@@ -80,7 +85,7 @@ def span_energy(span: Span, counter: EnergyCounter | None, device_kind: str) -> 
                       f"{span.seconds:.2f} s (at least {MIN_SAMPLES} needed)")
     watts = statistics.fmean(w for w, _ in readings)
     return Energy(watts * span.seconds, watts, rail,
-                  f"mean of {len(readings)} sampled {rail} readings x {span.seconds:.2f} s")
+                  f"mean of {len(readings)} sampled {rail} readings x {span.seconds:.2f} s", span.seconds)
 
 
 def idle_terms(span: Span, counter: EnergyCounter | None, device_kind: str) -> dict[str, Any]:
@@ -117,8 +122,9 @@ def entry_terms(kind: str, span: Span, work: float, idle: Mapping[str, Any],
     bandwidth): (E − π0·T) / work."""
     key, unit = ("eps_byte_j", "byte") if kind == "bandwidth" else ("eps_flop_j", "FLOP")
     energy = span_energy(span, counter, device_kind)
-    block = {"joules": energy.joules, "seconds": span.seconds, "work": work, "rail": energy.rail,
-             "energy_from": _from(energy), "samples": len(span.samples), "basis": energy.basis}
+    block = {"joules": energy.joules, "seconds": energy.seconds or span.seconds, "work": work,
+             "rail": energy.rail, "energy_from": _from(energy), "samples": len(span.samples),
+             "basis": energy.basis}
     pi0 = idle.get("pi0_w") or {}
     pi0_w = pi0.get("value")
     if energy.joules is None:
@@ -128,10 +134,10 @@ def entry_terms(kind: str, span: Span, work: float, idle: Mapping[str, Any],
     if idle.get("rail") != energy.rail:
         return {"energy": block, key: _figure(None, f"not measured: idle read {idle.get('rail')}, the runs "
                                                     f"{energy.rail}")}
-    above = energy.joules - pi0_w * span.seconds
+    above = energy.joules - pi0_w * energy.seconds
     if not above > 0 or not work > 0:
         return {"energy": block, key: _figure(None, f"not measured: E {energy.joules:.1f} J is not above "
-                                                    f"π0·T {pi0_w * span.seconds:.1f} J")}
+                                                    f"π0·T {pi0_w * energy.seconds:.1f} J")}
     words = [f"(E - π0·T) / {unit}s: E {energy.joules:.1f} J ({energy.basis}), π0 {pi0_w:.1f} W,",
              f"{work:.4g} {unit}s, {len(span.samples)} samples"]
     shown = ", ".join(f"{k.removesuffix('_mhz').upper()} {v['mean']:.0f} MHz" for k, v in clocks.items() if v)
@@ -140,6 +146,17 @@ def entry_terms(kind: str, span: Span, work: float, idle: Mapping[str, Any],
     if kind == "compute":
         words.append("(the product's own DRAM traffic included)")
     return {"energy": block, key: _figure(above / work, " ".join(words))}
+
+
+def read_counter(counter: EnergyCounter | None, perf: Callable[[], float]
+                 ) -> tuple[float | None, float] | None:
+    """The counter's reading (mJ) and when it was read (the midpoint of the read on ``perf``'s
+    clock: a read of NVML's counter takes milliseconds); None without a counter."""
+    if counter is None:
+        return None
+    t0 = perf()
+    value = counter.read_mj()
+    return value, (t0 + perf()) / 2
 
 
 def _clock_words(samples: Sequence[Sample]) -> str:

@@ -28,10 +28,13 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from jtop_roof.probe.backends import MIB, Backend, Kernel, Unsupported, pick_backend
-from jtop_roof.probe.energy import EnergyCounter, Span, entry_terms, idle_terms
+from jtop_roof.probe.energy import EnergyCounter, Span, entry_terms, idle_terms, read_counter
 from jtop_roof.probe.sampler import FIRST_SAMPLE_WAIT_S, SourceSampler, clock_stats, power_stats
 from jtop_roof.roofline.measured import BANDWIDTH_KINDS, FORMAT, SCHEMA, ProbeError
 from jtop_roof.sources.base import Source
+
+#: The energy counter's (mJ, time) at a span's two edges; None without a counter.
+Edges = tuple[tuple[float | None, float], tuple[float | None, float]] | None
 
 #: Compute entries, in the device database's names (``devices.PRECISIONS``), in measuring order.
 COMPUTE_ORDER = ("fp32", "bf16_tensor", "fp16_tensor", "int8_tensor", "fp64")
@@ -94,11 +97,10 @@ class ProbeSizes:
 
 
 def _timed_runs(kernel: Kernel, backend: Backend, sizes: ProbeSizes, perf: Callable[[], float],
-                counter: EnergyCounter | None = None
-                ) -> tuple[int, list[tuple[float, float]], tuple[float | None, float | None] | None]:
+                counter: EnergyCounter | None = None) -> tuple[int, list[tuple[float, float]], Edges]:
     """Warm up for ``warmup_s`` (at least two calls), size a run to ``run_s``, time ``repeats`` runs.
-    Returns the calls per run, each run's (start, end) on ``perf``'s clock and the energy counter
-    read just before the first run and just after the last (None without a counter)."""
+    Returns the calls per run, each run's (start, end) on ``perf``'s clock and the energy counter's
+    (mJ, time) read just before the first run and just after the last (None without a counter)."""
     durations = []
     start = perf()
     while True:
@@ -113,7 +115,7 @@ def _timed_runs(kernel: Kernel, backend: Backend, sizes: ProbeSizes, perf: Calla
     calls = max(1, min(1_000_000, round(sizes.run_s / per_call)))
     runs = []
     backend.sync()
-    before = None if counter is None else counter.read_mj()
+    before = read_counter(counter, perf)
     for _ in range(sizes.repeats):
         backend.sync()
         t0 = perf()
@@ -121,8 +123,8 @@ def _timed_runs(kernel: Kernel, backend: Backend, sizes: ProbeSizes, perf: Calla
             kernel.fn()
         backend.sync()
         runs.append((t0, perf()))
-    after = None if counter is None else counter.read_mj()
-    return calls, runs, None if counter is None else (before, after)
+    after = read_counter(counter, perf)
+    return calls, runs, None if before is None or after is None else (before, after)
 
 
 def _entry(kind: str, kernel: Kernel, calls: int, runs: list[tuple[float, float]],
@@ -307,23 +309,30 @@ def _idle(backend: Backend, sampler: SourceSampler, counter: EnergyCounter | Non
           perf: Callable[[], float], sleep: Callable[[float], None]) -> dict[str, Any]:
     """The result's ``idle`` block: ``seconds`` with nothing queued on the device (``probe.energy``)."""
     backend.sync()
-    before = None if counter is None else counter.read_mj()
+    before = read_counter(counter, perf)
     t0 = perf()
     sleep(seconds)
     t1 = perf()
-    after = None if counter is None else counter.read_mj()
-    span = Span(t1 - t0, sampler.between(t0, t1), None if counter is None else (before, after))
-    return idle_terms(span, counter, backend.device_kind)
+    after = read_counter(counter, perf)
+    edges = None if before is None or after is None else (before, after)
+    return idle_terms(_span(t0, t1, sampler, edges), counter, backend.device_kind)
+
+
+def _span(t0: float, t1: float, sampler: SourceSampler, edges: Edges) -> Span:
+    if edges is None:
+        return Span(t1 - t0, sampler.between(t0, t1))
+    (before, tb), (after, ta) = edges
+    return Span(t1 - t0, sampler.between(t0, t1), (before, after), ta - tb)
 
 
 def _energy(kind: str, entry: dict[str, Any], runs: list[tuple[float, float]],
-            edges: tuple[float | None, float | None] | None, sampler: SourceSampler, idle: dict[str, Any],
+            edges: Edges, sampler: SourceSampler, idle: dict[str, Any],
             counter: EnergyCounter | None, device_kind: str) -> dict[str, Any]:
     """An entry's energy over all its timed runs and its ε (``probe.energy.entry_terms``)."""
     t0, t1 = runs[0][0], runs[-1][1]
     per = entry["bytes_per_call" if kind == "bandwidth" else "flops_per_call"]
     work = per * entry["calls_per_run"] * len(runs)
-    span = Span(t1 - t0, sampler.between(t0, t1), edges)
+    span = _span(t0, t1, sampler, edges)
     return entry_terms(kind, span, work, idle, counter, device_kind, entry["clocks"])
 
 
