@@ -855,7 +855,7 @@ async def test_the_monitor_screen_paints_what_textuals_own_update_paints(tmp_pat
     may differ."""
     from textual._compositor import Compositor
 
-    from jtop_roof.tui.widgets.screen import LineCompositor, MonitorScreen
+    from jtop_roof.tui.fastpaint import LineCompositor, MonitorScreen
 
     frames: list[tuple[dict[tuple[int, int], tuple[str, str]], dict[tuple[int, int], tuple[str, str]]]] = []
     ours = LineCompositor.render_partial_update

@@ -12,8 +12,8 @@ from textual.widget import Widget
 from tui_support import park_replay, replay_app
 
 import jtop_roof.tui
+from jtop_roof.tui.fastpaint import LineCompositor
 from jtop_roof.tui.widgets.rows import DirectRows
-from jtop_roof.tui.widgets.screen import LineCompositor
 from jtop_roof.tui.widgets.timeplot import TimePlot
 
 

@@ -9,6 +9,8 @@ one at a time and only the lines whose text changed, with the styles Textual's o
 a Rich ``Text``, then ``Content``, then strips) gives them, worked out once per component class.
 That route stays for a text selection and for a line with characters wider than one cell.
 
+That is the fast paint (tui/fastpaint.py); on the stock paint every line goes Textual's route.
+
 Its strips hold RGB colours only (``RGB_ONLY``): a style with a colour of the terminal's sixteen
 (an ANSI theme) is turned to RGB once, where it is made, as the app's ANSI filter would turn it on
 every row painted.
@@ -30,6 +32,7 @@ from textual.strip import Strip
 from textual.style import Style as VisualStyle
 from textual.widget import Widget
 
+from jtop_roof.tui import fastpaint
 from jtop_roof.tui.widgets.rows import DirectRows, Route
 
 #: One chunk: (text, component class suffix or None). Suffixes: see COMPONENT_CLASSES.
@@ -131,7 +134,7 @@ class Readout(DirectRows):
 
     def render_line(self, y: int) -> Strip:
         # a direct paint asked ``text_selection`` once for all its rows (a DOM walk each)
-        if self._pass is None and self.text_selection is not None:
+        if self._pass is None and (not fastpaint.fast() or self.text_selection is not None):
             return super().render_line(y)
         if not 0 <= y < len(self._lines):  # below the lines: Textual's blank row, in RGB
             blank = super().render_line(y)
@@ -143,8 +146,7 @@ class Readout(DirectRows):
             return kept[1]
         strip = self._line_strip(line, y, width, styles)
         if strip is None:  # a wide character: Textual's route for this line
-            self._render_content()
-            strip = self._render_cache.lines[y] if y < len(self._render_cache.lines) else Strip([])
+            strip = fastpaint.textual_line(self, y)
             if self._ansi is not None:
                 strip = strip.apply_filter(*self._ansi)
         self._strips[y] = (line, strip)
@@ -176,8 +178,7 @@ class Readout(DirectRows):
             text = Text()
             text.append("x", self.get_component_rich_style(f"readout--{suffix}") if suffix else None)
             content = Content.from_rich_text(text, console=self.app.console)
-            ((_, text_style),) = list(content.render(base, end="", parse_style=self._get_style))
-            style = styles[suffix] = base + text_style
+            style = styles[suffix] = fastpaint.chunk_style(self, content, base)
         return style
 
     def _line_strip(self, line: Line, y: int, width: int,
