@@ -106,3 +106,24 @@ async def test_the_fast_and_the_stock_paint_show_the_same_screens(tmp_path, monk
     assert len(fast) == len(stock) and len(set(fast)) > 1  # the keys changed the screen
     for index, (ours, textuals) in enumerate(zip(fast, stock, strict=True)):
         assert ours == textuals, f"screen {index} of {scene}"
+
+
+def _numbers(text: str) -> tuple[int, ...]:
+    parts = [int(part) for part in text.split(".")]
+    return tuple(parts + [0] * (3 - len(parts)))
+
+
+def test_the_tested_range_is_the_ends_pyproject_allows_and_ci_runs():
+    """The fast paint's range is where the equivalence tests ran: CI runs them on the pinned
+    Textual (the range's top) and on pyproject's lowest (its bottom)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    pyproject = (root / "pyproject.toml").read_text(encoding="utf-8")
+    lowest = re.search(r'"textual>=([\d.]+),', pyproject)
+    pinned = re.search(r"^textual==([\d.]+)$", (root / "tests" / "constraints.txt").read_text(), re.M)
+    ci_low = re.search(r"^TEXTUAL_LOW=([\d.]+)$", (root / ".ci" / "run").read_text(), re.M)
+    assert lowest and pinned and ci_low
+    assert _numbers(lowest.group(1)) == _numbers(ci_low.group(1)) == TESTED_TEXTUAL[0]
+    assert _numbers(pinned.group(1)) == TESTED_TEXTUAL[1]
