@@ -55,9 +55,12 @@ def one_run(base: Path, tmux: str, paint: str, size: tuple[int, int], seconds: f
     argv = [sys.executable, "-m", "jtop_roof", "--source", "tegrastats", "--sysfs-root", str(base / "sys"),
             *BOARD_ARGS]
     script = f"{env}; cd {shlex.quote(str(REPO))}; echo $$ > {pid_file}; exec {shlex.join(argv)}"
-    server = [tmux, "-L", f"jroof-paint-{os.getpid()}"]
-    subprocess.run([*server, "new-session", "-d", "-s", "p", "-x", str(size[0]), "-y", str(size[1]),
-                    f"sh -c {shlex.quote(script)}"], check=True, timeout=20)
+    server = [tmux, "-L", f"jroof-paint-{os.getpid()}-{pid_file.name}"]
+    started = subprocess.run([*server, "new-session", "-d", "-s", "p", "-x", str(size[0]), "-y",
+                              str(size[1]), f"sh -c {shlex.quote(script)}"], capture_output=True, text=True,
+                             timeout=20)
+    if started.returncode:
+        raise SystemExit(f"tmux did not start ({paint}, {size}): {started.stderr.strip()}")
     try:
         time.sleep(START_S)
         process = psutil.Process(int(pid_file.read_text()))

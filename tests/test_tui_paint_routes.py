@@ -127,3 +127,14 @@ def test_the_tested_range_is_the_ends_pyproject_allows_and_ci_runs():
     assert lowest and pinned and ci_low
     assert _numbers(lowest.group(1)) == _numbers(ci_low.group(1)) == TESTED_TEXTUAL[0]
     assert _numbers(pinned.group(1)) == TESTED_TEXTUAL[1]
+
+
+def test_the_monitor_refuses_an_unknown_paint_in_one_line():
+    import os
+
+    from cli_support import jroof
+
+    done = jroof("--source", "demo", env={**os.environ, "JROOF_PAINT": "quick"}, timeout=60)
+    assert done.returncode == 2
+    said = "jroof-tui: error: JROOF_PAINT='quick': it takes fast or stock"
+    assert done.stderr.strip().splitlines() == [said]

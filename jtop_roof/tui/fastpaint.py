@@ -8,7 +8,7 @@ about twice what the monitor may (≤ 1 % of a core), so the fast paint goes pas
 * ``LineCompositor``: a screen's partial update rendered from the changed lines only, not from every
   widget under the box around them (it subclasses Textual's compositor).
 * ``repaint_now`` and friends: a widget's changed rows handed to its screen at once, a style key
-  read without a DOM walk, a chunk style parsed as Textual parses it (``DirectRows``, ``Readout``).
+  read without a DOM walk, a wide-character line as Textual renders it (``DirectRows``, ``Readout``).
 
 Nothing else in the package reaches past Textual's public API (tests/test_layering.py checks it).
 With ``JROOF_PAINT=stock``, or where the installed Textual is outside the versions the equivalence
@@ -37,7 +37,6 @@ from textual._xterm_parser import XTermParser
 from textual.geometry import Region
 from textual.screen import Screen
 from textual.strip import Strip
-from textual.style import Style as VisualStyle
 from textual.widget import Widget
 
 from jtop_roof.model.errors import UserError
@@ -345,20 +344,9 @@ def styles_key(widget: Widget) -> tuple[object, ...]:
     return tuple(node.styles._cache_key for node in widget.ancestors_with_self)
 
 
-def style_parser(widget: Widget) -> Any:
-    """The ``parse_style`` Textual gives ``Content.render`` for ``widget``."""
-    return widget._get_style
-
-
 def textual_line(widget: Widget, y: int) -> Strip:
     """Row ``y`` of ``widget`` as Textual renders it (``render``, then its content's strips)."""
     widget._render_content()
     lines = widget._render_cache.lines
     return lines[y] if y < len(lines) else Strip([])
 
-
-def chunk_style(widget: Widget, content: Any, base: VisualStyle) -> VisualStyle:
-    """The one style of a one-chunk ``content`` rendered over ``base`` as ``widget`` renders it."""
-    ((_, text_style),) = list(content.render(base, end="", parse_style=style_parser(widget)))
-    style: VisualStyle = base + text_style
-    return style

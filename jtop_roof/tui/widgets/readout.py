@@ -178,7 +178,9 @@ class Readout(DirectRows):
             text = Text()
             text.append("x", self.get_component_rich_style(f"readout--{suffix}") if suffix else None)
             content = Content.from_rich_text(text, console=self.app.console)
-            style = styles[suffix] = fastpaint.chunk_style(self, content, base)
+            # the span's style is a Style, not a CSS reference: no ``parse_style`` is needed
+            ((_, text_style),) = list(content.render(base, end=""))
+            style = styles[suffix] = base + text_style
         return style
 
     def _line_strip(self, line: Line, y: int, width: int,
