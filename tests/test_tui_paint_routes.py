@@ -12,6 +12,7 @@ from tui_support import park_replay, replay_app, wait_until
 from jtop_roof.model.errors import UserError
 from jtop_roof.tui import fastpaint
 from jtop_roof.tui.fastpaint import TESTED_TEXTUAL, MonitorScreen, PaintRoute, choose_route
+from jtop_roof.tui.widgets import Readout
 
 
 @pytest.fixture(autouse=True)
@@ -66,9 +67,12 @@ async def test_the_stock_paint_uses_textuals_screen_and_driver(tmp_path, monkeyp
     app = replay_app(tmp_path)
     assert app.get_driver_class() is super(type(app), app).get_driver_class()
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+        await park_replay(pilot, app)
         assert type(app.screen) is Screen
         assert not any("outside the versions" in note for note in app.notes)
+        readouts = [r for r in app.query(Readout) if r.region.area]
+        assert readouts and all(r.direct_route() is None for r in readouts)  # Textual's styles cache
+        assert all(r._strips for r in readouts)  # fed by the readout's own lines
 
 
 #: Screens to compare: (size, config, keys pressed after parking, ...), each a screenshot after

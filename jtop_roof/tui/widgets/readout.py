@@ -9,7 +9,8 @@ one at a time and only the lines whose text changed, with the styles Textual's o
 a Rich ``Text``, then ``Content``, then strips) gives them, worked out once per component class.
 That route stays for a text selection and for a line with characters wider than one cell.
 
-That is the fast paint (tui/fastpaint.py); on the stock paint every line goes Textual's route.
+On the stock paint (tui/fastpaint.py) Textual's styles cache takes each row from here, unfiltered,
+and a wide character's line is Textual's ``render_line``.
 
 Its strips hold RGB colours only (``RGB_ONLY``): a style with a colour of the terminal's sixteen
 (an ANSI theme) is turned to RGB once, where it is made, as the app's ANSI filter would turn it on
@@ -134,19 +135,25 @@ class Readout(DirectRows):
 
     def render_line(self, y: int) -> Strip:
         # a direct paint asked ``text_selection`` once for all its rows (a DOM walk each)
-        if self._pass is None and (not fastpaint.fast() or self.text_selection is not None):
+        if self._pass is None and self.text_selection is not None:
             return super().render_line(y)
         if not 0 <= y < len(self._lines):  # below the lines: Textual's blank row, in RGB
             blank = super().render_line(y)
             return blank.apply_filter(*self._ansi) if self._pass is not None and self._ansi else blank
         line = self._lines[y]
-        styles, width = self._pass if self._pass is not None else (self._styles(), self.size.width)
+        if self._pass is not None:
+            styles, width = self._pass
+        elif fastpaint.fast():
+            styles, width = self._styles(), self.size.width
+        else:  # the stock paint: Textual filters the rows; its own visual style is the base
+            width = self.cells.width
+            styles = self._styles_for(("stock", width, self.visual_style))
         kept = self._strips.get(y)
         if kept is not None and kept[0] == line:
             return kept[1]
         strip = self._line_strip(line, y, width, styles)
         if strip is None:  # a wide character: Textual's route for this line
-            strip = fastpaint.textual_line(self, y)
+            strip = fastpaint.textual_line(self, y) if fastpaint.fast() else super().render_line(y)
             if self._ansi is not None:
                 strip = strip.apply_filter(*self._ansi)
         self._strips[y] = (line, strip)
