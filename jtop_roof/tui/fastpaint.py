@@ -1,7 +1,8 @@
 """The fast paint: every use of Textual's private API in jroof, and the switch to Textual's stock paint.
 
-The monitor repaints a few lines of every pane each second. Textual's public route for that costs
-about twice what the monitor may (≤ 1 % of a core), so the fast paint goes past it in three places:
+The monitor repaints a few lines of every pane each second. Through Textual's public API that costs
+0.70 % of a core live at 120x40 and 200x60, against 0.47–0.53 % here (docs/performance.md,
+benchmarks/paint.py); the fast paint goes past that API in three places:
 
 * ``QuietDriver``: Textual's Linux driver, whose input thread blocks until a key comes instead of
   waking ten times a second (it reads the XTerm parser's pending-escape deadline).
