@@ -132,6 +132,8 @@ SLOW: frozenset[str] = frozenset({
     "test_stdio.py::test_record_to_stdout_streams_lines_while_it_runs_and_makes_no_file",
     "test_stdio.py::test_the_monitor_refuses_to_record_into_its_screen_or_replay_stdin_without_a_terminal",
     "test_temps_fan.py::test_the_latest_samples_fans_show_in_the_temperatures_pane",
+    "test_tui_paint_routes.py::test_the_fast_and_the_stock_paint_show_the_same_screens",
+    "test_tui_paint_routes.py::test_an_untested_textual_paints_the_stock_way_and_says_so_once",
 })
 
 

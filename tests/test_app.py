@@ -8,10 +8,11 @@ from datetime import timezone
 from pathlib import Path
 
 import pytest
-from tui_support import (
+from tui_support import (  # each_paint: a fixture (the fast and the stock paint)
     FIXTURE,
     POSITION_S,
     ScriptedSource,
+    each_paint,  # noqa: F401
     fixture_sample_times,
     last_sample_before,
     make_config,
@@ -63,6 +64,7 @@ def markers_in(path: Path) -> list[dict]:
 # ------------------------------------------------------------------------------------ replay
 
 
+@pytest.mark.usefixtures("each_paint")
 async def test_replay_fills_every_pane(tmp_path):
     app = replay_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -115,6 +117,7 @@ async def test_readouts_draw_the_same_strips_as_textuals_own_route(tmp_path):
         assert cut > 0
 
 
+@pytest.mark.usefixtures("each_paint")
 async def test_pause_and_resume(tmp_path):
     app = replay_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -128,6 +131,7 @@ async def test_pause_and_resume(tmp_path):
         assert "PAUSED" in app.query_one("#header").plain
 
 
+@pytest.mark.usefixtures("each_paint")
 async def test_step_plays_exactly_one_sample(tmp_path):
     app = replay_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -156,6 +160,7 @@ async def test_speed_keys_step_and_clamp(tmp_path):
         assert "REPLAY ×64" in app.query_one("#header").plain
 
 
+@pytest.mark.usefixtures("each_paint")
 async def test_seek_keys_move_the_playhead_and_refill_history(tmp_path):
     app = replay_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -248,6 +253,7 @@ async def test_replay_keys_are_hidden_live_and_record_hidden_in_replay(tmp_path)
 # ------------------------------------------------------------------------------------ phases
 
 
+@pytest.mark.usefixtures("each_paint")
 async def test_phase_keys_mark_name_and_end_into_the_recording(tmp_path):
     path = tmp_path / "rec.jsonl"
     recorder = Recorder(path, {"source": "replay"})
@@ -279,6 +285,7 @@ async def test_phase_keys_mark_name_and_end_into_the_recording(tmp_path):
     assert all(m["mono"] == expected and m["origin"] == "key" for m in markers)
 
 
+@pytest.mark.usefixtures("each_paint")
 async def test_markers_drawn_on_plots_survive_a_seek(tmp_path):
     app = replay_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -326,6 +333,7 @@ async def test_recording_started_inside_a_phase_starts_with_that_phase(tmp_path)
     assert all(record_from_json(json.loads(line)) for line in path.read_text().splitlines()[1:])
 
 
+@pytest.mark.usefixtures("each_paint")
 async def test_quit_stops_the_source_and_closes_the_recording(tmp_path):
     path = tmp_path / "rec.jsonl"
     app = live_app(tmp_path, recorder=Recorder(path, {"source": "tegrastats"}))
@@ -341,6 +349,7 @@ async def test_quit_stops_the_source_and_closes_the_recording(tmp_path):
 # ------------------------------------------------------------------------ view: theme, zoom, focus
 
 
+@pytest.mark.usefixtures("each_paint")
 async def test_theme_key_cycles_the_built_in_themes(tmp_path):
     app = live_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -363,6 +372,7 @@ async def test_plots_are_drawn_again_whoever_changes_the_theme(tmp_path):
                          "every plot drawn again in the new theme")
 
 
+@pytest.mark.usefixtures("each_paint")
 async def test_zoom_key_cycles_windows(tmp_path):
     app = live_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -374,6 +384,7 @@ async def test_zoom_key_cycles_windows(tmp_path):
     assert seen == [120.0, 600.0, 3600.0, None, 30.0, 120.0]
 
 
+@pytest.mark.usefixtures("each_paint")
 async def test_focus_key_shows_one_pane_at_a_time(tmp_path):
     app = replay_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -391,6 +402,7 @@ async def test_focus_key_shows_one_pane_at_a_time(tmp_path):
         assert app.query_one("#gpu").region.area > 0
 
 
+@pytest.mark.usefixtures("each_paint")
 async def test_help_lists_every_binding_with_its_id(tmp_path):
     app = live_app(tmp_path, config={"keymap": {"mark-phase": "x"}})
     async with app.run_test(size=(120, 40)) as pilot:
@@ -423,6 +435,7 @@ async def test_help_scrolls_at_80x24_and_says_where_the_ids_are(tmp_path):
         assert dialog.scroll_y == dialog.max_scroll_y  # the last rows can be reached
 
 
+@pytest.mark.usefixtures("each_paint")
 async def test_80x24_replay_footer_shows_seek_and_fits(tmp_path):
     from textual.widgets import Footer
 
@@ -452,6 +465,7 @@ async def test_keymap_remaps_a_binding(tmp_path):
         assert app.history.current_phase == "phase 1"
 
 
+@pytest.mark.usefixtures("each_paint")
 async def test_resize_from_large_to_80x24_collapses_and_back(tmp_path):
     app = replay_app(tmp_path)
     async with app.run_test(size=(200, 60)) as pilot:
@@ -482,6 +496,7 @@ async def test_resize_from_large_to_80x24_collapses_and_back(tmp_path):
         assert len(cpu.readout.lines) == 6
 
 
+@pytest.mark.usefixtures("each_paint")
 async def test_80x24_shows_rails_in_mw_energy_a_trend_plot_and_events(tmp_path):
     app = replay_app(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -855,7 +870,7 @@ async def test_the_monitor_screen_paints_what_textuals_own_update_paints(tmp_pat
     may differ."""
     from textual._compositor import Compositor
 
-    from jtop_roof.tui.widgets.screen import LineCompositor, MonitorScreen
+    from jtop_roof.tui.fastpaint import LineCompositor, MonitorScreen
 
     frames: list[tuple[dict[tuple[int, int], tuple[str, str]], dict[tuple[int, int], tuple[str, str]]]] = []
     ours = LineCompositor.render_partial_update

@@ -1,7 +1,8 @@
 """The house's rules, read from the package itself: layers are its folders, ordered by
 ``jtop_roof.LAYERS``; every import (lazy ones inside functions too) goes to the same layer or a lower
 one; no import cycle; Textual only under ``tui/``; one place builds a ``Runtime``, one turns the
-flags into sources, one takes the stop signals; no module over 600 lines; a small package top.
+flags into sources, one takes the stop signals; one module touches Textual's privates; no module over
+600 lines; a small package top.
 Also Python 3.10 compatibility (ruff with target py310)."""
 
 from __future__ import annotations
@@ -233,6 +234,99 @@ def test_the_stop_signals_and_a_sources_end_are_handled_in_one_place():
     assert drains == {"runtime/lifecycle.py", "tui/streams.py"}, drains
     pumps = {call.partition(":")[0] for call in calls_of(PACKAGE, ("pump",), outside="analysis/pump.py")}
     assert pumps <= {"runtime/runtime.py", "analysis/pipeline.py", "probe/sampler.py", "tui/app.py"}, pumps
+
+
+def private_names(package_dir: Path) -> set[str]:
+    """Every ``_name`` (not dunder) a package defines: functions, classes, attributes it sets."""
+    names: set[str] = set()
+    for path in package_dir.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = node.name
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                name = node.attr
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                name = node.id
+            else:
+                continue
+            if name.startswith("_") and not name.startswith("__"):
+                names.add(name)
+    return names
+
+
+def private_touches(package: Path, privates: set[str]) -> dict[str, list[str]]:
+    """Per module of ``tui/`` (only it imports Textual), each use of a Textual (or Rich) private:
+    an import of ``textual._x`` or of ``_y`` from Textual, and ``obj._name`` where Textual defines
+    ``_name`` and the module does not (its own ``self._lines`` is not Textual's) and ``obj`` is
+    not a module it imports (``os._exit``)."""
+    found: dict[str, list[str]] = {}
+    for path in sorted((package / "tui").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        own = private_names_of(tree)
+        plain = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                 for alias in node.names if alias.name.split(".")[0] not in ("textual", "rich")}
+        hits = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                hits += [a.name for a in node.names if _private_module(a.name)]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                module = node.module or ""
+                if _private_module(module) or module.split(".")[0] in ("textual", "rich") and any(
+                        a.name.startswith("_") for a in node.names):
+                    hits.append(module)
+            elif isinstance(node, ast.Attribute) and node.attr in privates and node.attr not in own \
+                    and not (isinstance(node.value, ast.Name) and node.value.id in plain):
+                hits.append(f"{node.attr} (line {node.lineno})")
+        if hits:
+            found[path.relative_to(package).as_posix()] = hits
+    return found
+
+
+def private_names_of(tree: ast.AST) -> set[str]:
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return names
+
+
+def _private_module(module: str) -> bool:
+    parts = module.split(".")
+    return parts[0] in ("textual", "rich") and any(p.startswith("_") for p in parts[1:])
+
+
+def textual_privates() -> set[str]:
+    import rich
+    import textual
+
+    return private_names(Path(textual.__file__).parent) | private_names(Path(rich.__file__).parent)
+
+
+def test_one_module_touches_textuals_privates():
+    """The fast paint's Textual internals are in tui/fastpaint.py alone, behind its switch to
+    Textual's stock paint; every other module uses Textual's public API."""
+    touches = private_touches(PACKAGE, textual_privates())
+    assert list(touches) == ["tui/fastpaint.py"], touches
+
+
+def test_a_private_touched_elsewhere_is_caught(tmp_path: Path):
+    """The check reads attribute uses and imports: a Textual private used in another module of a
+    copy is found, and so is an import from a private Textual module."""
+    copy = tmp_path / "jtop_roof"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    rows = copy / "tui" / "widgets" / "rows.py"
+    rows.write_text(rows.read_text(encoding="utf-8")
+                    + "\n\ndef again(widget):\n    widget._layout_cache.clear()\n", encoding="utf-8")
+    header = copy / "tui" / "header.py"
+    header.write_text(header.read_text(encoding="utf-8") + "\nfrom textual._loop import loop_last\n",
+                      encoding="utf-8")
+    touches = private_touches(copy, textual_privates())
+    assert sorted(touches) == ["tui/fastpaint.py", "tui/header.py", "tui/widgets/rows.py"], touches
+    assert touches["tui/widgets/rows.py"] == [f"_layout_cache (line {len(rows.read_text().splitlines())})"]
 
 
 def test_importing_everything_but_the_tui_loads_no_textual():

@@ -1,5 +1,5 @@
 """The monitor wakes only when something changes (the TUI's own cost): frames come when
-records do, and the input thread sleeps until a key comes (tui/driver.py)."""
+records do, and the input thread sleeps until a key comes (tui/fastpaint.py)."""
 
 from __future__ import annotations
 
@@ -43,9 +43,9 @@ async def test_no_frame_is_drawn_while_nothing_changes_and_one_when_a_record_com
 
 
 def _driver_class() -> Any:
-    from jtop_roof.tui.driver import QuietDriver
+    from jtop_roof.tui.fastpaint import quiet_driver
 
-    class Recorded(QuietDriver):
+    class Recorded(quiet_driver()):  # type: ignore[misc,valid-type]
         """Keeps what the input thread parses instead of posting it to an app."""
 
         def __init__(self) -> None:

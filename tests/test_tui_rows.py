@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from textual.geometry import Region
 from textual.widget import Widget
-from tui_support import park_replay, replay_app
+from tui_support import each_paint, park_replay, replay_app  # noqa: F401  (each_paint: a fixture)
 
 import jtop_roof.tui
+from jtop_roof.tui.fastpaint import LineCompositor
 from jtop_roof.tui.widgets.rows import DirectRows
-from jtop_roof.tui.widgets.screen import LineCompositor
 from jtop_roof.tui.widgets.timeplot import TimePlot
 
 
@@ -240,6 +240,7 @@ async def test_a_changed_row_reaches_the_screen_without_a_message_to_its_widget(
         assert _shown_text(app, readout, row).startswith("<<new row>>")
 
 
+@pytest.mark.usefixtures("each_paint")
 async def test_a_row_changed_under_a_dialog_is_shown_when_it_closes(tmp_path):
     """Under another screen (a dialog) the widget goes Textual's way (``refresh``), and its row
     is on screen once the dialog is gone."""
@@ -266,6 +267,7 @@ async def test_a_row_changed_under_a_dialog_is_shown_when_it_closes(tmp_path):
         assert _shown_text(app, readout, 0).startswith("<<under a dialog>>")
 
 
+@pytest.mark.usefixtures("each_paint")
 async def test_a_line_of_wide_characters_changed_in_place_is_shown_new(tmp_path):
     """A line with a wide character (a CJK process name) goes Textual's way, which keeps the text
     it rendered: ``repaint_rows`` forgets it as ``refresh`` does."""
@@ -285,6 +287,7 @@ async def test_a_line_of_wide_characters_changed_in_place_is_shown_new(tmp_path)
             assert _shown_text(app, readout, row).startswith(text)
 
 
+@pytest.mark.usefixtures("each_paint")
 async def test_a_line_changed_under_a_text_selection_is_shown_new(tmp_path):
     """With text selected the readout goes Textual's way; a line changed meanwhile is painted new."""
     from textual.geometry import Offset

@@ -9,17 +9,32 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from jtop_roof.model.info import SourceInfo
 from jtop_roof.model.records import Record
 from jtop_roof.runtime.config import Config
 from jtop_roof.sources.base import Source
 from jtop_roof.sources.replay import ReplaySource
+from jtop_roof.tui import fastpaint
 from jtop_roof.tui.app import JroofApp
 
 DATA = Path(__file__).resolve().parent / "data" / "tui"
 FIXTURE = DATA / "orinnano_super_replay.jsonl"
 #: Where snapshots and most tests park the replay: inside phase "resnet50-fp16", GPU busy.
 POSITION_S = 60.0
+
+
+@pytest.fixture(params=["fast", "stock"])
+def each_paint(request: Any, monkeypatch: Any) -> Iterator[str]:
+    """Run the test on the fast paint and on Textual's stock one (``JROOF_PAINT``; the app picks
+    its paint as it is built). Import it into a test module to use it."""
+    monkeypatch.setenv(fastpaint.PAINT_ENV, request.param)
+    fastpaint.use(fastpaint.PaintRoute(fast=request.param != "fast"))  # the app must set it
+    yield request.param
+    taken = fastpaint.fast()
+    fastpaint.use(fastpaint.PaintRoute(fast=True))
+    assert taken == (request.param == "fast"), "the app did not take the paint asked for"
 
 
 def fixture_sample_times() -> list[float]:

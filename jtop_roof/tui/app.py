@@ -27,6 +27,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.driver import Driver
 from textual.reactive import reactive
+from textual.screen import Screen
 from textual.widgets import Footer
 from textual.worker import get_current_worker
 
@@ -42,6 +43,7 @@ from jtop_roof.roofline.workload import load_workload
 from jtop_roof.runtime.config import Config
 from jtop_roof.runtime.control import WorkReport
 from jtop_roof.sources.base import ReplayControls, Source
+from jtop_roof.tui import fastpaint
 from jtop_roof.tui.header import header_lines
 from jtop_roof.tui.keys import (
     HELP_IDS_MIN_COLUMNS,
@@ -71,7 +73,6 @@ from jtop_roof.tui.theming import ThemedApp
 from jtop_roof.tui.transport import ReplayTransport
 from jtop_roof.tui.view import build_view, shown_precision
 from jtop_roof.tui.widgets import HelpScreen, PhaseNameScreen, Readout
-from jtop_roof.tui.widgets.screen import MonitorScreen
 
 #: A frame due sooner than this comes with the next message, not on a timer of its own.
 MIN_TIMER_S = 0.005
@@ -125,7 +126,9 @@ class JroofApp(ReplayTransport, ThemedApp):
         one header line each, the b key switches the panes between them; ``command_phase``:
         ``run``'s phase named after its command, started at the first sample unless the command
         has marked a phase by then (and replaced by the command's first phase after it)."""
+        paint = fastpaint.choose_route()  # a bad JROOF_PAINT stops here, before anything starts
         super().__init__(user_themes)
+        fastpaint.use(paint)
         self.config = config
         self.animation_level = "none"
         self.boards = Boards(config, [(source, recorder), *more], mono=mono, wall=wall,
@@ -137,6 +140,8 @@ class JroofApp(ReplayTransport, ThemedApp):
         self._tz = parse_tz(config.tz)
         self._notes: list[str] = []
         self._notices = [printable(str(text)) for text in notices]
+        if paint.note is not None:  # said once, as the source's notices are
+            self._notices.append(paint.note)
         self._narrow = False  # below WIDE_MIN_COLUMNS: the footer drops its least needed keys
         self._painter = Painter(mono, config.redraw_hz)
         self._mono = mono
@@ -187,17 +192,12 @@ class JroofApp(ReplayTransport, ThemedApp):
 
     # ------------------------------------------------------------------------------ layout
 
-    def get_default_screen(self) -> MonitorScreen:
-        return MonitorScreen(id="_default")
+    def get_default_screen(self) -> Screen[Any]:
+        return fastpaint.default_screen()
 
     def get_driver_class(self) -> type[Driver]:
-        """Textual's driver for this terminal, or ``QuietDriver`` where that is its Linux one."""
-        driver = super().get_driver_class()
-        try:
-            from jtop_roof.tui.driver import QuietDriver
-        except ImportError:  # no termios (Windows): Textual's own driver
-            return driver
-        return QuietDriver if QuietDriver.__base__ is driver else driver
+        """Textual's driver for this terminal, or the fast paint's quiet one in its place."""
+        return fastpaint.driver_class(super().get_driver_class())
 
     def compose(self) -> ComposeResult:
         yield Readout(id="header")

@@ -9,6 +9,9 @@ one at a time and only the lines whose text changed, with the styles Textual's o
 a Rich ``Text``, then ``Content``, then strips) gives them, worked out once per component class.
 That route stays for a text selection and for a line with characters wider than one cell.
 
+On the stock paint (tui/fastpaint.py) Textual's styles cache takes each row from here, unfiltered,
+and a wide character's line is Textual's ``render_line``.
+
 Its strips hold RGB colours only (``RGB_ONLY``): a style with a colour of the terminal's sixteen
 (an ANSI theme) is turned to RGB once, where it is made, as the app's ANSI filter would turn it on
 every row painted.
@@ -30,6 +33,7 @@ from textual.strip import Strip
 from textual.style import Style as VisualStyle
 from textual.widget import Widget
 
+from jtop_roof.tui import fastpaint
 from jtop_roof.tui.widgets.rows import DirectRows, Route
 
 #: One chunk: (text, component class suffix or None). Suffixes: see COMPONENT_CLASSES.
@@ -137,14 +141,19 @@ class Readout(DirectRows):
             blank = super().render_line(y)
             return blank.apply_filter(*self._ansi) if self._pass is not None and self._ansi else blank
         line = self._lines[y]
-        styles, width = self._pass if self._pass is not None else (self._styles(), self.size.width)
+        if self._pass is not None:
+            styles, width = self._pass
+        elif fastpaint.fast():
+            styles, width = self._styles(), self.size.width
+        else:  # the stock paint: Textual filters the rows; its own visual style is the base
+            width = self.cells.width
+            styles = self._styles_for(("stock", width, self.visual_style))
         kept = self._strips.get(y)
         if kept is not None and kept[0] == line:
             return kept[1]
         strip = self._line_strip(line, y, width, styles)
         if strip is None:  # a wide character: Textual's route for this line
-            self._render_content()
-            strip = self._render_cache.lines[y] if y < len(self._render_cache.lines) else Strip([])
+            strip = fastpaint.textual_line(self, y) if fastpaint.fast() else super().render_line(y)
             if self._ansi is not None:
                 strip = strip.apply_filter(*self._ansi)
         self._strips[y] = (line, strip)
@@ -176,7 +185,8 @@ class Readout(DirectRows):
             text = Text()
             text.append("x", self.get_component_rich_style(f"readout--{suffix}") if suffix else None)
             content = Content.from_rich_text(text, console=self.app.console)
-            ((_, text_style),) = list(content.render(base, end="", parse_style=self._get_style))
+            # the span's style is a Style, not a CSS reference: no ``parse_style`` is needed
+            ((_, text_style),) = list(content.render(base, end=""))
             style = styles[suffix] = base + text_style
         return style
 

@@ -16,8 +16,10 @@ times, which cost as much as painting the rows that changed.
 Rows whose text changed are marked dirty and handed to the screen at once (``repaint_rows``):
 Textual's ``refresh`` posts to the widget's own queue, whose idle handler then posts to the
 screen's, two dispatches (each a walk of the class tree for its handlers) per widget per frame for
-what is, at a size that stays, the same two steps. It builds on ``Widget._set_dirty`` and
-``Screen._dirty_widgets``, as in the Textual versions tests/constraints.txt pins.
+what is, at a size that stays, the same two steps.
+
+All of this is the fast paint (tui/fastpaint.py holds the Textual internals it needs). On the stock
+paint (``JROOF_PAINT=stock``) every row goes Textual's way and ``repaint_rows`` is ``refresh``.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from textual.geometry import Region, Size, Spacing
 from textual.strip import Strip
 from textual.style import Style
 from textual.widget import Widget
+
+from jtop_roof.tui import fastpaint
 
 
 @dataclass(frozen=True)
@@ -78,30 +82,23 @@ class DirectRows(Widget):
 
     def repaint_rows(self, rows: Iterable[int]) -> None:
         """Repaint these content rows (the widget keeps its size): marked dirty, and the screen
-        told now, not on the widget's next idle (module doc); Textual's ``refresh`` where the
-        widget is not on the screen shown."""
+        told now, not on the widget's next idle (module doc); Textual's ``refresh`` on the stock
+        paint or where the widget is not on the screen shown."""
         width = self.cells.width
         regions = [Region(0, y, width, 1) for y in rows]
-        if not regions:
-            return
-        screen = self.app.screen if self.is_mounted and self.display else None
-        if screen is None or self.screen is not screen:
+        if regions and not fastpaint.repaint_now(self, regions):
             self.refresh(*regions)
-            return
-        self._layout_cache.clear()  # as ``refresh``: Textual's route (a wide character) caches its text there
-        self._set_dirty(*regions)
-        screen._dirty_widgets.add(self)
-        screen.check_idle()
 
     def direct_route(self) -> Route | None:
         """This widget's route now, None for Textual's way (see the module doc)."""
+        if not fastpaint.fast():
+            return None
         filters = tuple(self.get_line_filters())
-        key = (tuple(node.styles._cache_key for node in self.ancestors_with_self), self.outer_size,
-               tuple(map(id, filters)))
+        key = (fastpaint.styles_key(self), self.outer_size, tuple(map(id, filters)))
         if key != self._route_key:
             self._route_key = key
             self._route = self._make_route(filters)
-        if self.auto_links and self.hover_style._link_id:
+        if self.auto_links and self.hover_style.link_id:
             return None  # a hovered link: not a style
         return self._route
 
