@@ -1,7 +1,7 @@
 """jroof: a terminal monitor and benchmark flight recorder for NVIDIA Jetson boards.
 
 The package is a house of layers, one folder each, lowest first; a module imports only from its
-own layer and the ones below (tests/test_layering.py holds every import to it, lazy ones too):
+own layer and the ones below (tests/unit/test_layering.py holds every import to it, lazy ones too):
 
 - ``model``: records and their JSON, stream time, the source's description, metric registry;
 - ``formats``: the tegrastats grammar, fast JSON, the log and recording reader, the recorder,

@@ -1,6 +1,6 @@
 """The one place the sources' flags become sources: the monitor, ``record``, ``run`` and ``serve``
 check them (``refuse_unused``) and get their sources (``sources_of``) here, so a new source or a new
-refusal is one edit, not four (tests/test_layering.py holds every command to it)."""
+refusal is one edit, not four (tests/unit/test_layering.py holds every command to it)."""
 
 from __future__ import annotations
 

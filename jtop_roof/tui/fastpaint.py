@@ -11,11 +11,11 @@ benchmarks/paint.py); the fast paint goes past that API in three places:
 * ``repaint_now`` and friends: a widget's changed rows handed to its screen at once, a style key
   read without a DOM walk, a wide-character line as Textual renders it (``DirectRows``, ``Readout``).
 
-Nothing else in the package reaches past Textual's public API (tests/test_layering.py checks it).
+Nothing else in the package reaches past Textual's public API (tests/unit/test_layering.py checks it).
 With ``JROOF_PAINT=stock``, or where the installed Textual is outside the versions the equivalence
 tests ran on (``TESTED_TEXTUAL``), the app paints through Textual's public API only: its own driver
 and screen, each widget's ``refresh`` and ``render_line``; the screens are the same
-(tests/test_tui_paint_routes.py).
+(tests/tui/test_tui_paint_routes.py).
 """
 
 from __future__ import annotations
@@ -248,7 +248,7 @@ class LineCompositor(Compositor):
     only for the changed lines where it is the front one (what Textual's cut chops keep), so a
     readout line that changed costs that line of that widget. Textual's own renders every widget
     under the box around all the changed regions, each over its whole height (the whole screen,
-    each frame, in the monitor). The terminal receives the same bytes (tests/test_app.py)."""
+    each frame, in the monitor). The terminal receives the same bytes (tests/tui/test_app.py)."""
 
     def render_partial_update(self) -> ChopsUpdate | None:
         regions = self._dirty_regions.copy()
