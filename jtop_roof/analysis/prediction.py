@@ -83,6 +83,8 @@ class Predictions:
     from_mode: str | None
     split: TimeSplit | None
     predictions: tuple[Prediction, ...]
+    #: Why there is no mode to predict at all (a device without power modes, an unknown one).
+    note: str | None = None
 
 
 def _mode(device: Device, name: str | None) -> PowerMode | None:
@@ -286,6 +288,9 @@ def predict(facts: RunFacts, devices: Mapping[str, Device],
                                          if source is None or m.name != source.name]
     reason = _why_not(facts, device, source)
     from_mode = source.name if source is not None else facts.power_mode
+    if not targets:
+        why = reason if device is None else f"{device.id} has no other power mode in the device database"
+        return Predictions(facts.device, from_mode, None, (), note=f"nothing to predict: {why}")
     if reason is not None:
         return Predictions(facts.device, from_mode, None,
                            tuple(Prediction(_canonical(device, t), reason=reason) for t in targets))

@@ -4,7 +4,8 @@ as JSON or Markdown, and the leave-one-mode-out check of several runs of one wor
 JSON of ``predict`` (stable keys): ``device``, ``from_mode``, ``span`` (the report's span used),
 ``split`` (the run's time per iteration in parts: ``iteration_s``, ``gpu_s``, ``gpu_source``,
 ``memory_share`` and ``memory_share_range`` (of the GPU time), ``memory_source``, ``host_s``,
-``enqueue_s``; null where nothing was predicted) and ``predictions``: one object per mode with
+``enqueue_s``; null where nothing was predicted), ``note`` (why no mode could be predicted at
+all, else null) and ``predictions``: one object per mode with
 ``power_mode``, ``iters_per_s``, ``iters_per_s_range`` ([lo, hi]), ``j_per_iter``,
 ``j_per_iter_range``, ``power_w``, ``power_w_range``, ``basis`` (one line: what was scaled and
 what was assumed), ``*_source`` (``inferred``: a model's figure, never measured), ``reason`` (why
@@ -53,7 +54,7 @@ def prediction_json(p: Prediction) -> dict[str, Any]:
 def predictions_json(result: Predictions, facts: RunFacts) -> dict[str, Any]:
     return {"device": result.device, "from_mode": result.from_mode, "span": facts.span,
             "split": None if result.split is None else result.split.as_json(),
-            "predictions": [prediction_json(p) for p in result.predictions]}
+            "predictions": [prediction_json(p) for p in result.predictions], "note": result.note}
 
 
 def to_json(data: Mapping[str, Any]) -> str:
@@ -73,7 +74,8 @@ def _span(values: list[float] | tuple[float, float] | None, show: Any) -> str:
 
 
 def to_markdown(data: Mapping[str, Any]) -> str:
-    out = [f"# jroof predict: {md_cell(str(data['device']))} from {md_cell(str(data['from_mode']))}", "",
+    mode = "an unknown mode" if data["from_mode"] is None else md_cell(str(data["from_mode"]))
+    out = [f"# jroof predict: {md_cell(str(data['device']))} from {mode}", "",
            "| mode | iterations/s | range | mJ/iteration | range | W |", "|---|---:|---:|---:|---:|---:|"]
     notes = []
     for p in data["predictions"]:
@@ -87,6 +89,8 @@ def to_markdown(data: Mapping[str, Any]) -> str:
                          f"{'' if p['reason'] else ' J/iteration'}: {md_cell(why)}")
         elif p["basis"]:
             notes.append(f"- {md_cell(p['power_mode'])}: {md_cell(p['basis'])}")
+    if data.get("note"):
+        notes.append(f"- {md_cell(data['note'])}")
     out += ["", "Predicted (inferred), never measured: the ranges span every corner of what the "
             "model does not know.", *notes]
     return "\n".join(out) + "\n"

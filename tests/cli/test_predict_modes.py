@@ -147,6 +147,16 @@ def test_cant_predict_says_why_instead_of_guessing(change, said):
     assert got[0].reason is not None and said in got[0].reason
 
 
+@pytest.mark.parametrize(("change", "said"), [
+    ({"device": "h200", "power_mode": None}, "h200 has no other power mode"),
+    ({"device": "no-such-board"}, "not in the device database"),
+])
+def test_a_run_with_no_mode_to_predict_says_so(change, said):
+    got = predict(replace(RUN, **change), load_devices())
+    assert got.predictions == () and got.note is not None and got.note.startswith("nothing to predict")
+    assert said in got.note
+
+
 def test_the_range_widens_where_the_mode_gates_sms():
     """7W gates half the SMs (per-SM scaling unknown): 15W keeps them all, at the same kind of clock drop."""
     got = {p.power_mode: p for p in predict(RUN, load_devices(), ["15W", "7W"]).predictions}
