@@ -31,6 +31,6 @@ def test_every_skipped_import_is_installed_by_ci_and_the_readme():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     extras = project["optional-dependencies"]
     given = {re.split(r"[<>=!\[ ]", req)[0].lower() for extra in ci for req in extras[extra]}
-    skipped = {name.split(".")[0].lower() for path in (ROOT / "tests").glob("*.py")
+    skipped = {name.split(".")[0].lower() for path in (ROOT / "tests").rglob("*.py")
                for name in re.findall(r"importorskip\(\"([\w.]+)\"", path.read_text(encoding="utf-8"))}
     assert skipped - {OWN} and skipped - {OWN} <= given, sorted(skipped - given)
