@@ -26,7 +26,7 @@ from jtop_roof.roofline.measured import load_probe, probe_calibration
 
 ROOT = REPO
 DATA = ROOT / "tests" / "data"
-H200_ENERGY_PROBE = DATA / "h200_probe_energy.json"
+H100_ENERGY_PROBE = DATA / "h100_probe_energy.json"
 
 
 def _samples(watts: float, count: int, rail: str = "NVML_GPU", mhz: int = 1980) -> list[Sample]:
@@ -255,21 +255,27 @@ def test_report_draws_the_probed_modes_line(probe_file):
     assert BY_PROBE in row["j_per_op_note"] and gemm["energy_cheapest_mode"] == PROBED_MODE
 
 
-# ------------------------------------------------------------------ a real H200
+# ------------------------------------------------------------------ a real H100
 
 
-@pytest.mark.skipif(not H200_ENERGY_PROBE.exists(), reason="no H200 probe with energy terms brought back yet")
-def test_the_h200_probe_energy_is_physically_sane():
-    probe = load_probe(H200_ENERGY_PROBE)
-    assert probe.device == "h200" and probe.pi0_w is not None and probe.pi0_w.value is not None
-    # An idle H200 SXM draws about 75-150 W (NVML said 121 W idle in h200_energy_counters.json).
-    assert 50 < probe.pi0_w.value < 200
+def test_a_real_h100_probe_gives_physically_sane_energy_terms_and_a_line():
+    """Brought back from a lent H100 SXM (``probe --device h100-sxm``, docs/validation.md)."""
+    probe = load_probe(H100_ENERGY_PROBE)
+    assert probe.device == "h100-sxm" and probe.pi0_w is not None and probe.pi0_w.value is not None
+    # An idle H100 SXM draws about 60-150 W (its NVML power at rest).
+    assert 50 < probe.pi0_w.value < 200 and probe.pi0_w.source == "measured"
     bf16 = probe.compute["bf16_tensor"].eps_j
-    # Dense bf16 on Hopper's tensor cores: ~570 W above idle at ~666 TFLOP/s is ~0.9 pJ/FLOP; a
+    # Dense bf16 on Hopper's tensor cores: ~570 W above idle at ~690 TFLOP/s is ~0.8 pJ/FLOP; a
     # tensor-core FLOP costs well under a CUDA-core FP32 FLOP (~10 pJ here) and more than 0.1 pJ.
     assert bf16 is not None and bf16.value is not None and 0.1e-12 < bf16.value < 10e-12
+    fp32 = probe.compute["fp32"].eps_j
+    assert fp32 is not None and fp32.value is not None and fp32.value > 5 * bf16.value
     copy = probe.bandwidth["copy"].eps_j
-    # A byte through HBM3e and the chip (read or written): HBM's own ~4 pJ/bit (~30 pJ/B) bounds it
+    # A byte through HBM3 and the chip (read or written): HBM's own ~4 pJ/bit (~30 pJ/B) bounds it
     # from below within a factor of ~10, and 100 pJ/B would be more than the whole card's power
-    # above idle at its measured bandwidth.
+    # above idle (~580 W) at its measured 3 TB/s.
     assert copy is not None and copy.value is not None and 1e-12 < copy.value < 100e-12
+    roof = energy_roof(load_devices()["h100-sxm"], None, "bf16_tensor", probe)
+    (line,) = roof.lines
+    assert line.power_mode == PROBED_MODE and BY_PROBE in line.basis
+    assert (line.eps_op_j, line.pi0_w) == (bf16.value, probe.pi0_w.value)
