@@ -595,5 +595,6 @@ def to_markdown(result: Mapping[str, Any]) -> str:
     notes += [f"{i['label']}: unusable: {i['unusable_reason']}" for i in items if i.get("unusable_reason")]
     notes += [f"{i['label']}: other processes above {FOREIGN_PROCESS_PCT:g}% of a core ran in its span: "
               + ", ".join(i["foreign_processes"]) for i in items if i.get("foreign_processes")]
+    notes += [f"{i['label']}: {i['roofline']}: {b}" for i in items if (b := i.get("roofline_basis"))]
     out += [f"- {md_cell(line)}" for line in [*result["verdicts"], *notes]]
     return "\n".join(out) + "\n"

@@ -15,7 +15,7 @@ from jtop_roof.analysis.clock_pairs import RunClocks, gpu_clock_bound
 from jtop_roof.analysis.ledger import EnergyLedger
 from jtop_roof.analysis.verdict import place
 from jtop_roof.model.info import SourceInfo
-from jtop_roof.outputs.compare import compare, item_from_report
+from jtop_roof.outputs.compare import compare, item_from_report, to_markdown
 from jtop_roof.roofline.board import resolve_board
 from jtop_roof.roofline.devices import load_devices
 
@@ -139,6 +139,10 @@ def test_compare_calls_a_pair_that_follows_the_gpu_clock_not_memory_bound(shared
     fresh = compare([item_from_report(r, m) for m, r in shared_reports.items()])
     assert all(item["roofline"] != "memory-bound" for item in fresh["items"][:2])
     assert fresh["items"][0]["roofline_basis"].startswith("loads:")
+    # the Markdown says it too, under the table, for each item that has one
+    text = to_markdown(result)
+    assert f"- maxn: compute-bound: {rows['maxn']['roofline_basis']}" in text
+    assert "- 7w: memory-bound:" not in text
 
 
 @needs_shared
