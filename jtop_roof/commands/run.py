@@ -92,6 +92,9 @@ def run(args: argparse.Namespace, config: Config) -> int:
             exporter.close()
     if failed:
         return fail(failed[0])
+    if not children:  # a stop signal came before the workload was started: none ran
+        warn(f"stopped before the workload started; recorded to {args.run_record}")
+        return status
     child = children[0]
     child.stop()
     kept = f" (trtexec's output in {args.run_record}{KEPT_SUFFIX}, read with it)" if is_trtexec(argv) else ""

@@ -42,8 +42,9 @@ def run_headless(
     ``listen_for_markers``: take ``jroof-tui mark`` from benchmark scripts (stamped on arrival,
     named ``phase N`` when unnamed), where the source is live (``takes_script_markers``).
     ``stop_event``: set by the caller to stop (``run``: the workload exited).
-    ``on_listening``: called once markers are taken (``run`` starts the workload then, so that its
-    first marker is not lost). ``command_phase``: ``run``'s phase named after its command, started
+    ``on_listening``: called once markers and the stop signals are taken (``run`` starts the
+    workload then, so that its first marker is not lost, nor a stop that comes as it starts).
+    ``command_phase``: ``run``'s phase named after its command, started
     just before (origin ``run``: the command's own first phase replaces it).
 
     Returns 0 for every normal stop, signals included (a script that stops the recorder with
@@ -65,8 +66,7 @@ def run_headless(
     if listen_for_markers and takes_script_markers([source]):
         recording.listener = start_listener(recording.on_marker, recording.on_work)
     recording.start_command_phase()
-    if on_listening is not None:
-        on_listening()
+    recording.on_started = on_listening
     return runtime.run(recording, stop=stop, duration_s=duration_s, lock=lock,
                        signals=STOP_SIGNALS if install_signal_handlers else ())
 
@@ -81,7 +81,14 @@ class _Recording(Consumer):
         self.recorder, self.lock, self.stop, self.duration_s = recorder, lock, stop, duration_s
         self.workload_ends, self.phase = workload_ends, phase
         self.listener: MarkerListener | None = None
+        #: ``run``'s workload start: once the stop signals are ours, so that a SIGTERM that comes as
+        #: the workload starts ends the recording cleanly, never jroof alone with its child running.
+        self.on_started: Callable[[], None] | None = None
         self.status = 0
+
+    def started(self) -> None:
+        if self.on_started is not None and not self.stop.is_set():
+            self.on_started()
 
     # A marker's or work report's time is taken as it comes, before the lock: a pump stalled on a
     # slow write holds the lock, and the marker must not take the time the stall ended.

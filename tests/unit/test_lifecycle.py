@@ -174,3 +174,24 @@ def test_the_commands_end_ends_its_phase_only_while_it_is_the_one_open():
     phase = CommandPhase("sleep 2")
     assert phase.ends("sleep 2")
     assert not phase.ends("warmup") and not phase.ends(None)
+
+
+def test_runs_workload_starts_only_once_the_stop_signals_are_ours(tmp_path) -> None:
+    """A SIGTERM that comes as ``run --headless`` starts its workload must reach the lifecycle (the
+    recording closes, the workload is ended), never the default handler (jroof killed alone)."""
+    from jtop_roof.formats.recorder import Recorder
+    from jtop_roof.runtime.headless import run_headless
+
+    seen: list[object] = []
+    stop = threading.Event()
+
+    def start_workload() -> None:
+        seen.append(signal.getsignal(signal.SIGTERM))
+        stop.set()
+
+    source = Listed([Sample(t_wall=1.0, t_mono=1.0)], then_wait=True)
+    status = run_headless(source, Recorder(tmp_path / "run.jsonl", {"source": "test"}), None,
+                          stop_event=stop, on_listening=start_workload)
+    assert status == 0 and len(seen) == 1
+    assert seen[0] not in (signal.SIG_DFL, signal.SIG_IGN, None), seen
+    assert signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, signal.SIG_IGN)  # given back after
