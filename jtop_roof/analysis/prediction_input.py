@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from jtop_roof.model.bounds import MAX_MONO_S, MAX_NAME_CHARS
 from jtop_roof.model.errors import UserError
 
 #: The phase whose figures a trtexec run's report counts (its build and warm-up do not).
@@ -54,6 +55,15 @@ class RunFacts:
     #: What ran, where the report says (trtexec's model and precision): runs of different
     #: workloads are never checked against each other.
     workload: str | None = None
+
+
+#: The widest a figure of a real report can be (a broken or hand-edited one is refused past them).
+MAX_MHZ = 100_000.0
+MAX_SMS = 10_000.0
+MAX_WATTS = 1e6
+MAX_JOULES = 1e9
+MAX_SECONDS = 1e4  # one query's GPU or enqueue time
+MAX_COUNT = 1e18  # iterations, iterations/s, bytes/s
 
 
 def _num(value: Any) -> float | None:
@@ -100,27 +110,41 @@ def run_facts(report: Any, where: str, phase: str | None = None) -> RunFacts:
     work, power, ceilings = _map(span.get("workload")), _map(span.get("power_w")), _map(span.get("ceilings"))
     loads, roofline = _map(span.get("loads")), _map(span.get("roofline"))
     trtexec = _map(report.get("trtexec"))
-    rails = {str(name): w for name, r in _map(power.get("rails")).items()
-             if (w := _num(_map(r).get("mean"))) is not None}
-    sms = _num(ceilings.get("sms"))
+    timed = trtexec if span.get("name") == TIMED else {}  # its per-query times are the timed phase's
+
+    def figure(holder: Mapping[str, Any], key: str, high: float, *, low: float = 0.0) -> float | None:
+        """A figure the report gives, None where it gives none; one outside [low, high] (a negative
+        time, a clock of 1e300 MHz, text) is a broken report, refused rather than predicted from."""
+        value = holder.get(key)
+        if value is None:
+            return None
+        number = _num(value)
+        if number is None or not low <= number <= high:
+            raise PredictInputError(f"{where}: {key} is {str(value)[:40]!r}, "
+                                    f"not a number in [{low:g}, {high:g}]")
+        return number
+
+    rails = {str(name)[:MAX_NAME_CHARS]: w for name, r in _map(power.get("rails")).items()
+             if (w := figure(_map(r), "mean", MAX_WATTS)) is not None}
+    sms = figure(ceilings, "sms", MAX_SMS, low=1.0)
     return RunFacts(
         device=_text(report.get("device")),
         power_mode=_text(report.get("power_mode")),
         span=_text(span.get("name")) or "whole run",
-        iterations=_num(work.get("iterations")),
-        throughput_per_s=_num(work.get("throughput_per_s")),
-        j_per_iter=_num(work.get("j_per_iter")),
-        power_w=_num(power.get("mean")),
+        iterations=figure(work, "iterations", MAX_COUNT),
+        throughput_per_s=figure(work, "throughput_per_s", MAX_COUNT),
+        j_per_iter=figure(work, "j_per_iter", MAX_JOULES),
+        power_w=figure(power, "mean", MAX_WATTS),
         rails_w=MappingProxyType(rails),
-        gpu_mhz=_num(ceilings.get("gpu_mhz")),
-        emc_mhz=_num(ceilings.get("emc_mhz")),
+        gpu_mhz=figure(ceilings, "gpu_mhz", MAX_MHZ),
+        emc_mhz=figure(ceilings, "emc_mhz", MAX_MHZ),
         sms=None if sms is None else int(sms),
-        bandwidth_bytes_per_s=_num(ceilings.get("bandwidth_bytes_per_s")),
-        gpu_load_pct=_num(loads.get("gpu_pct")),
-        emc_load_pct=_num(loads.get("emc_pct")),
-        achieved_bytes_per_s=_num(roofline.get("achieved_bytes_per_s")),
-        gpu_compute_s=_num(trtexec.get("gpu_compute_mean_s")) if span.get("name") == TIMED else None,
-        enqueue_s=_num(trtexec.get("enqueue_mean_s")) if span.get("name") == TIMED else None,
-        throttled_s=_num(span.get("throttled_s")),
+        bandwidth_bytes_per_s=figure(ceilings, "bandwidth_bytes_per_s", MAX_COUNT),
+        gpu_load_pct=figure(loads, "gpu_pct", 100.0),
+        emc_load_pct=figure(loads, "emc_pct", 100.0),
+        achieved_bytes_per_s=figure(roofline, "achieved_bytes_per_s", MAX_COUNT),
+        gpu_compute_s=figure(timed, "gpu_compute_mean_s", MAX_SECONDS),
+        enqueue_s=figure(timed, "enqueue_mean_s", MAX_SECONDS),
+        throttled_s=figure(span, "throttled_s", MAX_MONO_S),
         workload=(None if not trtexec.get("model") else f"{trtexec.get('model')} {trtexec.get('precision')}"),
     )

@@ -120,6 +120,27 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
         assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize(("where", "key", "value"), [
+    ("workload", "throughput_per_s", -5.0),
+    ("workload", "iterations", "many"),
+    ("ceilings", "gpu_mhz", 1e300),
+    ("loads", "gpu_pct", -50),
+    ("power_w", "mean", True),
+])
+def test_a_broken_figure_in_the_report_is_refused_not_predicted_from(tmp_path, where, key, value):
+    """A hand-edited or damaged report: one line naming the figure, exit 2, never a prediction."""
+    span = {"name": "timed", "workload": {"iterations": 100.0, "throughput_per_s": 50.0},
+            "power_w": {"mean": 10.0}, "ceilings": {"gpu_mhz": 1000.0, "emc_mhz": 3199.0},
+            "loads": {"gpu_pct": 90.0}}
+    span[where] = {**span[where], key: value}
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps({"device": DEVICE, "power_mode": "MAXN_SUPER",
+                                  "whole": {"name": "whole run"}, "phases": [span]}))
+    done = jroof("predict", str(broken))
+    assert done.returncode == 2 and key in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
 @needs_shared
 def test_a_mode_the_board_lacks_is_refused(reports):
     done = jroof("predict", str(reports["maxn"]), "--mode", "40W")
