@@ -203,14 +203,7 @@ class EnergyLedger:
         times.append(t_mono)
         whole = self._whole  # the one span holding it
         whole.samples += 1
-        if gpu_mhz is not None:
-            whole.gpu_mhz_sum += gpu_mhz
-            whole.gpu_mhz_n += 1
-        if emc_mhz is not None:
-            whole.emc_mhz_sum += emc_mhz
-            whole.emc_mhz_n += 1
-        if gpu_load is not None or emc_load is not None:
-            whole.loads(gpu_load, emc_load)
+        whole.levels(gpu_mhz, emc_mhz, gpu_load, emc_load)
         if read:
             self._samples_input = source
         if len(stretch_j) > 1 or stretch not in stretch_j:  # ``_settle``, no stream to judge: older go
@@ -259,14 +252,7 @@ class EnergyLedger:
                 covered.refuse(refused, why)
             if not read and why is None:
                 covered.no_input += 1
-            if gpu_mhz is not None:
-                span.gpu_mhz_sum += gpu_mhz
-                span.gpu_mhz_n += 1
-            if emc_mhz is not None:
-                span.emc_mhz_sum += emc_mhz
-                span.emc_mhz_n += 1
-            if gpu_load is not None or emc_load is not None:
-                span.loads(gpu_load, emc_load)
+            span.levels(gpu_mhz, emc_mhz, gpu_load, emc_load)
         if inputs:
             self._samples_input = channel.input_rail
             if total is not None and total > 0:

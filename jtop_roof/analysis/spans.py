@@ -121,8 +121,16 @@ class Span:
     precision: str | None = None
     processes: ProcessTally = field(default_factory=ProcessTally)
 
-    def loads(self, gpu_load: float | None, emc_load: float | None) -> None:
-        """One sample's GPU and EMC load, % (either None where the sample has none)."""
+    def levels(self, gpu_mhz: float | None, emc_mhz: float | None, gpu_load: float | None,
+               emc_load: float | None) -> None:
+        """One sample's GPU and EMC clocks (MHz) and loads (%), into the span's means (each None
+        where the sample has none)."""
+        if gpu_mhz is not None:
+            self.gpu_mhz_sum += gpu_mhz
+            self.gpu_mhz_n += 1
+        if emc_mhz is not None:
+            self.emc_mhz_sum += emc_mhz
+            self.emc_mhz_n += 1
         if gpu_load is not None:
             self.gpu_load_sum += gpu_load
             self.gpu_load_n += 1
