@@ -23,7 +23,8 @@ from jtop_roof.outputs.export_types import ExportTable, parquet_schema
 NEEDS_PYARROW = "parquet needs pyarrow: " + install_hint("parquet", "pyarrow")
 #: Rows per Parquet row group: its columns are held in memory until it is written (8,192 rows of
 #: a board's 60 columns: some 4 MB, 30 MB at the peak with the writer's), so the export's memory
-#: does not grow with the file (a million samples in under 100 MB).
+#: grows with the file only by the footer's metadata of each group (94 MB for a million samples,
+#: 90 MB for a day's 86,400: ``benchmarks/recording.py``).
 PARQUET_BATCH = 8_192
 #: Rows typed into a row group's columns at a time (``export_arrow.ArrowGroup``), so that the
 #: rows held as Python objects at once stay few.
@@ -81,11 +82,38 @@ def pyarrow_found() -> bool:
 
 
 def pyarrow_modules() -> tuple[Any, Any] | None:
-    """(pyarrow, pyarrow.parquet), or None where pyarrow is not installed."""
+    """(pyarrow, pyarrow._parquet), or None where pyarrow is not installed.
+
+    The writer is ``pyarrow._parquet.ParquetWriter``, the class ``pyarrow.parquet.ParquetWriter``
+    builds with the options of ``parquet_writer``: ``pyarrow.parquet`` also imports
+    ``pyarrow.fs`` with its cloud filesystems (S3, GCS, Azure, HDFS), some 9 MB of memory that
+    writing to an open file never uses, and the difference between a million-sample export in
+    91 MB and in 102 MB (``benchmarks/recording.py --million``). The tests hold the file it
+    writes equal to ``pyarrow.parquet``'s."""
     try:
-        return importlib.import_module("pyarrow"), importlib.import_module("pyarrow.parquet")
+        return importlib.import_module("pyarrow"), importlib.import_module("pyarrow._parquet")
     except ImportError:
         return None
+
+
+class _ParquetFile:
+    """A Parquet writer, closed when the block ends (the private class has no ``with``)."""
+
+    def __init__(self, writer: Any) -> None:
+        self.writer = writer
+
+    def __enter__(self) -> Any:
+        return self.writer
+
+    def __exit__(self, *_: object) -> None:
+        self.writer.close()
+
+
+def parquet_writer(parquet: Any, out: IO[bytes], schema: Any) -> _ParquetFile:
+    """A writer of ``schema`` to ``out`` with ``pyarrow.parquet.ParquetWriter``'s defaults: format
+    2.6, Snappy, dictionaries and statistics for every column, the Arrow schema stored."""
+    return _ParquetFile(parquet.ParquetWriter(out, schema, version="2.6", compression="snappy",
+                                              writer_engine_version="V2"))
 
 
 def write_parquet(rows: Iterable[Row], table: ExportTable, out: IO[bytes],
@@ -96,7 +124,7 @@ def write_parquet(rows: Iterable[Row], table: ExportTable, out: IO[bytes],
     modules = pyarrow_modules()
     if modules is None:
         raise ExportError(NEEDS_PYARROW)
-    pa, pq = modules
+    pa, parquet = modules
     from jtop_roof.outputs.export_arrow import ArrowGroup  # numpy: only Parquet needs it
 
     schema = parquet_schema(pa, table, metadata)
@@ -104,7 +132,7 @@ def write_parquet(rows: Iterable[Row], table: ExportTable, out: IO[bytes],
     group = ArrowGroup(pa, kinds, PARQUET_BATCH)
     count = 0
     rows = iter(rows)
-    with pq.ParquetWriter(out, schema) as writer:
+    with parquet_writer(parquet, out, schema) as writer:
         while True:
             while group.count < PARQUET_BATCH:
                 chunk = list(islice(rows, min(ARROW_CHUNK, PARQUET_BATCH - group.count)))

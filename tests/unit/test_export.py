@@ -7,11 +7,13 @@ import csv
 import dataclasses
 import io
 import json
+import subprocess
+import sys
 from datetime import timezone
 
 import pytest
 from factories import BENCH, COUNT, HELD, SECOND_SESSION, STEP, held_at_306, recording_header, write_synthetic
-from paths import OUTSIDE
+from paths import OUTSIDE, REPO
 
 from jtop_roof.model.codec import json_line, record_to_json
 from jtop_roof.model.records import Rail, Sample
@@ -114,6 +116,42 @@ def test_parquet_round_trip(synthetic, tmp_path):
     assert table.column_names == list(rows[0])
     assert table.column("throttle").to_pylist() == [r["throttle"] or None for r in rows]
     assert table.column("rail_VDD_IN_mw").to_pylist() == [float(r["rail_VDD_IN_mw"]) for r in rows]
+
+
+def test_parquet_file_is_the_one_pyarrow_parquet_writes(synthetic, tmp_path):
+    """The private writer export uses is held to the public one: same schema, metadata, values,
+    encodings and compression, column chunk by column chunk."""
+    path, _ = synthetic
+    pq = pytest.importorskip("pyarrow.parquet")
+    ours = tmp_path / "ours.parquet"
+    ex.export_file(str(path), "parquet", str(ours), tz=UTC, config=options())
+    exported = ex.export_rows(str(path), tz=UTC, config=options(), aware=True)
+    table = pq.read_table(ours)
+    public = tmp_path / "public.parquet"
+    with pq.ParquetWriter(public, table.schema) as writer:
+        writer.write_table(table, row_group_size=export_writers.PARQUET_BATCH)
+    assert table.column_names == list(exported.table.columns)
+    assert table.equals(pq.read_table(public))
+    assert table.schema.equals(pq.read_schema(public), check_metadata=True)
+    mine, theirs = pq.ParquetFile(ours).metadata, pq.ParquetFile(public).metadata
+    assert (mine.format_version, mine.num_rows, mine.num_row_groups) == \
+        (theirs.format_version, theirs.num_rows, theirs.num_row_groups)
+    for group in range(mine.num_row_groups):
+        for column in range(mine.num_columns):
+            a, b = mine.row_group(group).column(column), theirs.row_group(group).column(column)
+            assert (a.compression, a.encodings, a.statistics) == (b.compression, b.encodings, b.statistics)
+
+
+def test_parquet_export_leaves_pyarrows_filesystems_unloaded(synthetic, tmp_path):
+    """pyarrow.parquet would load the cloud filesystems (some 9 MB) that a file never needs."""
+    path, _ = synthetic
+    pytest.importorskip("pyarrow")
+    code = ("import sys; from datetime import timezone; from jtop_roof.outputs import export as ex; "
+            f"ex.export_file({str(path)!r}, 'parquet', {str(tmp_path / 'x.parquet')!r}, tz=timezone.utc); "
+            "print(sorted(m for m in sys.modules if m.startswith('pyarrow')))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                            cwd=REPO).stdout
+    assert "pyarrow._parquet" in loaded and "pyarrow.fs" not in loaded and "pyarrow.parquet'" not in loaded
 
 
 def test_parquet_without_pyarrow_is_one_line_naming_it(synthetic, tmp_path, monkeypatch):
