@@ -39,6 +39,7 @@ Nothing here imports Textual.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import deque
 from collections.abc import Mapping
@@ -76,6 +77,10 @@ MAX_CHANNELS = 16
 #: Sample times kept to place a power stream's readings among the stretches between samples.
 STRETCHES_KEPT = 8
 
+
+
+def _span_end(span: Span) -> float:
+    return span.end
 
 
 class EnergyLedger:
@@ -437,6 +442,13 @@ class EnergyLedger:
         if self._open is not None:
             out.append(self._open.freeze(self._channels, is_open=True))
         return out
+
+    def last_ended(self, t_mono: float | None = None) -> SpanStats | None:
+        """The latest phase that ended by ``t_mono`` (None: the latest that ended): the phases
+        end in time order, as their edges never run backwards."""
+        finished = self._finished
+        at = len(finished) if t_mono is None else bisect.bisect_right(finished, t_mono, key=_span_end)
+        return finished[at - 1].freeze(self._channels, is_open=False) if at else None
 
     def phase_at(self, t_mono: float) -> SpanStats | None:
         """The phase whose edges hold ``t_mono`` (the open one from its start on)."""

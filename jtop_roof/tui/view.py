@@ -88,7 +88,7 @@ def build_view(
     board = pipeline.board
     active = pipeline.active_events()
     clock_events = [e for e in pipeline.history.events if e.unit is not None] + active
-    point = _point(pipeline, phase, workload)
+    point = _roof_point(pipeline, phase, workload)
     precision = _precision(board, precision, point, workload)
     energy_view = energy_roof(board.device, board.mode, precision, probe) if energy else None
     intensity = None if point is None else point[1].intensity_flop_per_byte
@@ -117,7 +117,8 @@ def build_view(
 def shown_precision(pipeline: Pipeline, precision: str | None, workload: Workload | None) -> str | None:
     """The precision the roofline draws: ``precision`` (the p key's choice), else the one the
     shown phase's point is judged at, else the workload spec's, else the board's fastest."""
-    return _precision(pipeline.board, precision, _point(pipeline, _shown_phase(pipeline), workload), workload)
+    return _precision(pipeline.board, precision, _roof_point(pipeline, _shown_phase(pipeline), workload),
+                      workload)
 
 
 def _precision(board: Board, precision: str | None, point: tuple[str, Placement] | None,
@@ -136,9 +137,18 @@ def _shown_phase(pipeline: Pipeline) -> SpanStats | None:
     return pipeline.ledger.current
 
 
-def _point(pipeline: Pipeline, phase: SpanStats | None,
-           workload: Workload | None) -> tuple[str, Placement] | None:
-    """The shown phase on the roof, where its workload reported work."""
-    if phase is None or not phase.iterations:
+def _roof_point(pipeline: Pipeline, phase: SpanStats | None,
+                workload: Workload | None) -> tuple[str, Placement] | None:
+    """The shown phase on the roof, where its workload reported work; between phases, the last
+    one that ended (by the play head, in a replay), labelled as ended: a benchmark's point stays
+    on the roof once its phase is over, as at the end of a replay, until the next phase starts."""
+    label = None if phase is None else phase.name
+    if phase is None:
+        head = pipeline.history.last_t_mono if pipeline.ledger_from_file else None
+        if pipeline.ledger_from_file and head is None:
+            return None
+        phase = pipeline.ledger.last_ended(head)
+        label = None if phase is None else f"{phase.name} (ended)"
+    if phase is None or label is None or not phase.iterations:
         return None
-    return phase.name, pipeline.placement(phase, workload)
+    return label, pipeline.placement(phase, workload)

@@ -69,3 +69,28 @@ async def test_a_seek_past_the_phases_start_shows_no_energy_rather_than_the_file
 def view_throttle_bounded(app: JroofApp, phase) -> bool:
     """The phase's throttled seconds are counted over its edges to the head, never past it."""
     return app.pipeline.throttled_s(phase) <= phase.last_mono - phase.first_mono
+
+
+async def test_between_phases_the_last_ended_phases_point_stays_on_the_roof(tmp_path):
+    """Work reported in "resnet50-int8" (39-49 s) keeps its point on the roof at 52 s, after its
+    end and before the next phase, labelled as ended; while another phase is shown, that phase's
+    own point (none: "idle" reported no work) is what the roof shows."""
+    source = ReplaySource(FIXTURE, tz="UTC", hold_at_end=True)
+    source.pause()
+    app = JroofApp(source, make_config(device="orin-nano-8gb-super", power_mode="MAXN_SUPER"),
+                   user_themes=tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await park_replay(pilot, app, 46.0)
+        app.pipeline.work(1_500, 1_500 * 8.2e9, 1_500 * 25e6, "int8", None, app.history.last_t_mono)
+        await wait_until(pilot, lambda: shown(app).point is not None, "the work on the roof")
+        in_phase = shown(app)
+        await park_replay(pilot, app, 52.0)
+        between = shown(app)
+        await park_replay(pilot, app, 20.0)
+        idle = shown(app)
+    assert in_phase.point is not None and in_phase.point[0] == "resnet50-int8"
+    assert between.phase is None and between.point is not None
+    label, placement = between.point
+    assert label == "resnet50-int8 (ended)" and placement.achieved_flops_per_s
+    assert placement.achieved_flops_per_s <= in_phase.point[1].achieved_flops_per_s  # the whole phase's time
+    assert idle.phase is not None and idle.phase.name == "idle" and idle.point is None
