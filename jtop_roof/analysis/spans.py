@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from jtop_roof.analysis.energy import POWER, Channel, Coverage, Verdict
 from jtop_roof.analysis.energy_said import span_peaks, span_total_source
 from jtop_roof.analysis.processes import ProcessStats, ProcessTally
-from jtop_roof.model.records import INPUT_RAILS
+from jtop_roof.model.records import GPU_BOARD_RAIL, INPUT_RAILS
 
 #: The samples' own rails: the channel every ledger has.
 SAMPLES = ("samples", POWER)
@@ -88,6 +88,15 @@ class SpanStats:
         if self.energy_j is None or self.observed_s <= 0:
             return None
         return self.energy_j / self.observed_s * 1e3
+
+    def work_energy(self) -> tuple[float | None, str | None]:
+        """(joules, what they measure) charged to the span's work, per iteration and per operation:
+        the total input energy, else (a dGPU host: device rails only) the GPU board's, the rail the
+        probe's idle power and ε are measured on too; (None, None) where neither was measured."""
+        if self.energy_j is not None:
+            return self.energy_j, "total input"
+        gpu = self.rails_j.get(GPU_BOARD_RAIL)
+        return (gpu, f"{GPU_BOARD_RAIL} rail (GPU board power only)") if gpu is not None else (None, None)
 
     def rail_mean_mw(self, name: str) -> float | None:
         joules = self.rails_j.get(name)

@@ -9,7 +9,8 @@ or both FLOPs and bytes are missing. The clocks' loads overrule the intensity wh
 phase whose GPU is busy (``GPU_BUSY_PCT``) while its EMC carries little (``EMC_LOW_PCT``) waits on
 the GPU, not on memory, whatever its bytes (an estimate, most often) say: it is not memory-bound.
 ``verdict_basis`` says, in one line, what the verdict rests on. ``j_per_op``: the phase's energy
-÷ its FLOPs (OPs), the point on the energy roofline (``roofline.energy``). Efficiencies are
+charged to work (``SpanStats.work_energy``: the input's, else a dGPU's board power) ÷ its FLOPs
+(OPs), the point on the energy roofline (``roofline.energy``). Efficiencies are
 against the roof at the phase's mean clocks (``current``) and at the mode's maximum (``max``).
 
 Every rate, intensity and efficiency is finite or None: work reports are bounded (0 ... 1e24) but
@@ -64,7 +65,7 @@ class Placement:
     from_workload: tuple[str, ...] = ()
     #: What the verdict rests on, in one line (None where it is unknown).
     verdict_basis: str | None = None
-    #: The phase's energy ÷ its FLOPs (OPs), in J (None: no energy, or no FLOPs).
+    #: The phase's energy charged to work ÷ its FLOPs (OPs), in J (None: no energy, or no FLOPs).
     j_per_op: float | None = None
 
 
@@ -98,7 +99,7 @@ def place(span: SpanStats, board: Board, throttled_units: Collection[str] = froz
         given.append("precision")
     note = None if precision or flops == 0 else "no precision reported: judged against the FP32 roof"
     precision = precision or "fp32"
-    per_op = _ratio(span.energy_j, flops)
+    per_op = _ratio(span.work_energy()[0], flops)
     unknown = Placement("unknown", precision, achieved, moved, intensity, None, None, note, tuple(given),
                         None, per_op)
     device = board.device

@@ -39,6 +39,8 @@ UNCONNECTED_RAILS = ("NC",)
 # Rails that measure one device, not the board: NVML's GPU board power on a host ("NVML_GPU").
 # They are shown and integrated per rail, but a sum of them is not the machine's input power.
 DEVICE_ONLY_RAIL_PREFIX = "NVML_"
+#: The first GPU's board power on a host: the energy charged to work where no rail reads the input.
+GPU_BOARD_RAIL = f"{DEVICE_ONLY_RAIL_PREFIX}GPU"
 # So are a host CPU's RAPL domains ("RAPL_package-0"): the CPU package, not the machine.
 DEVICE_ONLY_PREFIXES = (DEVICE_ONLY_RAIL_PREFIX, "RAPL_")
 

@@ -291,18 +291,10 @@ def span_json(
     }
 
 
-def _energy_per_iteration(span: SpanStats) -> tuple[float | None, str | None]:
-    """(joules, what they measure): the total input energy, else (a dGPU host) the GPU rail's."""
-    if span.energy_j is not None:
-        return span.energy_j, "total input"
-    gpu = span.rails_j.get("NVML_GPU")
-    return (gpu, "NVML_GPU rail (GPU board power only)") if gpu is not None else (None, None)
-
-
 def _idle_power_w(phases: list[SpanStats]) -> float | None:
     """Mean power over the phases named ``idle*`` (their energy ÷ their time), or None."""
     idle = [p for p in phases if p.name.lower().startswith("idle") and p.duration_s > 0]
-    joules = [_energy_per_iteration(p)[0] for p in idle]
+    joules = [p.work_energy()[0] for p in idle]
     if not idle or any(j is None for j in joules):
         return None
     return sum(j or 0.0 for j in joules) / sum(p.duration_s for p in idle)
@@ -312,7 +304,7 @@ def _workload(span: SpanStats, idle_w: float | None) -> dict[str, Any] | None:
     """Throughput and energy per iteration where the workload reported its iterations."""
     if not span.iterations:
         return None
-    joules, measured = _energy_per_iteration(span)
+    joules, measured = span.work_energy()
     per_iter = None if joules is None else joules / span.iterations
     above_idle = None
     if joules is not None and idle_w is not None:

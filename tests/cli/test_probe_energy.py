@@ -279,3 +279,35 @@ def test_a_real_h100_probe_gives_physically_sane_energy_terms_and_a_line():
     (line,) = roof.lines
     assert line.power_mode == PROBED_MODE and BY_PROBE in line.basis
     assert (line.eps_op_j, line.pi0_w) == (bf16.value, probe.pi0_w.value)
+
+
+H100_HELD_OUT = DATA / "h100_energy_roof.jsonl"
+H100_HELD_OUT_PROBE = DATA / "h100_energy_roof_probe.json"
+
+
+def test_two_products_the_probe_never_ran_sit_on_its_energy_terms_on_a_real_h100():
+    """Brought back from a lent H100 SXM in one call (docs/validation.md): the probe, then two bf16
+    products it never ran (63 and 683 FLOP/byte) recorded under ``run --headless``. A dGPU's J/op
+    is its board energy (NVML_GPU) ÷ its FLOPs, as its J/iteration is; the probe's line, at the
+    roof's rate, lies below each; the same terms charged at the product's own rate come within
+    25 % under it (ε per FLOP was probed power-capped at 1366 MHz; these ran near 1980 MHz)."""
+    out = subprocess.run([sys.executable, "-m", "jtop_roof", "report", str(H100_HELD_OUT), "--format", "json",
+                          "--probe", str(H100_HELD_OUT_PROBE)],
+                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    phases = {p["name"]: p for p in json.loads(out.stdout)["phases"]}
+    probe = load_probe(H100_HELD_OUT_PROBE)
+    line = energy_roof(load_devices()["h100-sxm"], None, "bf16_tensor", probe).lines[0]
+    for name in ("skinny-bf16", "gemm-bf16-2048"):
+        phase = phases[name]
+        roof, work = phase["roofline"], phase["workload"]
+        flops = roof["achieved_flops_per_s"] * phase["duration_s"]
+        assert work["energy_measures"].startswith("NVML_GPU") and phase["energy_j"]["total"] is None
+        assert roof["j_per_op"] == pytest.approx(phase["energy_j"]["rails"]["NVML_GPU"] / flops)
+        assert roof["j_per_op"] == pytest.approx(work["j_per_iter"] * work["iterations"] / flops)
+        intensity, achieved = roof["intensity_flop_per_byte"], roof["achieved_flops_per_s"]
+        (ceiling,) = roof["energy_ceilings"]
+        assert ceiling["j_per_op"] == pytest.approx(line.j_per_op(intensity))
+        assert ceiling["j_per_op"] < roof["j_per_op"]
+        at_its_rate = line.eps_op_j + line.eps_byte_j / intensity + line.pi0_w / achieved
+        assert at_its_rate < roof["j_per_op"] < 1.25 * at_its_rate

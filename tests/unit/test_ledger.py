@@ -68,7 +68,8 @@ def test_every_finished_phase_is_kept_with_its_own_samples_only():
 def test_the_last_ended_phase_by_a_time_is_the_latest_whose_end_is_not_after_it():
     pipeline = Pipeline(history_s=60, interval_s=1.0)
     feed(pipeline, sample(0.0, {"VDD_IN": 2000.0}), Marker("phase_start", "a", None, 0.5),
-         sample(1.0, {"VDD_IN": 2000.0}), Marker("phase_end", None, None, 2.0), sample(3.0, {"VDD_IN": 2000.0}),
+         sample(1.0, {"VDD_IN": 2000.0}), Marker("phase_end", None, None, 2.0),
+         sample(3.0, {"VDD_IN": 2000.0}),
          Marker("phase_start", "b", None, 4.0), sample(5.0, {"VDD_IN": 2000.0}),
          Marker("phase_end", None, None, 6.0), sample(7.0, {"VDD_IN": 2000.0}),
          Marker("phase_start", "c", None, 8.0), sample(9.0, {"VDD_IN": 2000.0}))
