@@ -443,12 +443,15 @@ class EnergyLedger:
             out.append(self._open.freeze(self._channels, is_open=True))
         return out
 
-    def last_ended(self, t_mono: float | None = None) -> SpanStats | None:
-        """The latest phase that ended by ``t_mono`` (None: the latest that ended): the phases
-        end in time order, as their edges never run backwards."""
+    def last_worked(self, t_mono: float | None = None) -> SpanStats | None:
+        """The latest phase that ended by ``t_mono`` (None: the latest that ended) and reported
+        work: the phases end in time order, as their edges never run backwards."""
         finished = self._finished
         at = len(finished) if t_mono is None else bisect.bisect_right(finished, t_mono, key=_span_end)
-        return finished[at - 1].freeze(self._channels, is_open=False) if at else None
+        for index in range(at - 1, -1, -1):
+            if finished[index].iterations:
+                return finished[index].freeze(self._channels, is_open=False)
+        return None
 
     def phase_at(self, t_mono: float) -> SpanStats | None:
         """The phase whose edges hold ``t_mono`` (the open one from its start on)."""

@@ -140,14 +140,15 @@ def _shown_phase(pipeline: Pipeline) -> SpanStats | None:
 def _roof_point(pipeline: Pipeline, phase: SpanStats | None,
                 workload: Workload | None) -> tuple[str, Placement] | None:
     """The shown phase on the roof, where its workload reported work; between phases, the last
-    one that ended (by the play head, in a replay), labelled as ended: a benchmark's point stays
-    on the roof once its phase is over, as at the end of a replay, until the next phase starts."""
+    one that ended with work (by the play head, in a replay), labelled as ended: a benchmark's
+    point stays on the roof once its phase is over, as at the end of a replay (after its idle
+    tail), until the next phase starts."""
     label = None if phase is None else phase.name
     if phase is None:
         head = pipeline.history.last_t_mono if pipeline.ledger_from_file else None
         if pipeline.ledger_from_file and head is None:
             return None
-        phase = pipeline.ledger.last_ended(head)
+        phase = pipeline.ledger.last_worked(head)
         label = None if phase is None else f"{phase.name} (ended)"
     if phase is None or label is None or not phase.iterations:
         return None

@@ -65,19 +65,23 @@ def test_every_finished_phase_is_kept_with_its_own_samples_only():
     assert pipeline.ledger.phase_at(2.5) == warm and pipeline.ledger.phase_at(4.0) is None
 
 
-def test_the_last_ended_phase_by_a_time_is_the_latest_whose_end_is_not_after_it():
+def test_the_last_worked_phase_by_a_time_is_the_latest_ended_one_that_reported_work():
     pipeline = Pipeline(history_s=60, interval_s=1.0)
     feed(pipeline, sample(0.0, {"VDD_IN": 2000.0}), Marker("phase_start", "a", None, 0.5),
-         sample(1.0, {"VDD_IN": 2000.0}), Marker("phase_end", None, None, 2.0),
-         sample(3.0, {"VDD_IN": 2000.0}),
+         sample(1.0, {"VDD_IN": 2000.0}), Work(10, 1e9, 1e8, "fp16", None, 1.5),
+         Marker("phase_end", None, None, 2.0), sample(3.0, {"VDD_IN": 2000.0}),
          Marker("phase_start", "b", None, 4.0), sample(5.0, {"VDD_IN": 2000.0}),
-         Marker("phase_end", None, None, 6.0), sample(7.0, {"VDD_IN": 2000.0}),
-         Marker("phase_start", "c", None, 8.0), sample(9.0, {"VDD_IN": 2000.0}))
+         Work(20, 2e9, 2e8, "fp16", None, 5.5), Marker("phase_end", None, None, 6.0),
+         Marker("phase_start", "idle", None, 6.5), sample(7.0, {"VDD_IN": 2000.0}),
+         Marker("phase_end", None, None, 7.5),
+         Marker("phase_start", "c", None, 8.0), sample(9.0, {"VDD_IN": 2000.0}),
+         Work(30, 3e9, 3e8, "fp16", None, 9.0))
     ledger = pipeline.ledger
-    assert ledger.last_ended(1.9) is None
-    assert ledger.last_ended(2.0).name == "a" and ledger.last_ended(5.0).name == "a"
-    assert ledger.last_ended(6.0).name == "b" and not ledger.last_ended(6.0).is_open
-    assert ledger.last_ended().name == "b"  # "c" is open: it has not ended
+    assert ledger.last_worked(1.9) is None
+    assert ledger.last_worked(2.0).name == "a" and ledger.last_worked(5.9).name == "a"
+    assert ledger.last_worked(6.0).iterations == 20 and not ledger.last_worked(6.0).is_open
+    assert ledger.last_worked(7.5).name == "b"  # "idle" ended later, without work
+    assert ledger.last_worked().name == "b"  # "c" reported work, but it is open: it has not ended
 
 
 def test_a_resumed_phase_continues_and_auto_names_count_every_phase():
