@@ -94,6 +94,9 @@ class EnergyLedger:
         self._open: Span | None = None
         self._open_origin = ""
         self._finished: list[Span] = []
+        #: Per finished phase, the index of the latest finished phase up to it that reported work
+        #: (-1: none): ``last_worked`` in one search, however many phases reported none.
+        self._worked_upto: list[int] = []
         self._phases_started = 0
         self._last_mono: float | None = None  # the newest reading of any stream
         self._samples_input: str | None = None  # the samples' input rail, once one came
@@ -414,6 +417,8 @@ class EnergyLedger:
         """End the open phase at ``t_mono`` (None: at the newest reading)."""
         if self._open is not None:
             self._open.end = self._edge(t_mono)
+            worked = self._worked_upto[-1] if self._worked_upto else -1
+            self._worked_upto.append(len(self._finished) if self._open.iterations else worked)
             self._finished.append(self._open)
             self._open = None
 
@@ -445,13 +450,12 @@ class EnergyLedger:
 
     def last_worked(self, t_mono: float | None = None) -> SpanStats | None:
         """The latest phase that ended by ``t_mono`` (None: the latest that ended) and reported
-        work: the phases end in time order, as their edges never run backwards."""
+        work: the phases end in time order, as their edges never run backwards, and a phase's work
+        is all in once it ends (work goes to the open phase)."""
         finished = self._finished
         at = len(finished) if t_mono is None else bisect.bisect_right(finished, t_mono, key=_span_end)
-        for index in range(at - 1, -1, -1):
-            if finished[index].iterations:
-                return finished[index].freeze(self._channels, is_open=False)
-        return None
+        worked = self._worked_upto[at - 1] if at else -1
+        return None if worked < 0 else finished[worked].freeze(self._channels, is_open=False)
 
     def phase_at(self, t_mono: float) -> SpanStats | None:
         """The phase whose edges hold ``t_mono`` (the open one from its start on)."""
