@@ -87,9 +87,10 @@ def pyarrow_modules() -> tuple[Any, Any] | None:
     The writer is ``pyarrow._parquet.ParquetWriter``, the class ``pyarrow.parquet.ParquetWriter``
     builds with the options of ``parquet_writer``: ``pyarrow.parquet`` also imports
     ``pyarrow.fs`` with its cloud filesystems (S3, GCS, Azure, HDFS), some 9 MB of memory that
-    writing to an open file never uses, and the difference between a million-sample export in
-    91 MB and in 102 MB (``benchmarks/recording.py --million``). The tests hold the file it
-    writes equal to ``pyarrow.parquet``'s."""
+    writing to an open file never uses: a million-sample export peaks at 94 MB rather than
+    102–104 MB (docs/performance.md). The tests hold the file it writes equal to
+    ``pyarrow.parquet``'s; a pyarrow whose private class no longer takes these options writes
+    through ``pyarrow.parquet`` (``parquet_writer``)."""
     try:
         return importlib.import_module("pyarrow"), importlib.import_module("pyarrow._parquet")
     except ImportError:
@@ -111,9 +112,14 @@ class _ParquetFile:
 
 def parquet_writer(parquet: Any, out: IO[bytes], schema: Any) -> _ParquetFile:
     """A writer of ``schema`` to ``out`` with ``pyarrow.parquet.ParquetWriter``'s defaults: format
-    2.6, Snappy, dictionaries and statistics for every column, the Arrow schema stored."""
-    return _ParquetFile(parquet.ParquetWriter(out, schema, version="2.6", compression="snappy",
-                                              writer_engine_version="V2"))
+    2.6, Snappy, dictionaries and statistics for every column, the Arrow schema stored; that
+    class itself where a later pyarrow's private one takes other options."""
+    try:
+        writer = parquet.ParquetWriter(out, schema, version="2.6", compression="snappy",
+                                       writer_engine_version="V2")
+    except (AttributeError, TypeError):
+        writer = importlib.import_module("pyarrow.parquet").ParquetWriter(out, schema)
+    return _ParquetFile(writer)
 
 
 def write_parquet(rows: Iterable[Row], table: ExportTable, out: IO[bytes],

@@ -142,6 +142,29 @@ def test_parquet_file_is_the_one_pyarrow_parquet_writes(synthetic, tmp_path):
             assert (a.compression, a.encodings, a.statistics) == (b.compression, b.encodings, b.statistics)
 
 
+def test_a_pyarrow_whose_private_writer_changed_writes_through_the_public_one(synthetic, tmp_path,
+                                                                               monkeypatch):
+    path, _ = synthetic
+    pq = pytest.importorskip("pyarrow.parquet")
+    parquet = pytest.importorskip("pyarrow._parquet")
+    ours = tmp_path / "ours.parquet"
+    ex.export_file(str(path), "parquet", str(ours), tz=UTC, config=options())
+
+    private = parquet.ParquetWriter
+
+    def changed(*args, **options):
+        """A later private class: one more option it needs, which the public class passes."""
+        if "use_dictionary" not in options:
+            raise TypeError("ParquetWriter() missing required keyword argument 'use_dictionary'")
+        return private(*args, **options)
+
+    monkeypatch.setattr(parquet, "ParquetWriter", changed)
+    fallback = tmp_path / "fallback.parquet"
+    assert ex.export_file(str(path), "parquet", str(fallback), tz=UTC, config=options()) == COUNT
+    assert pq.read_table(fallback).equals(pq.read_table(ours))
+    assert pq.read_schema(fallback).equals(pq.read_schema(ours), check_metadata=True)
+
+
 def test_parquet_export_leaves_pyarrows_filesystems_unloaded(synthetic, tmp_path):
     """pyarrow.parquet would load the cloud filesystems (some 9 MB) that a file never needs."""
     path, _ = synthetic
