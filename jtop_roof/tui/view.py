@@ -143,13 +143,16 @@ def _roof_point(pipeline: Pipeline, phase: SpanStats | None,
     one that ended with work (by the play head, in a replay), labelled as ended: a benchmark's
     point stays on the roof once its phase is over, as at the end of a replay (after its idle
     tail), until the next phase starts."""
-    label = None if phase is None else phase.name
-    if phase is None:
-        head = pipeline.history.last_t_mono if pipeline.ledger_from_file else None
+    if phase is not None:
+        label = phase.name
+    else:
+        head = pipeline.history.last_t_mono
         if pipeline.ledger_from_file and head is None:
             return None
-        phase = pipeline.ledger.last_worked(head)
-        label = None if phase is None else f"{phase.name} (ended)"
-    if phase is None or label is None or not phase.iterations:
+        phase = pipeline.ledger.last_worked(head if pipeline.ledger_from_file else None)
+        if phase is None:
+            return None
+        label = f"{phase.name} (ended)"
+    if not phase.iterations:
         return None
     return label, pipeline.placement(phase, workload)
