@@ -94,3 +94,33 @@ async def test_between_phases_the_last_ended_phases_point_stays_on_the_roof(tmp_
     assert label == "resnet50-int8 (ended)" and placement.achieved_flops_per_s
     assert placement.achieved_flops_per_s <= in_phase.point[1].achieved_flops_per_s  # the whole phase's time
     assert idle.phase is not None and idle.phase.name == "idle" and idle.point is None
+
+
+def test_live_the_point_of_a_benchmark_that_ended_stays_until_the_next_phase_starts():
+    from jtop_roof.analysis.pipeline import Pipeline
+    from jtop_roof.model.records import Gpu, Marker, Rail, Sample, Work
+    from jtop_roof.runtime.config import Config
+
+    def sample(t):
+        return Sample(t_mono=t, rails={"VDD_IN": Rail(5000.0)}, gpu=Gpu(load_pct=99.0, gpc_mhz=(1020,)))
+
+    pipeline = Pipeline(history_s=60, interval_s=1.0, device_id="orin-nano-8gb-super",
+                        power_mode="MAXN_SUPER")
+
+    def point():
+        view = build_view(pipeline, thresholds=Config().thresholds, tz=None, window_s=None, wall_axis=False,
+                          notes=[], precision=None)
+        return None if view.point is None else view.point[0]
+
+    for record in (sample(0.0), Marker("phase_start", "bench", None, 0.5), sample(1.0),
+                   Work(100, 1e12, 1e10, "int8", None, 1.5), sample(2.0)):
+        pipeline.ingest(record)
+    assert point() == "bench"
+    for record in (Marker("phase_end", None, None, 2.5), sample(3.0),
+                   Marker("phase_start", "idle", None, 3.5), sample(4.0),
+                   Marker("phase_end", None, None, 4.5), sample(5.0)):
+        pipeline.ingest(record)
+    assert point() == "bench (ended)"  # after the idle phase too: it reported no work
+    pipeline.ingest(Marker("phase_start", "next", None, 5.5))
+    pipeline.ingest(sample(6.0))
+    assert point() is None  # the phase now shown reported nothing yet
