@@ -248,8 +248,8 @@ def _energy_lines(view: View, energy: EnergyRoof) -> list[Line]:
         else:
             items.append(name + [(f"≥ {joules_text(mode.line.floor_j_per_op, f'J/{word}')}", None)])
     out += items
-    if point is not None:
-        out.append([(point.label + ": ", "phase"),
+    if point is not None and view.point is not None:
+        out.append([(printable(view.point[0], 24) + ": ", "phase"),
                      (f"{joules_text(point.j_per_op, f'J/{word}')} measured at "
                       f"{_intensity(point.intensity)} {word}/byte", None)])
     if view.cheapest is not None:
