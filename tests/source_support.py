@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import queue
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -111,3 +112,17 @@ def pids(path: Path, count: int = 1) -> list[int]:
         if len(found) >= count or time.monotonic() > deadline:
             return found
         time.sleep(0.05)
+
+
+def reply_of(client: socket.socket) -> bytes:
+    """Everything a server sent before it closed the connection (b"" when it cut it)."""
+    chunks = []
+    while True:
+        try:
+            chunk = client.recv(65536)
+        except ConnectionResetError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 from paths import REPO
-from source_support import WAIT_S, finishes
+from source_support import WAIT_S, finishes, reply_of
 from tui_support import ScriptedSource
 
 from jtop_roof.commands.options import FlagError
@@ -105,20 +105,6 @@ class Server:
         for client in self.clients:
             client.close()
         self.server.close()
-
-
-def reply_of(client: socket.socket) -> bytes:
-    """Everything the server sent before it closed the connection (b"" when it cut it)."""
-    chunks = []
-    while True:
-        try:
-            chunk = client.recv(65536)
-        except ConnectionResetError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def test_trickling_clients_on_every_slot_give_way_to_a_scrape(monkeypatch):

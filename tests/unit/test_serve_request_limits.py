@@ -9,7 +9,7 @@ import socket
 import time
 
 import pytest
-from source_support import WAIT_S
+from source_support import WAIT_S, reply_of
 from tui_support import ScriptedSource
 
 from jtop_roof.outputs import serve as sv
@@ -32,16 +32,7 @@ def answer_to(server: sv.MetricsServer, request: bytes) -> bytes:
             client.sendall(request)
         except (BrokenPipeError, ConnectionResetError):
             pass  # refused before the whole head went out: its answer is still there to read
-        chunks = []
-        while True:
-            try:
-                chunk = client.recv(65536)
-            except ConnectionResetError:
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-    return b"".join(chunks)
+        return reply_of(client)
 
 
 def head(lines: int, value_bytes: int) -> bytes:
